@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerEmulatorCommand } from './emulator-command.js';
 
 /**
  * Registers every subcommand. Each lives in its own module under src/cli/ and is imported lazily,
@@ -6,4 +7,5 @@ import type { Command } from 'commander';
  */
 export function registerCommands(program: Command): void {
   void program;
+  registerEmulatorCommand(program);
 }

@@ -51,6 +51,15 @@ export interface FactRow extends Row {
   is_consolidated: boolean;
 }
 
+/**
+ * URL paths the HTTP layer serves (src/emulator/server/routes/viewer.ts); the store builds URL fields
+ * with exactly these absolute paths (data/keys.ts), the HTTP layer prefixes the public base URL:
+ * - evidence_url: `/api/evidence/<evidence_key>/open` (302 to viewer_url)
+ * - viewer_url:   `/viewer/evidence/<evidence_key>` (the document with the figure highlighted)
+ * - filing_url:   `/viewer/document/<documentPath>` (the whole document, no highlight)
+ * - serving.blob_url: `/s/series/<series_id>/<series_version>`
+ * `<evidence_key>` is what evidenceLocation() accepts; document_url stays the original sec.gov URL.
+ */
 export interface EvidenceRow extends Row {
   evidence_key: string;
   cik: string;
@@ -133,6 +142,10 @@ export interface EvidenceLocation {
  * Read-only questions the HTTP layer asks. Row arrays are in the order the interface prescribes
  * (facts newest period first, evidence newest filing first). Methods may load a company lazily on
  * first use and cache it, hence Promise results.
+ * Row arrays of synthetic issuers are read-only Proxy views computed per index (a clone's rows
+ * rewritten on access; SYNBIG's facts/full generated, e.g. 1,000,000 rows never held): `length`,
+ * `rows[i]`, for-of, array methods and JSON.stringify work; never mutate a returned array, and
+ * prefer one pass by index over copying it (a copy materialises every row).
  */
 export interface EmulatorStore {
   /** Every company (real, then synthetic). */

@@ -1,0 +1,255 @@
+/**
+ * Client streaming (issue 3): facts/full of the largest bundled company through `client.stream()`.
+ * The emulator runs in a child process (`filings-export emulator`), so heap and RSS figures are the
+ * client's own. Prints rows/s, peak and retained heap growth, peak RSS, against the response size;
+ * the plain whole-body path for reference; and the parsers alone on an in-memory body, including
+ * @streamparser/json, the alternative measured for docs/decisions.md "## Client".
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import Tokenizer from '@streamparser/json/tokenizer.js';
+import TokenParser from '@streamparser/json/tokenparser.js';
+import { FilingsClient } from '../src/api/index.js';
+import { createRowExtractor } from '../src/api/row-extractor.js';
+import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
+import type { BenchResult } from './types.js';
+
+const MB = 1024 * 1024;
+const RUNS = 3;
+const TICKERS = ['AAPL', 'NVDA', 'GOOGL', 'TSLA', 'WMT', 'MSFT', 'AMZN', 'META'];
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? NaN;
+}
+
+/** Starts `filings-export emulator` on a free port with limits far above what the bench spends. */
+async function startChildEmulator(): Promise<{ url: string; child: ChildProcess }> {
+  const bin = fileURLToPath(new URL('../bin/filings-export.mjs', import.meta.url));
+  const child = spawn(
+    process.execPath,
+    [
+      bin,
+      'emulator',
+      '--port',
+      '0',
+      '--rate-limit',
+      '100000',
+      '--daily-quota',
+      '10000000',
+      '--monthly-quota',
+      '10000000',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString('utf8');
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m?.[1]) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`emulator exited with ${code}: ${out}`)));
+  });
+  return { url, child };
+}
+
+async function bodyOf(url: string, ticker: string): Promise<Buffer> {
+  const res = await fetch(`${url}/api/b2b/facts/full`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': DEMO_API_KEY },
+    body: JSON.stringify({ ticker }),
+  });
+  return Buffer.from(await res.arrayBuffer());
+}
+
+interface MemSample {
+  peakHeap: number;
+  retained: number;
+  peakRss: number;
+  baseRss: number;
+}
+
+async function streamThroughput(client: FilingsClient, ticker: string): Promise<number> {
+  const t0 = performance.now();
+  const s = await client.stream('facts/full', { ticker });
+  let rows = 0;
+  for await (const _row of s.rows) rows += 1;
+  await s.envelope();
+  return (rows / (performance.now() - t0)) * 1000;
+}
+
+/** Heap sampled every 250 rows (garbage included) and after a full GC every 2500 rows (retained). */
+async function streamMemory(client: FilingsClient, ticker: string): Promise<MemSample> {
+  gc();
+  const { heapUsed: base, rss: baseRss } = process.memoryUsage();
+  const m: MemSample = { peakHeap: 0, retained: 0, peakRss: 0, baseRss };
+  const sample = (withGc: boolean): void => {
+    if (withGc) gc();
+    const u = process.memoryUsage();
+    m.peakHeap = Math.max(m.peakHeap, u.heapUsed - base);
+    m.peakRss = Math.max(m.peakRss, u.rss);
+    if (withGc) m.retained = Math.max(m.retained, u.heapUsed - base);
+  };
+  const s = await client.stream('facts/full', { ticker });
+  let rows = 0;
+  for await (const _row of s.rows) if (++rows % 250 === 0) sample(rows % 2500 === 0);
+  await s.envelope();
+  sample(true);
+  return m;
+}
+
+/** The alternative: @streamparser/json, rows only (`$.rows.*`, keepStack false). */
+function streamparserRows(body: Buffer): number {
+  let rows = 0;
+  const tokenizer = new Tokenizer();
+  const parser = new TokenParser({ paths: ['$.rows.*'], keepStack: false });
+  tokenizer.onToken = parser.write.bind(parser);
+  parser.onValue = () => {
+    rows += 1;
+  };
+  for (let off = 0; off < body.length; off += 65536) tokenizer.write(body.subarray(off, off + 65536));
+  tokenizer.end();
+  return rows;
+}
+
+function streamJsonRows(body: Buffer): number {
+  const ex = createRowExtractor();
+  let rows = 0;
+  for (let off = 0; off < body.length; off += 65536) rows += ex.write(body.subarray(off, off + 65536)).length;
+  ex.end();
+  return rows;
+}
+
+function jsonParseRows(body: Buffer): number {
+  return (JSON.parse(body.toString('utf8')) as { rows: unknown[] }).rows.length;
+}
+
+function rowsPerSecond(fn: (b: Buffer) => number, body: Buffer): number {
+  const rates: number[] = [];
+  for (let i = 0; i <= RUNS; i++) {
+    const t0 = performance.now();
+    const rows = fn(body);
+    if (i > 0) rates.push((rows / (performance.now() - t0)) * 1000); // run 0 warms up
+  }
+  return median(rates);
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const { url, child } = await startChildEmulator();
+  const client = new FilingsClient({ baseUrl: url, apiKey: DEMO_API_KEY });
+  const results: BenchResult[] = [];
+  try {
+    // The largest bundled company by facts/full response size.
+    let largest = { ticker: '', bytes: -1 };
+    for (const t of TICKERS) {
+      const n = (await bodyOf(url, t)).length;
+      if (n > largest.bytes) largest = { ticker: t, bytes: n };
+    }
+    const body = await bodyOf(url, largest.ticker);
+    const bodyMB = body.length / MB;
+    const rowCount = jsonParseRows(body);
+    const note = `${largest.ticker}: ${rowCount} rows, ${bodyMB.toFixed(1)} MB, median of ${RUNS}`;
+
+    await streamThroughput(client, largest.ticker); // warm-up
+    const rates: number[] = [];
+    for (let i = 0; i < RUNS; i++) rates.push(await streamThroughput(client, largest.ticker));
+    const mem: MemSample[] = [];
+    for (let i = 0; i < RUNS; i++) mem.push(await streamMemory(client, largest.ticker));
+    const peakHeapMB = median(mem.map((m) => m.peakHeap)) / MB;
+    const retainedMB = median(mem.map((m) => m.retained)) / MB;
+
+    const plainRates: number[] = [];
+    let plainRetainedMB = 0;
+    for (let i = 0; i < RUNS; i++) {
+      gc();
+      const base = process.memoryUsage().heapUsed;
+      const t0 = performance.now();
+      const r = await client.factsFull({ ticker: largest.ticker });
+      plainRates.push((r.data.rows.length / (performance.now() - t0)) * 1000);
+      gc();
+      plainRetainedMB = Math.max(plainRetainedMB, (process.memoryUsage().heapUsed - base) / MB);
+    }
+
+    results.push(
+      {
+        group: 'client',
+        name: `facts/full ${largest.ticker} response body`,
+        value: bodyMB,
+        unit: 'MB',
+        note: `${rowCount} rows`,
+      },
+      { group: 'client', name: 'stream() facts/full throughput', value: median(rates), unit: 'rows/s', note },
+      {
+        group: 'client',
+        name: 'stream() peak heap growth',
+        value: peakHeapMB,
+        unit: 'MB',
+        note: 'sampled every 250 rows: mostly young-generation garbage awaiting a scavenge',
+      },
+      {
+        group: 'client',
+        name: 'stream() retained heap growth',
+        value: retainedMB,
+        unit: 'MB',
+        target: `< ${(bodyMB / 10).toFixed(1)} MB (body/10)`,
+        ok: retainedMB < bodyMB / 10,
+        note: 'after a full GC every 2500 rows',
+      },
+      {
+        group: 'client',
+        name: 'stream() peak RSS (client process)',
+        value: Math.max(...mem.map((m) => m.peakRss)) / MB,
+        unit: 'MB',
+        note: `emulator in a child process; ${(median(mem.map((m) => m.baseRss)) / MB).toFixed(0)} MB before the stream`,
+      },
+      {
+        group: 'client',
+        name: 'plain factsFull() throughput',
+        value: median(plainRates),
+        unit: 'rows/s',
+        note: 'whole body + JSON.parse',
+      },
+      {
+        group: 'client',
+        name: 'plain factsFull() retained heap',
+        value: plainRetainedMB,
+        unit: 'MB',
+        note: 'the parsed response held',
+      },
+      {
+        group: 'client',
+        name: 'parser only: stream-json (chosen)',
+        value: rowsPerSecond(streamJsonRows, body),
+        unit: 'rows/s',
+        note: 'in-memory body, 64 KiB chunks',
+      },
+      {
+        group: 'client',
+        name: 'parser only: @streamparser/json',
+        value: rowsPerSecond(streamparserRows, body),
+        unit: 'rows/s',
+        note: 'in-memory body, 64 KiB chunks',
+      },
+      {
+        group: 'client',
+        name: 'parser only: JSON.parse whole body',
+        value: rowsPerSecond(jsonParseRows, body),
+        unit: 'rows/s',
+        note: 'not streaming, numbers not lossless',
+      },
+    );
+  } finally {
+    await client.close();
+    child.kill('SIGTERM');
+    await new Promise((resolve) =>
+      child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve),
+    );
+  }
+  return results;
+}

@@ -1,0 +1,141 @@
+/**
+ * A large response as an async iterable of rows plus its envelope fields, parsed incrementally from
+ * the byte stream (row-extractor.ts). Memory: one network chunk and the rows it completes.
+ */
+import { TransportError } from '../errors.js';
+import type { RateLimitState } from '../types.js';
+import { transportError } from './error-map.js';
+import { createRowExtractor, ExtractError, type Row } from './row-extractor.js';
+import { bodyFailure, discardBody, type RawResponse } from './transport.js';
+
+export interface RowStream {
+  /** The rows, in response order. Iterate once; breaking out early cancels the response. */
+  readonly rows: AsyncIterable<Record<string, unknown>>;
+  /**
+   * Envelope fields without `rows` (scope, ticker, cik, count, truncated, …). Resolves once the
+   * rows have been consumed to the end; rejects with the stream's error if it failed or was cancelled.
+   */
+  envelope(): Promise<Record<string, unknown>>;
+  readonly status: number;
+  readonly rateLimit: RateLimitState;
+  /** Body bytes received so far. */
+  readonly bytesRead: number;
+  /** Rows handed out so far. */
+  readonly rowsRead: number;
+  /** Stops reading and releases the connection; pending envelope() rejects with TRANSPORT_ABORTED. */
+  cancel(): Promise<void>;
+}
+
+export class BodyRowStream implements RowStream {
+  readonly rows: AsyncIterable<Row>;
+  readonly status: number;
+  readonly rateLimit: RateLimitState;
+  private bytes = 0;
+  private count = 0;
+  private started = false;
+  private settled = false;
+  private readonly envelopePromise: Promise<Row>;
+  private resolveEnvelope!: (env: Row) => void;
+  private rejectEnvelope!: (err: Error) => void;
+
+  constructor(private readonly res: RawResponse) {
+    this.status = res.status;
+    this.rateLimit = res.rateLimit;
+    this.envelopePromise = new Promise<Row>((resolve, reject) => {
+      this.resolveEnvelope = resolve;
+      this.rejectEnvelope = reject;
+    });
+    // Callers that never ask for the envelope must not see an unhandled rejection.
+    this.envelopePromise.catch(() => undefined);
+    this.rows = { [Symbol.asyncIterator]: () => this.iterate() };
+  }
+
+  get bytesRead(): number {
+    return this.bytes;
+  }
+
+  get rowsRead(): number {
+    return this.count;
+  }
+
+  envelope(): Promise<Row> {
+    return this.envelopePromise;
+  }
+
+  cancel(): Promise<void> {
+    this.fail(this.aborted('the row stream was cancelled before its end'));
+    discardBody(this.res.body);
+    return Promise.resolve();
+  }
+
+  private aborted(detail: string): TransportError {
+    return transportError({
+      operation: this.res.operation,
+      code: 'TRANSPORT_ABORTED',
+      detail,
+      status: this.status,
+      rateLimit: this.rateLimit,
+    });
+  }
+
+  private fail(err: Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.rejectEnvelope(err);
+  }
+
+  private async *iterate(): AsyncGenerator<Row> {
+    if (this.started) throw new Error(`${this.res.operation}: rows of a RowStream can be iterated only once`);
+    this.started = true;
+    const extractor = createRowExtractor();
+    let done = false;
+    try {
+      for await (const chunk of this.res.body) {
+        const buf = chunk as Buffer;
+        this.bytes += buf.length;
+        const rows = this.extract(() => extractor.write(buf));
+        for (const row of rows) {
+          this.count += 1;
+          yield row;
+        }
+      }
+      if (this.res.declaredBytes !== undefined && this.bytes < this.res.declaredBytes) {
+        throw bodyFailure(this.res, new Error('body shorter than Content-Length'), this.bytes);
+      }
+      const env = this.extract(() => extractor.end());
+      done = true;
+      if (!this.settled) {
+        this.settled = true;
+        this.resolveEnvelope(env);
+      }
+    } catch (err) {
+      const mapped = err instanceof TransportError ? err : bodyFailure(this.res, err, this.bytes);
+      this.fail(mapped);
+      throw mapped;
+    } finally {
+      if (!done) {
+        // Consumer broke out early (or we failed): drop the rest of the response.
+        this.fail(this.aborted('the row stream was closed before its end'));
+        discardBody(this.res.body);
+      }
+    }
+  }
+
+  private extract<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof ExtractError) {
+        throw transportError({
+          operation: this.res.operation,
+          code: err.kind === 'truncated' ? 'TRANSPORT_TRUNCATED' : 'TRANSPORT_MALFORMED',
+          detail: `${err.message} (after ${this.bytes} bytes, ${this.count} rows)`,
+          status: this.status,
+          rateLimit: this.rateLimit,
+          cause: err,
+        });
+      }
+      throw err;
+    }
+  }
+}

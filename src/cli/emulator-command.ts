@@ -1,0 +1,166 @@
+/**
+ * `filings-export emulator` (serve the API locally) and `filings-export emulator keygen`.
+ * Thin: parse options, start, print the demo key and `listening on …`, close on SIGINT/SIGTERM.
+ * Start-up failures (keys file, data dir, options) exit with code 2 and a message naming the cause.
+ */
+import { InvalidArgumentError, type Command } from 'commander';
+import { coerceError } from '../errors.js';
+
+interface EmulatorCliOptions {
+  port: number;
+  host: string;
+  data?: string;
+  keys?: string;
+  rateLimit?: number | null;
+  dailyQuota?: number | null;
+  monthlyQuota?: number | null;
+  faultRate?: number;
+  faultSeed?: number;
+  latencyMs?: number;
+  synthetic?: number;
+  syntheticLargeRows?: number;
+  publicUrl?: string;
+  warm: boolean;
+}
+
+function integer(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (text: string): number => {
+    if (!/^\d+$/.test(text.trim()) || Number(text) < min || Number(text) > max) {
+      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
+    }
+    return Number(text);
+  };
+}
+
+/** A positive integer, or `none`/`unlimited` for no limit. */
+function limit(name: string) {
+  return (text: string): number | null => {
+    if (/^(none|unlimited)$/i.test(text.trim())) return null;
+    return integer(name, 0)(text);
+  };
+}
+
+function share(text: string): number {
+  const v = Number(text);
+  if (text.trim() === '' || !Number.isFinite(v) || v < 0 || v > 1) {
+    throw new InvalidArgumentError('--fault-rate must be a number from 0 to 1');
+  }
+  return v;
+}
+
+/** Registers `emulator` and `emulator keygen` on the program; the emulator itself loads lazily. */
+export function registerEmulatorCommand(program: Command): void {
+  const emulator = program
+    .command('emulator')
+    .description('Serve the Filing Facts API locally on real SEC data (auth, limits, quotas, faults)')
+    .option('--port <n>', 'TCP port (0 = any free port)', integer('--port', 0, 65535), 8787)
+    .option('--host <addr>', 'listening address', '127.0.0.1')
+    .option('--data <dir>', 'SEC data directory (layout of data/sec) (default: bundled data)')
+    .option('--keys <file>', 'keys file (sha256 hashes only) (default: bundled demo keys)')
+    .option('--rate-limit <perMin>', 'per-minute limit of every key, or "none"', limit('--rate-limit'))
+    .option('--daily-quota <n>', 'daily quota of every account and key, or "none"', limit('--daily-quota'))
+    .option(
+      '--monthly-quota <n>',
+      'monthly quota of every account and key, or "none"',
+      limit('--monthly-quota'),
+    )
+    .option('--fault-rate <p>', 'share of data requests answered 503 (0 to 1)', share)
+    .option('--fault-seed <n>', 'seed of the fault-rate draw', integer('--fault-seed', 0))
+    .option('--latency-ms <n>', 'delay before every API response', integer('--latency-ms', 0, 600_000))
+    .option('--synthetic <n>', 'add N synthetic issuers for load tests', integer('--synthetic', 0, 100_000))
+    .option(
+      '--synthetic-large-rows <n>',
+      'add SYNBIG, a synthetic issuer whose facts/full has N rows',
+      integer('--synthetic-large-rows', 0, 50_000_000),
+    )
+    .option('--public-url <url>', 'base URL written into URL fields (default: the listening address)')
+    .option('--no-warm', 'do not build the companies in the background after start')
+    .action(async (o: EmulatorCliOptions) => runEmulator(o));
+
+  emulator
+    .command('keygen')
+    .description('Print a new random API key, its sha256 and a keys-file entry')
+    .option('--prefix <prefix>', 'key prefix, ending in _b2b_', 'ffx_live_b2b_')
+    .action(async (o: { prefix: string }) => runKeygen(o.prefix));
+}
+
+async function runEmulator(o: EmulatorCliOptions): Promise<void> {
+  const [{ startEmulator, BUNDLED_KEYS_FILE }, { createLogger }, { DEMO_API_KEY }, { sha256Hex }, keysMod] =
+    await Promise.all([
+      import('../emulator/index.js'),
+      import('../log.js'),
+      import('../emulator/demo-key.js'),
+      import('../emulator/auth/authenticator.js'),
+      import('../emulator/auth/keys-file.js'),
+    ]);
+  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
+  const keysPath = o.keys ?? BUNDLED_KEYS_FILE;
+  let running;
+  let shownKey = '<API_KEY>';
+  try {
+    const keys = await keysMod.loadKeysFile(keysPath);
+    running = await startEmulator({
+      port: o.port,
+      host: o.host,
+      dataDir: o.data,
+      keys,
+      rateLimitPerMinute: o.rateLimit,
+      dailyQuota: o.dailyQuota,
+      monthlyQuota: o.monthlyQuota,
+      faultRate: o.faultRate,
+      faultSeed: o.faultSeed,
+      latencyMs: o.latencyMs,
+      synthetic: o.synthetic,
+      syntheticLargeRows: o.syntheticLargeRows,
+      publicUrl: o.publicUrl,
+      warmUp: o.warm,
+      logger,
+    });
+    const demoHash = sha256Hex(DEMO_API_KEY);
+    if (keys.accounts.some((a) => a.keys.some((k) => k.sha256 === demoHash))) {
+      process.stdout.write(`demo API key (local emulator only): ${DEMO_API_KEY}\n`);
+      shownKey = DEMO_API_KEY;
+    }
+  } catch (err: unknown) {
+    process.stderr.write(`filings-export emulator: ${coerceError(err).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  process.stdout.write(`listening on ${running.url}\n`);
+  process.stdout.write(
+    `try: curl -s -X POST ${running.url}/api/b2b/facts/latest -H 'X-API-Key: ${shownKey}' ` +
+      `-H 'Content-Type: application/json' -d '{"ticker":"AAPL","limit":3}'\n`,
+  );
+  const emulator = running;
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      process.stderr.write(`filings-export emulator: ${signal}, closing\n`);
+      // A stuck close must not keep the process alive forever.
+      const force = setTimeout(() => process.exit(1), 5000);
+      force.unref();
+      void emulator.close().then(resolve);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+async function runKeygen(prefix: string): Promise<void> {
+  const { generateKey } = await import('../emulator/auth/keygen.js');
+  let generated;
+  try {
+    generated = generateKey(prefix);
+  } catch (err: unknown) {
+    process.stderr.write(`filings-export emulator keygen: ${coerceError(err).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  process.stdout.write(
+    `key:    ${generated.key}\n` +
+      `sha256: ${generated.sha256}\n` +
+      `The key is shown once; the keys file keeps only its hash. Entry for accounts[].keys:\n` +
+      `${JSON.stringify(generated.entry, null, 2)}\n`,
+  );
+}

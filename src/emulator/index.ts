@@ -1,0 +1,192 @@
+/**
+ * The Filing Facts API emulator, in process: `startEmulator(opts)` loads the keys file and the SEC
+ * data, then serves the API (src/emulator/server/) until `close()`. The CLI
+ * (`filings-export emulator`) is a thin wrapper; tests and the demo call this directly.
+ */
+import { setMaxListeners } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, coerceError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+import { systemClock, type Clock } from '../types.js';
+import { Authenticator } from './auth/authenticator.js';
+import { loadKeysFile, parseKeysFile, type KeysFile } from './auth/keys-file.js';
+import { loadStore } from './data/index.js';
+import { FaultPlan, seededRandom } from './faults/fault-plan.js';
+import { Limiter } from './limits/limiter.js';
+import { B2B_OPERATIONS, RAW_ROUTES } from './server/routes/index.js';
+import type { ServerDeps } from './server/routes/types.js';
+import { createEmulatorServer } from './server/server.js';
+import { Stats } from './server/stats.js';
+import type { EmulatorStore } from './store.js';
+
+export type { KeysFile } from './auth/keys-file.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The bundled SEC data (gzip copy). */
+export const BUNDLED_DATA_DIR = join(root, 'data', 'sec');
+/** The bundled keys file holding the demo key's hash. */
+export const BUNDLED_KEYS_FILE = join(root, 'config', 'emulator-keys.json');
+export const DEFAULT_PORT = 8787;
+
+export interface EmulatorOptions {
+  /** TCP port; 0 picks a free one. @defaultValue 8787 */
+  port?: number;
+  /** Listening address. @defaultValue `127.0.0.1` */
+  host?: string;
+  /** Directory in the layout of data/sec (companyfacts/, submissions/, filings/, reference/). @defaultValue bundled data/sec */
+  dataDir?: string;
+  /** A keys-file object or a path to one. @defaultValue bundled config/emulator-keys.json */
+  keys?: KeysFile | string;
+  /** Per-minute limit of every key (overrides the file); null = no limit. @defaultValue from the keys file */
+  rateLimitPerMinute?: number | null;
+  /** Daily quota of every account and key (overrides the file); null = none. @defaultValue from the keys file */
+  dailyQuota?: number | null;
+  /** Monthly quota of every account and key (overrides the file); null = none. @defaultValue from the keys file */
+  monthlyQuota?: number | null;
+  /** Share (0 to 1) of data requests answered 503 `Facts backend unavailable`. @defaultValue 0 */
+  faultRate?: number;
+  /** Seed of the fault-rate draw, for reproducible runs. @defaultValue random */
+  faultSeed?: number;
+  /** Random source of the fault-rate draw (tests); wins over faultSeed. @defaultValue Math.random */
+  random?: () => number;
+  /** Delay in ms before every `/api/b2b/*` response. @defaultValue 0 */
+  latencyMs?: number;
+  /** Number of synthetic issuers cloned from the real ones (load tests). @defaultValue 0 */
+  synthetic?: number;
+  /** When > 0, adds the synthetic issuer SYNBIG whose facts/full has exactly this many rows. @defaultValue 0 */
+  syntheticLargeRows?: number;
+  /** Base URL written into URL fields. @defaultValue `http://<host>:<port>` (127.0.0.1 for a wildcard host) */
+  publicUrl?: string;
+  /** An already loaded store (reuse across emulators); dataDir and synthetic are then ignored. */
+  store?: EmulatorStore;
+  /**
+   * Build every real company's rows in the background once listening, so first requests do not pay
+   * the SEC parsing (the CLI turns it on). @defaultValue false
+   */
+  warmUp?: boolean;
+  /** Time source of windows, quotas and key expiry. @defaultValue system clock */
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface RunningEmulator {
+  /** Base URL, e.g. `http://127.0.0.1:8787`. */
+  url: string;
+  port: number;
+  /** Stops accepting, cuts open connections, resolves when the server is closed. */
+  close(): Promise<void>;
+}
+
+export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const clock = opts.clock ?? systemClock;
+  const logger = opts.logger ?? silentLogger();
+  const host = opts.host ?? '127.0.0.1';
+  const keysFile =
+    typeof opts.keys === 'object'
+      ? parseKeysFile(opts.keys)
+      : await loadKeysFile(opts.keys ?? BUNDLED_KEYS_FILE);
+  checkNumber('faultRate', opts.faultRate, 0, 1);
+  checkNumber('latencyMs', opts.latencyMs, 0, 600_000);
+  // A store we load is ours to close; an injected one belongs to the caller.
+  const owned = opts.store
+    ? undefined
+    : await loadStore({
+        dataDir: opts.dataDir ?? BUNDLED_DATA_DIR,
+        synthetic: opts.synthetic ?? 0,
+        syntheticLargeRows: opts.syntheticLargeRows ?? 0,
+        clock,
+        logger,
+      });
+  const store: EmulatorStore = opts.store ?? (owned as EmulatorStore);
+
+  let publicUrl = opts.publicUrl?.replace(/\/+$/, '') ?? '';
+  const deps: ServerDeps = {
+    store,
+    clock,
+    logger,
+    publicUrl: () => publicUrl,
+    dataDir: opts.dataDir ?? BUNDLED_DATA_DIR,
+  };
+  const shutdown = new AbortController();
+  // Every in-flight request listens on it: no listener-leak warning at high concurrency.
+  setMaxListeners(0, shutdown.signal);
+  const authenticator = new Authenticator(keysFile, clock);
+  const limiter = new Limiter(clock, {
+    rateLimitPerMinute: opts.rateLimitPerMinute,
+    dailyQuota: opts.dailyQuota,
+    monthlyQuota: opts.monthlyQuota,
+  });
+  const random = opts.random ?? (opts.faultSeed !== undefined ? seededRandom(opts.faultSeed) : Math.random);
+  const server = createEmulatorServer({
+    deps,
+    authenticator,
+    limiter,
+    faults: new FaultPlan(opts.faultRate ?? 0, random),
+    stats: new Stats(() => clock.now()),
+    latencyMs: opts.latencyMs ?? 0,
+    operations: B2B_OPERATIONS,
+    rawRoutes: RAW_ROUTES,
+    shutdown: shutdown.signal,
+  });
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port ?? DEFAULT_PORT, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err: unknown) {
+    await owned?.close();
+    const e = coerceError(err) as NodeJS.ErrnoException;
+    throw new ConfigError(`cannot listen on ${host}:${opts.port ?? DEFAULT_PORT}: ${e.code ?? e.message}`, {
+      cause: e,
+    });
+  }
+  const port = (server.address() as AddressInfo).port;
+  const shownHost =
+    host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const url = `http://${shownHost}:${port}`;
+  if (publicUrl === '') publicUrl = url;
+  logger.info({ url, companies: store.companies().length }, 'emulator listening');
+  if (opts.warmUp) void warmUp(store, shutdown.signal, logger);
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        shutdown.abort();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }).then(() => owned?.close());
+      return closing;
+    },
+  };
+}
+
+/** One company at a time, so requests that arrive meanwhile are never starved for long. */
+async function warmUp(store: EmulatorStore, signal: AbortSignal, logger: Logger): Promise<void> {
+  const started = performance.now();
+  for (const company of store.companies()) {
+    if (signal.aborted || company.synthetic) continue;
+    try {
+      await store.factsFull(company.cik);
+      await store.evidence(company.cik);
+    } catch (err: unknown) {
+      logger.warn({ err: coerceError(err), cik: company.cik }, 'emulator: warm-up failed for a company');
+    }
+  }
+  logger.info({ ms: Math.round(performance.now() - started) }, 'emulator: warm-up done');
+}
+
+function checkNumber(name: string, v: number | undefined, min: number, max: number): void {
+  if (v !== undefined && !(Number.isFinite(v) && v >= min && v <= max)) {
+    throw new ConfigError(`${name} must be a number from ${min} to ${max} (got ${v})`);
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * Writing responses: small JSON bodies in one piece, large envelopes streamed row chunk by row
+ * chunk with backpressure (res.write false → wait for 'drain'), never one giant string. Injected
+ * body faults (truncate, slow) wrap the same writer, so every operation gets them for free.
+ */
+import type { ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export type Headers = Record<string, string | number>;
+
+/** Rows serialised per res.write: large enough to amortise the call, small enough to stream. */
+const ROWS_PER_CHUNK = 256;
+
+/** The body faults that need the writer's help. */
+export type BodyFault = { kind: 'truncate' } | { kind: 'slow'; pauseMs: number };
+
+/** The connection went away while we were writing: stop producing. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('client closed the connection');
+  }
+}
+
+interface BodySink {
+  write(chunk: string): Promise<void>;
+  end(): Promise<void>;
+}
+
+/** Writes straight to the socket, waiting for 'drain' whenever the buffer is full. */
+class DirectSink implements BodySink {
+  constructor(private readonly res: ServerResponse) {}
+
+  async write(chunk: string): Promise<void> {
+    if (this.res.destroyed) throw new ClientGoneError();
+    if (this.res.write(chunk)) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.res.off('drain', done);
+        this.res.off('close', done);
+        resolve();
+      };
+      this.res.on('drain', done);
+      this.res.on('close', done);
+    });
+    if (this.res.destroyed) throw new ClientGoneError();
+  }
+
+  end(): Promise<void> {
+    return new Promise((resolve) => this.res.end(resolve));
+  }
+}
+
+/**
+ * Buffers the body (faults are for tests, bodies are bounded), then either sends a
+ * Content-Length it never completes and drops the connection (truncate) or dribbles the body
+ * in 8 pieces with a pause between them (slow).
+ */
+class FaultSink implements BodySink {
+  private readonly parts: string[] = [];
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly status: number,
+    private readonly headers: Headers,
+    private readonly fault: BodyFault,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  write(chunk: string): Promise<void> {
+    this.parts.push(chunk);
+    return Promise.resolve();
+  }
+
+  async end(): Promise<void> {
+    const body = Buffer.from(this.parts.join(''), 'utf8');
+    const { res } = this;
+    if (this.fault.kind === 'truncate') {
+      res.writeHead(this.status, { ...this.headers, 'Content-Length': body.length });
+      const cut = Math.max(1, Math.floor(body.length / 2));
+      await new Promise<void>((resolve) => res.write(body.subarray(0, cut), () => resolve()));
+      res.socket?.destroy();
+      res.destroy();
+      return;
+    }
+    res.writeHead(this.status, { ...this.headers, 'Content-Length': body.length });
+    const pieces = 8;
+    const size = Math.max(1, Math.ceil(body.length / pieces));
+    for (let off = 0; off < body.length; off += size) {
+      if (off > 0) await sleep(this.fault.pauseMs, undefined, { signal: this.signal }).catch(() => undefined);
+      if (res.destroyed || this.signal.aborted) {
+        res.destroy();
+        return;
+      }
+      res.write(body.subarray(off, off + size));
+    }
+    await new Promise<void>((resolve) => res.end(resolve));
+  }
+}
+
+function openSink(
+  res: ServerResponse,
+  status: number,
+  headers: Headers,
+  fault: BodyFault | undefined,
+  signal: AbortSignal,
+): BodySink {
+  if (fault) return new FaultSink(res, status, headers, fault, signal);
+  res.writeHead(status, headers);
+  return new DirectSink(res);
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A whole JSON body in one write (errors, small objects). */
+export async function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Headers = {},
+  opts: { fault?: BodyFault; signal?: AbortSignal; rewrite?: (s: string) => string } = {},
+): Promise<void> {
+  const text = (opts.rewrite ?? identity)(JSON.stringify(body));
+  const all = { 'Content-Type': JSON_TYPE, ...headers };
+  if (!opts.fault) {
+    res.writeHead(status, { ...all, 'Content-Length': Buffer.byteLength(text) });
+    await new Promise<void>((resolve) => res.end(text, resolve));
+    return;
+  }
+  const sink = openSink(res, status, all, opts.fault, opts.signal ?? new AbortController().signal);
+  await sink.write(text);
+  await sink.end();
+}
+
+/**
+ * Streams `{...fields, "<rowsField>": [rows...]}`: the envelope fields first (so a streaming
+ * client knows scope and count before the rows), then the rows in chunks.
+ */
+export async function streamEnvelope(
+  res: ServerResponse,
+  status: number,
+  fields: Record<string, unknown>,
+  rowsField: string,
+  rows: readonly unknown[],
+  headers: Headers,
+  opts: { fault?: BodyFault; signal: AbortSignal; rewrite?: (s: string) => string },
+): Promise<void> {
+  const rewrite = opts.rewrite ?? identity;
+  const sink = openSink(res, status, { 'Content-Type': JSON_TYPE, ...headers }, opts.fault, opts.signal);
+  const head = JSON.stringify(fields);
+  const open =
+    head === '{}' ? `{${JSON.stringify(rowsField)}:[` : `${head.slice(0, -1)},${JSON.stringify(rowsField)}:[`;
+  await sink.write(rewrite(open));
+  for (let i = 0; i < rows.length; i += ROWS_PER_CHUNK) {
+    if (opts.signal.aborted) throw new ClientGoneError();
+    const parts: string[] = [];
+    const end = Math.min(rows.length, i + ROWS_PER_CHUNK);
+    for (let j = i; j < end; j++) parts.push(JSON.stringify(rows[j]));
+    await sink.write(rewrite((i === 0 ? '' : ',') + parts.join(',')));
+  }
+  await sink.write(']}');
+  await sink.end();
+}
+
+function identity(s: string): string {
+  return s;
+}
+
+/**
+ * Prefixes the public base URL to every `"…_url":"/…"` member of serialised JSON. Safe on any
+ * chunk: inside a JSON string every `"` is escaped, so the pattern only matches real members.
+ */
+export function urlRewriter(baseUrl: string): (s: string) => string {
+  const base = JSON.stringify(baseUrl.replace(/\/+$/, '')).slice(1, -1).replace(/\$/g, '$$$$');
+  return (s) => s.replace(/"([A-Za-z0-9_]*_url)":"\//g, `"$1":"${base}/`);
+}
