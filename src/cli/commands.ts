@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
 import { registerEmulatorCommand } from './emulator-command.js';
+import { registerPipelineCommands } from './pipeline-command.js';
+import { registerDdlCommand } from './ddl-command.js';
+import { registerVerifyCommand } from './verify-command.js';
 
 /**
  * Registers every subcommand. Each lives in its own module under src/cli/ and is imported lazily,
@@ -8,4 +11,7 @@ import { registerEmulatorCommand } from './emulator-command.js';
 export function registerCommands(program: Command): void {
   void program;
   registerEmulatorCommand(program);
+  registerPipelineCommands(program);
+  registerVerifyCommand(program);
+  registerDdlCommand(program);
 }

@@ -1,0 +1,210 @@
+/**
+ * Pipeline (issue 4): (1) a snapshot of the whole bundled universe (default datasets, Parquet)
+ * against the emulator with no rate limit, run --local style in this process: wall time, cold
+ * (the emulator builds each company on first use) and warm; (2) the peak RSS (VmHWM) of a
+ * separate `filings-export worker` process while it exports facts/full of SYNBIG, a synthetic
+ * issuer with 1,000,000 fact rows, and publishes it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { loadConfig, requireApiKey, type Config } from '../src/config/load.js';
+import { loadStore } from '../src/emulator/data/index.js';
+import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
+import { startEmulator } from '../src/emulator/index.js';
+import { startPrivateRedis } from '../src/infra/redis-server.js';
+import { silentLogger } from '../src/log.js';
+import { openExporter } from '../src/pipeline/exporter.js';
+import { followSnapshot } from '../src/pipeline/follow.js';
+import { runSnapshot } from '../src/pipeline/run-snapshot.js';
+import { parseCompany } from '../src/pipeline/universe.js';
+import { DEFAULT_DATASETS } from '../src/types.js';
+import type { BenchResult } from './types.js';
+
+const BIG_ROWS = 1_000_000;
+const RSS_LIMIT_MB = 256;
+const BIN = join(import.meta.dirname, '..', 'bin', 'filings-export.mjs');
+
+function benchConfig(apiUrl: string, redisUrl: string, outDir: string, prefix: string): Config {
+  const flags = Object.entries({
+    'api.url': apiUrl,
+    'redis.url': redisUrl,
+    'redis.prefix': prefix,
+    'output.dir': outDir,
+    'output.formats': ['parquet'],
+    datasets: [...DEFAULT_DATASETS],
+    'budget.requests_per_minute': 100_000,
+    'worker.concurrency': 16,
+    'log.level': 'silent',
+  }).map(([path, value]) => ({ path, value, flag: `bench ${path}` }));
+  return loadConfig({ env: { FILINGS_API_KEY: DEMO_API_KEY }, flags });
+}
+
+/** Peak resident set size of a process (Linux VmHWM), in MB. */
+async function peakRssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const m = /VmHWM:\s+(\d+) kB/.exec(status);
+  return m?.[1] ? Number(m[1]) / 1024 : NaN;
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const results: BenchResult[] = [];
+  const redis = process.env.REDIS_URL ? undefined : await startPrivateRedis();
+  const redisUrl = process.env.REDIS_URL ?? redis?.url ?? '';
+  const prefix = `bench${randomBytes(4).toString('hex')}`;
+  const outDir = await mkdtemp(join(tmpdir(), 'fx-bench-pipeline-'));
+  try {
+    // (1) the bundled universe, no rate limit
+    const store = await loadStore({ validate: false });
+    const emulator = await startEmulator({ port: 0, store, rateLimitPerMinute: null });
+    try {
+      const config = benchConfig(emulator.url, redisUrl, outDir, prefix);
+      const exporter = await openExporter({ config, logger: silentLogger(), apiKey: requireApiKey(config) });
+      try {
+        const companies = store
+          .companies()
+          .filter((c) => !c.synthetic)
+          .map((c) => parseCompany(c.ticker ?? c.cik, 'bundled'));
+        const times: number[] = [];
+        for (const pass of ['cold', 'warm']) {
+          const t0 = performance.now();
+          const { record } = await runSnapshot({
+            exporter,
+            spec: {
+              id: `bench-universe-${pass}`,
+              date: '2026-11-21',
+              trigger: 'manual',
+              companies,
+              datasets: config.datasets,
+              formats: config.output.formats,
+              outDir,
+            },
+            allowMultiDay: true,
+            local: true,
+            wait: true,
+            logger: silentLogger(),
+            tty: false,
+            say: () => undefined,
+          });
+          if (record.state !== 'published')
+            throw new Error(`universe snapshot ${record.state}: ${record.message ?? ''}`);
+          times.push(performance.now() - t0);
+        }
+        const parts = companies.length * config.datasets.length;
+        const warm = (times[1] ?? NaN) / 1000;
+        results.push({
+          group: 'pipeline',
+          name: `snapshot of the bundled universe (${parts} parts, Parquet, emulator unlimited)`,
+          value: warm,
+          unit: 's',
+          target: '< 30 s',
+          ok: warm < 30,
+          note: `warm run; cold run (emulator builds each company on first use) ${((times[0] ?? NaN) / 1000).toFixed(1)} s`,
+        });
+      } finally {
+        await exporter.close();
+      }
+    } finally {
+      await emulator.close();
+      await store.close();
+    }
+
+    // (2) peak RSS of a worker process exporting 1,000,000 fact rows
+    const big = await startEmulator({ port: 0, rateLimitPerMinute: null, syntheticLargeRows: BIG_ROWS });
+    try {
+      const config = benchConfig(big.url, redisUrl, outDir, `${prefix}big`);
+      // Two processes: the parts worker (fetch + stage) and the control worker (publish), so each
+      // peak is measured on its own.
+      const env = {
+        ...process.env,
+        FILINGS_API_URL: big.url,
+        FILINGS_API_KEY: DEMO_API_KEY,
+        REDIS_URL: redisUrl,
+        FILINGS_EXPORT_PREFIX: `${prefix}big`,
+        FILINGS_EXPORT_OUT: outDir,
+        LOG_LEVEL: 'info',
+      };
+      const partsWorker = await startWorker(['worker', '--only', 'parts'], env);
+      const controlWorker = await startWorker(['worker', '--only', 'control'], env);
+      const exporter = await openExporter({ config, logger: silentLogger(), apiKey: requireApiKey(config) });
+      try {
+        const t0 = performance.now();
+        await exporter.ctx.enqueue({
+          id: 'bench-synbig',
+          date: '2026-11-21',
+          trigger: 'manual',
+          companies: [parseCompany('SYNBIG', 'bench')],
+          datasets: ['facts_full'],
+          formats: ['parquet'],
+          outDir,
+        });
+        const rec = await followSnapshot(exporter.ctx.store, 'bench-synbig', { pollMs: 500 });
+        const seconds = (performance.now() - t0) / 1000;
+        const peak = await peakRssMb(partsWorker.pid ?? 0);
+        const publishPeak = await peakRssMb(controlWorker.pid ?? 0);
+        const rows = rec.progress.facts_full?.rows ?? 0;
+        results.push({
+          group: 'pipeline',
+          name: `worker peak RSS exporting facts/full of ${BIG_ROWS.toLocaleString('en-US')} rows (fetch + stage)`,
+          value: Math.round(peak),
+          unit: 'MB',
+          target: `< ${RSS_LIMIT_MB} MB`,
+          ok: rec.state === 'published' && rows === BIG_ROWS && peak < RSS_LIMIT_MB,
+          note: `${rec.state}, ${rows} rows in ${seconds.toFixed(1)} s incl. publishing (${Math.round(rows / seconds)} rows/s)`,
+        });
+        results.push({
+          group: 'pipeline',
+          name: `worker peak RSS publishing it (Parquet, the control worker)`,
+          value: Math.round(publishPeak),
+          unit: 'MB',
+          target: `< ${RSS_LIMIT_MB} MB`,
+          ok: rec.state === 'published' && publishPeak < RSS_LIMIT_MB,
+        });
+      } finally {
+        await exporter.close();
+        await Promise.all([stopWorker(partsWorker), stopWorker(controlWorker)]);
+      }
+    } finally {
+      await big.close();
+    }
+  } finally {
+    await rm(outDir, { recursive: true, force: true });
+    if (redis) await redis.close();
+    else await dropKeys(redisUrl, prefix);
+  }
+  return results;
+}
+
+/** Removes the bench's keys from a Redis it did not start. */
+async function dropKeys(url: string, prefix: string): Promise<void> {
+  const r = new Redis(url);
+  try {
+    const keys = await r.keys(`${prefix}*`);
+    for (let i = 0; i < keys.length; i += 500) await r.del(...keys.slice(i, i + 500));
+  } finally {
+    r.disconnect();
+  }
+}
+
+async function startWorker(args: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr?.on('data', (b: Buffer) => {
+      log += b.toString();
+      if (log.includes('worker ready')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited (${code}): ${log}`)));
+  });
+  return child;
+}
+
+async function stopWorker(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}

@@ -1,0 +1,163 @@
+/**
+ * Job `publish-snapshot`: the parent of a snapshot's flow. It runs once every part has finished:
+ * completed parts report pointers, parts that failed for good are "ignored dependencies"
+ * (ignoreDependencyOnFailure), so the parent never waits for ever. It publishes only a complete
+ * snapshot: every part done, not_found or bad_request. A snapshot with failed parts, or one
+ * stopped by a 401/403, ends as failed/stopped and is not published (no manifest, no _SUCCESS).
+ */
+import { UnrecoverableError, type Job } from 'bullmq';
+import { z } from 'zod';
+import type { Budget } from '../src/budget/index.js';
+import { OutputError, coerceError, errorCode } from '../src/errors.js';
+import type { Logger } from '../src/log.js';
+import { SNAPSHOT_ID_PATTERN, parsePartJobId } from '../src/pipeline/ids.js';
+import { parsePayload } from '../src/pipeline/payload.js';
+import type { SnapshotPublisher } from '../src/pipeline/ports.js';
+import type { SnapshotStore } from '../src/pipeline/snapshot-store.js';
+import { DATASETS, OUTPUT_FORMATS, isDatasetName, type Clock, type PartPointer } from '../src/types.js';
+
+export const name = 'publish-snapshot';
+
+const payloadSchema = z.strictObject({
+  v: z.literal(1, 'must be 1 (payload version)'),
+  snapshotId: z.string().regex(SNAPSHOT_ID_PATTERN, 'must be a snapshot id'),
+  snapshotDate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD'),
+  outDir: z.string().min(1, 'must be the output root'),
+  formats: z.array(z.enum(OUTPUT_FORMATS, `must be one of ${OUTPUT_FORMATS.join(', ')}`)).min(1),
+  datasets: z.array(z.enum(DATASETS, `must be one of ${DATASETS.join(', ')}`)).min(1),
+  /** Parts in the flow (companies x datasets). */
+  total: z.number().int().nonnegative(),
+});
+
+export type PublishSnapshotPayload = z.infer<typeof payloadSchema>;
+
+export function parsePublishSnapshotPayload(data: unknown): PublishSnapshotPayload {
+  return parsePayload(payloadSchema, data, name);
+}
+
+export interface PublishSnapshotDeps {
+  store: SnapshotStore;
+  publish: SnapshotPublisher;
+  budget: Pick<Budget, 'snapshotWaits'>;
+  clock: Clock;
+  logger: Logger;
+  /** How long the per-part hash stays after publication. */
+  partsTtlSeconds: number;
+}
+
+export interface PublishSnapshotResult {
+  snapshotId: string;
+  status: 'published' | 'failed' | 'stopped';
+  manifest: string | null;
+  rows: Record<string, number>;
+}
+
+export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps) {
+  const { store, logger } = deps;
+
+  return async function processPublishSnapshot(job: Job): Promise<PublishSnapshotResult> {
+    let p: PublishSnapshotPayload;
+    try {
+      p = parsePublishSnapshotPayload(job.data);
+    } catch (err: unknown) {
+      throw new UnrecoverableError(coerceError(err).message);
+    }
+    const log = logger.child({ snapshot: p.snapshotId });
+    const rec = await store.get(p.snapshotId);
+    if (!rec)
+      throw new UnrecoverableError(`snapshot ${p.snapshotId} has no record in Redis (expired or removed)`);
+
+    // Parts that failed for good without recording it themselves (stalled too often, a crash):
+    // BullMQ kept their reason as an ignored dependency.
+    const ignored = await job.getIgnoredChildrenFailures();
+    const recorded = new Map((await store.parts(p.snapshotId)).map((x) => [`${x.dataset}/${x.ticker}`, x]));
+    for (const [jobKey, reason] of Object.entries(ignored)) {
+      const id = parsePartJobId(p.snapshotId, jobKey);
+      if (!id || !isDatasetName(id.dataset)) continue;
+      const k = `${id.dataset}/${id.companyKey}`;
+      // The processor's own record wins: it knows more (and a retried part may have succeeded).
+      if (recorded.has(k)) continue;
+      const pointer: PartPointer = {
+        dataset: id.dataset,
+        ticker: id.companyKey,
+        status: 'failed',
+        rows: 0,
+        bytes: 0,
+        message: reason,
+      };
+      await store.recordPart(p.snapshotId, pointer);
+      recorded.set(k, pointer);
+    }
+    const parts = [...recorded.values()].filter((x) => p.datasets.includes(x.dataset));
+    const rows = rowsByDataset(parts, p.datasets);
+
+    if (rec.state === 'stopped') {
+      log.error({ reason: rec.message }, 'snapshot stopped; not published');
+      throw new UnrecoverableError(`snapshot ${p.snapshotId} stopped: ${rec.message ?? 'stopped'}`);
+    }
+
+    const failed = parts.filter((x) => x.status === 'failed');
+    const missing = p.total - parts.length;
+    if (failed.length > 0 || missing > 0) {
+      const first = failed[0];
+      const message =
+        `${failed.length + Math.max(0, missing)} of ${p.total} parts failed` +
+        (first ? ` (first: ${first.dataset} ${first.ticker}: ${first.message ?? 'failed'})` : '') +
+        `; not published. Retry the failed parts with: filings-export run --snapshot-id ${p.snapshotId} --retry`;
+      await store.transition(p.snapshotId, ['running'], 'failed', { message, finished: true });
+      log.error({ failed: failed.length, missing }, message);
+      throw new UnrecoverableError(message);
+    }
+
+    try {
+      const waits = await deps.budget.snapshotWaits(p.snapshotId);
+      const result = await deps.publish({
+        root: p.outDir,
+        snapshotId: p.snapshotId,
+        snapshotDate: p.snapshotDate,
+        formats: p.formats,
+        datasets: p.datasets,
+        parts,
+        waits,
+        startedAt: new Date(rec.createdAtMs).toISOString(),
+        requests: rec.requests,
+        retries: rec.partRetries,
+      });
+      // Nothing silently dropped: the published files hold exactly the rows the parts fetched.
+      for (const ds of p.datasets) {
+        if ((result.rows[ds] ?? 0) !== (rows[ds] ?? 0))
+          throw new OutputError(
+            'VERIFY_FAILED',
+            `${ds}: the published files hold ${result.rows[ds] ?? 0} rows but the parts fetched ${rows[ds] ?? 0}`,
+          );
+      }
+      await store.published(p.snapshotId, result.manifestPath);
+      await store.expireParts(p.snapshotId, deps.partsTtlSeconds);
+      log.info({ manifest: result.manifestPath, rows: result.rows }, 'snapshot published');
+      return {
+        snapshotId: p.snapshotId,
+        status: 'published',
+        manifest: result.manifestPath,
+        rows: result.rows,
+      };
+    } catch (err: unknown) {
+      const e = coerceError(err);
+      const attempts = job.opts.attempts ?? 1;
+      if (e instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts) {
+        const message = `publishing failed: ${errorCode(e)}: ${e.message}`;
+        await store.transition(p.snapshotId, ['running'], 'failed', { message, finished: true });
+        log.error({ reason: e.message }, message);
+        throw new UnrecoverableError(message);
+      }
+      log.warn({ reason: e.message }, 'publishing failed; will retry');
+      throw e;
+    }
+  };
+}
+
+function rowsByDataset(parts: readonly PartPointer[], datasets: readonly string[]): Record<string, number> {
+  const rows: Record<string, number> = {};
+  for (const d of datasets) rows[d] = 0;
+  for (const x of parts) if (x.status === 'done') rows[x.dataset] = (rows[x.dataset] ?? 0) + x.rows;
+  return rows;
+}

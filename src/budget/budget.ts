@@ -1,0 +1,492 @@
+import { Redis as IORedis, type Redis } from 'ioredis';
+import { ConfigError, type QuotaExceededError, type RateLimitedError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { systemClock, type Clock, type QuotaKind, type QuotaScope, type RateLimitState } from '../types.js';
+import { effectiveRate } from './config.js';
+import { keyFingerprint } from './fingerprint.js';
+import { planSnapshot } from './plan.js';
+import { ACQUIRE, OBSERVE, QUOTA_EXCEEDED, RATE_LIMITED, REFUND, runScript } from './scripts.js';
+import { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from './time.js';
+import {
+  WINDOW_MS,
+  type AcquireOutcome,
+  type BudgetConfig,
+  type BudgetDescription,
+  type Permit,
+  type Plan,
+  type QuotaSource,
+  type QuotaUsage,
+  type SnapshotWait,
+} from './types.js';
+
+export interface BudgetOptions {
+  /** ioredis client or a Redis URL. Only non-blocking commands: it can share the worker's client. */
+  redis: Redis | string;
+  /** Resolved budget settings (`resolveBudgetConfig`). */
+  config: BudgetConfig;
+  /** The plaintext API key; only its fingerprint is kept. Give this or `keyFingerprint`. */
+  apiKey?: string;
+  /** Fingerprint of the key (`keyFingerprint(apiKey)`), when the caller has no key (status). */
+  keyFingerprint?: string;
+  /** @defaultValue systemClock */
+  clock?: Clock;
+  logger?: Logger;
+  /** Prefix of every Redis key of the budget. @defaultValue `ffx:budget` */
+  prefix?: string;
+}
+
+/** A permit bound to its budget, as handed to `withBudget`'s send function. */
+export interface BoundPermit extends Permit {
+  /** Feeds the response's rate-limit headers to the shared gate. Call once the headers are in. */
+  observe(rateLimit: RateLimitState): Promise<void>;
+}
+
+export interface Budget {
+  readonly keyFingerprint: string;
+  readonly config: BudgetConfig;
+  readonly clock: Clock;
+  /**
+   * Reserves one request atomically (Lua): quota units in the ledger and a slot in the shared
+   * window, or says why not and until when. Never sends anything itself.
+   */
+  acquire(operation: string): Promise<AcquireOutcome>;
+  /** Feeds the rate-limit headers of the permit's response (success or error) to the gate. */
+  observe(permit: Permit, rateLimit: RateLimitState): Promise<void>;
+  /**
+   * Ends the permit. `sent: false` when the request never left (client-side validation): the
+   * reservation is refunded. Otherwise the quota units stay spent (the server may have counted it).
+   */
+  release(permit: Permit, outcome?: { sent: boolean }): Promise<void>;
+  /** A per-minute 429: holds every worker until Retry-After (capped), window closed until then. */
+  onRateLimited(permit: Permit | null, err: RateLimitedError): Promise<{ untilMs: number; waitMs: number }>;
+  /** A quota 429: records the server's used/limit and marks the quota spent until its reset. */
+  onQuotaExceeded(
+    permit: Permit | null,
+    err: QuotaExceededError,
+  ): Promise<{ quota: QuotaKind; scope: QuotaScope; untilMs: number; message: string }>;
+  /** Records that a snapshot waits for a quota reset (deduplicated per quota and reset time). */
+  recordSnapshotWait(
+    snapshotId: string,
+    wait: Extract<AcquireOutcome, { kind: 'quota' }>,
+  ): Promise<SnapshotWait>;
+  /** Every quota wait a snapshot went through, oldest first (for the manifest). */
+  snapshotWaits(snapshotId: string): Promise<SnapshotWait[]>;
+  /** The wait in force now for the snapshot, or null (for `status`). */
+  currentSnapshotWait(snapshotId: string): Promise<SnapshotWait | null>;
+  /** 429 requeues of one job so far, incremented (bounded by maxRateLimitRequeues in withBudget). */
+  countRequeue(jobKey: string): Promise<number>;
+  /** Forgets a job's requeue count (its request went through). */
+  clearRequeues(jobKey: string): Promise<void>;
+  /** Rate, window, holds and quota usage now. */
+  describe(): Promise<BudgetDescription>;
+  /** Plans a snapshot of `requests` requests against the state now (see planSnapshot). */
+  plan(requests: number, opts?: { telemetryRequests?: number; allowMultiDay?: boolean }): Promise<Plan>;
+  /** Closes the Redis connection if the budget opened it. */
+  close(): Promise<void>;
+}
+
+/** Operations outside the monthly quota (interface section 8). */
+const MONTHLY_EXEMPT = new Set(['telemetry/proof-open']);
+const DAY_TTL_S = 3 * 86_400;
+const MONTH_TTL_S = 40 * 86_400;
+const REQUEUE_TTL_S = 7 * 86_400;
+const SNAPSHOT_TTL_S = 90 * 86_400;
+
+export function createBudget(opts: BudgetOptions): Budget {
+  return new RedisBudget(opts);
+}
+
+class RedisBudget implements Budget {
+  readonly keyFingerprint: string;
+  readonly config: BudgetConfig;
+  readonly clock: Clock;
+  private readonly redis: Redis;
+  private readonly ownsRedis: boolean;
+  private readonly prefix: string;
+  private readonly logger: Logger | undefined;
+  /** Permits whose in-flight count was already settled in this process. */
+  private readonly settled = new WeakSet<Permit>();
+
+  constructor(opts: BudgetOptions) {
+    const fp = opts.keyFingerprint ?? (opts.apiKey !== undefined ? keyFingerprint(opts.apiKey) : undefined);
+    if (!fp) throw new ConfigError('budget: an apiKey or a keyFingerprint is required to identify the key');
+    if (!/^[0-9a-f]{16}$/.test(fp))
+      throw new ConfigError(`budget: keyFingerprint must be 16 hex digits, got ${JSON.stringify(fp)}`);
+    this.keyFingerprint = fp;
+    this.config = opts.config;
+    this.clock = opts.clock ?? systemClock;
+    this.prefix = opts.prefix ?? 'ffx:budget';
+    this.logger = opts.logger;
+    if (typeof opts.redis === 'string') {
+      this.redis = new IORedis(opts.redis, { maxRetriesPerRequest: null, lazyConnect: false });
+      this.ownsRedis = true;
+    } else {
+      this.redis = opts.redis;
+      this.ownsRedis = false;
+    }
+  }
+
+  // ---- Redis key names: per key fingerprint, per account, per snapshot ----
+  private get gateKey(): string {
+    return `${this.prefix}:key:${this.keyFingerprint}:gate`;
+  }
+  private keyQuotaHash(): string {
+    return `${this.prefix}:key:${this.keyFingerprint}:quota`;
+  }
+  private acctQuotaHash(): string {
+    const a = this.config.accountId;
+    return a ? `${this.prefix}:acct:${a}:quota` : this.keyQuotaHash();
+  }
+  private counters(day: string, month: string): [string, string, string, string] {
+    const k = `${this.prefix}:key:${this.keyFingerprint}`;
+    const a = this.config.accountId ? `${this.prefix}:acct:${this.config.accountId}` : k;
+    return [`${k}:d:${day}`, `${k}:m:${month}`, `${a}:d:${day}`, `${a}:m:${month}`];
+  }
+  private now(): number {
+    return Math.floor(this.clock.now());
+  }
+
+  async acquire(operation: string): Promise<AcquireOutcome> {
+    const now = this.now();
+    const day = utcDay(now);
+    const month = utcMonth(now);
+    const countsMonthly = !MONTHLY_EXEMPT.has(operation);
+    const c = this.config;
+    const res = (await runScript(
+      this.redis,
+      ACQUIRE,
+      [this.gateKey, ...this.counters(day, month), this.keyQuotaHash(), this.acctQuotaHash()],
+      [
+        now,
+        day,
+        month,
+        c.requestsPerMinute,
+        c.share,
+        c.safetyMarginMs,
+        WINDOW_MS,
+        c.dailyQuota ?? -1,
+        c.monthlyQuota ?? -1,
+        countsMonthly ? 1 : 0,
+        c.accountId ? 1 : 0,
+        DAY_TTL_S,
+        MONTH_TTL_S,
+        c.pacing,
+      ],
+    )) as (string | number)[];
+    const kind = String(res[0]);
+    switch (kind) {
+      case 'ok':
+        return {
+          kind: 'granted',
+          permit: { operation, windowId: Number(res[1]), reservedAtMs: now, countsMonthly, day, month },
+        };
+      case 'pace': {
+        const untilMs = Number(res[1]);
+        return { kind: 'pace', untilMs, waitMs: Math.max(1, untilMs - now) };
+      }
+      case 'window': {
+        const untilMs = Number(res[1]);
+        return { kind: 'window', untilMs, waitMs: Math.max(1, untilMs - now) };
+      }
+      case 'hold': {
+        const untilMs = Number(res[1]);
+        return { kind: 'hold', untilMs, waitMs: Math.max(1, untilMs - now), reason: String(res[2]) };
+      }
+      case 'quota': {
+        const quota = String(res[1]) as QuotaKind;
+        const source = String(res[2]) as QuotaSource;
+        const scope = String(res[3]) as QuotaScope;
+        const limit = Number(res[4]);
+        const used = Number(res[5]);
+        const untilMs = quota === 'daily' ? nextUtcMidnight(now) : nextUtcMonthStart(now);
+        return {
+          kind: 'quota',
+          quota,
+          source,
+          scope,
+          untilMs,
+          message: quotaMessage(quota, scope, source, limit, used, untilMs),
+        };
+      }
+      default:
+        throw new Error(`budget: unexpected answer from the acquire script: ${JSON.stringify(res)}`);
+    }
+  }
+
+  async observe(permit: Permit, rateLimit: RateLimitState): Promise<void> {
+    const settle = !this.settled.has(permit);
+    this.settled.add(permit);
+    await runScript(
+      this.redis,
+      OBSERVE,
+      [this.gateKey],
+      [
+        this.now(),
+        permit.windowId,
+        rateLimit.limit ?? -1,
+        rateLimit.remaining ?? -1,
+        rateLimit.resetAtMs ?? -1,
+        this.config.safetyMarginMs,
+        settle ? 1 : 0,
+      ],
+    );
+  }
+
+  async release(permit: Permit, outcome: { sent: boolean } = { sent: true }): Promise<void> {
+    if (!outcome.sent) {
+      if (this.settled.has(permit)) return;
+      this.settled.add(permit);
+      await runScript(
+        this.redis,
+        REFUND,
+        [this.gateKey, ...this.counters(permit.day, permit.month)],
+        [permit.windowId, permit.countsMonthly ? 1 : 0, this.config.accountId ? 1 : 0],
+      );
+      return;
+    }
+    if (!this.settled.has(permit)) await this.observe(permit, {});
+  }
+
+  async onRateLimited(
+    permit: Permit | null,
+    err: RateLimitedError,
+  ): Promise<{ untilMs: number; waitMs: number }> {
+    const settle = permit !== null && !this.settled.has(permit);
+    if (permit) this.settled.add(permit);
+    const now = this.now();
+    const reported = err.retryAfterMs ?? err.rateLimit.retryAfterMs;
+    // No Retry-After: fall back to the reset header, else a whole window.
+    const fromReset = err.rateLimit.resetAtMs !== undefined ? err.rateLimit.resetAtMs - now : undefined;
+    const raw = Number.isFinite(reported) && reported >= 0 ? reported : (fromReset ?? WINDOW_MS);
+    const waitMs = Math.max(0, Math.min(raw, this.config.maxRetryAfterMs));
+    const reason = `429 ${err.operation}: Retry-After ${Math.ceil(raw / 1000)} s${raw > waitMs ? ` (capped to ${waitMs} ms)` : ''}`;
+    const holdUntil = Number(
+      await runScript(
+        this.redis,
+        RATE_LIMITED,
+        [this.gateKey],
+        [
+          now,
+          permit?.windowId ?? -1,
+          waitMs,
+          this.config.safetyMarginMs,
+          err.limit ?? err.rateLimit.limit ?? -1,
+          settle ? 1 : 0,
+          reason,
+        ],
+      ),
+    );
+    this.logger?.warn(
+      { key: this.keyFingerprint, waitMs, holdUntil: new Date(holdUntil).toISOString() },
+      'budget: per-minute rate limit hit; every worker holds',
+    );
+    return { untilMs: holdUntil, waitMs: Math.max(1, holdUntil - now) };
+  }
+
+  async onQuotaExceeded(
+    permit: Permit | null,
+    err: QuotaExceededError,
+  ): Promise<{ quota: QuotaKind; scope: QuotaScope; untilMs: number; message: string }> {
+    if (permit && !this.settled.has(permit)) await this.observe(permit, err.rateLimit);
+    const now = this.now();
+    const day = utcDay(now);
+    const month = utcMonth(now);
+    const [kd, km, ad, am] = this.counters(day, month);
+    const daily = err.quota === 'daily';
+    const accountScope = err.scope === 'account';
+    const hash = accountScope ? this.acctQuotaHash() : this.keyQuotaHash();
+    const counter = daily ? (accountScope ? ad : kd) : accountScope ? am : km;
+    await runScript(
+      this.redis,
+      QUOTA_EXCEEDED,
+      [hash, counter],
+      [
+        err.quota,
+        daily ? day : month,
+        err.scope,
+        err.limit ?? -1,
+        err.used ?? -1,
+        daily ? DAY_TTL_S : MONTH_TTL_S,
+      ],
+    );
+    const untilMs = daily ? nextUtcMidnight(now) : nextUtcMonthStart(now);
+    const message = quotaMessage(err.quota, err.scope, 'server', err.limit ?? -1, err.used ?? -1, untilMs);
+    this.logger?.warn(
+      {
+        key: this.keyFingerprint,
+        quota: err.quota,
+        scope: err.scope,
+        until: new Date(untilMs).toISOString(),
+      },
+      `budget: ${message}`,
+    );
+    return { quota: err.quota, scope: err.scope, untilMs, message };
+  }
+
+  private waitsKey(snapshotId: string): string {
+    return `${this.prefix}:snapshot:${snapshotId}:waits`;
+  }
+
+  async recordSnapshotWait(
+    snapshotId: string,
+    wait: Extract<AcquireOutcome, { kind: 'quota' }>,
+  ): Promise<SnapshotWait> {
+    const record: SnapshotWait = {
+      reason: 'quota',
+      quota: wait.quota,
+      scope: wait.scope,
+      source: wait.source,
+      since: new Date(this.now()).toISOString(),
+      until: new Date(wait.untilMs).toISOString(),
+      message: wait.message,
+    };
+    const key = this.waitsKey(snapshotId);
+    const field = `${wait.quota}:${wait.untilMs}`;
+    // Every part job of the snapshot meets the same wait: the first one records it.
+    const [[, created]] = (await this.redis
+      .multi()
+      .hsetnx(key, field, JSON.stringify(record))
+      .expire(key, SNAPSHOT_TTL_S)
+      .exec()) as [[Error | null, number], [Error | null, number]];
+    if (created === 1) return record;
+    const existing = await this.redis.hget(key, field);
+    return existing ? (JSON.parse(existing) as SnapshotWait) : record;
+  }
+
+  async snapshotWaits(snapshotId: string): Promise<SnapshotWait[]> {
+    const all = await this.redis.hvals(this.waitsKey(snapshotId));
+    return all
+      .map((v) => JSON.parse(v) as SnapshotWait)
+      .sort((a, b) => a.since.localeCompare(b.since) || a.until.localeCompare(b.until));
+  }
+
+  async currentSnapshotWait(snapshotId: string): Promise<SnapshotWait | null> {
+    const now = this.now();
+    const active = (await this.snapshotWaits(snapshotId)).filter((w) => Date.parse(w.until) > now);
+    return active.reduce<SnapshotWait | null>(
+      (best, w) => (best === null || w.until > best.until ? w : best),
+      null,
+    );
+  }
+
+  private requeueKey(jobKey: string): string {
+    return `${this.prefix}:requeue:${jobKey}`;
+  }
+
+  async countRequeue(jobKey: string): Promise<number> {
+    const key = this.requeueKey(jobKey);
+    const [[, n]] = (await this.redis.multi().incr(key).expire(key, REQUEUE_TTL_S).exec()) as [
+      [Error | null, number],
+      unknown,
+    ];
+    return n;
+  }
+
+  async clearRequeues(jobKey: string): Promise<void> {
+    await this.redis.del(this.requeueKey(jobKey));
+  }
+
+  async describe(): Promise<BudgetDescription> {
+    const now = this.now();
+    const day = utcDay(now);
+    const month = utcMonth(now);
+    const [kd, km, ad, am] = this.counters(day, month);
+    const hasAccount = Boolean(this.config.accountId);
+    const [gate, counts, keyQ, acctQ] = await Promise.all([
+      this.redis.hgetall(this.gateKey),
+      this.redis.mget(hasAccount ? ad : kd, hasAccount ? am : km),
+      this.redis.hgetall(this.keyQuotaHash()),
+      this.redis.hgetall(this.acctQuotaHash()),
+    ]);
+    const num = (v: string | undefined | null): number | null =>
+      v === undefined || v === null || v === '' ? null : Number(v);
+    const serverLimit = num(gate.serverLimit);
+    const effective = effectiveRate(this.config, serverLimit);
+    const margin = this.config.safetyMarginMs;
+    const end = num(gate.end);
+    const holds: { reason: string; until: string }[] = [];
+    const holdUntil = num(gate.holdUntil);
+    if (holdUntil !== null && holdUntil > now)
+      holds.push({ reason: gate.holdReason ?? 'rate limited', until: new Date(holdUntil).toISOString() });
+    let window: BudgetDescription['window'] = null;
+    if (end !== null && now < end + margin) {
+      const used = num(gate.used) ?? 0;
+      const allowed = Math.min(num(gate.cap) ?? effective, effective);
+      window = {
+        sent: used,
+        allowed,
+        endsAt: new Date(end).toISOString(),
+        inFlight: num(gate.inflight) ?? 0,
+      };
+      if (holds.length === 0 && (used >= allowed || now >= end - margin)) {
+        holds.push({
+          reason:
+            used >= allowed ? `window spent (${used}/${allowed} sent)` : 'quiet time around the window reset',
+          until: new Date(end + margin).toISOString(),
+        });
+      }
+    }
+    const usage = (kind: QuotaKind, period: string, used: number, configured: number | null): QuotaUsage => {
+      const learned = [keyQ, acctQ]
+        .map((h) => num(h[`${kind}.limit`]))
+        .filter((v): v is number => v !== null);
+      const limits = [...(configured !== null ? [configured] : []), ...learned];
+      const limit = limits.length ? Math.min(...limits) : null;
+      const resets = kind === 'daily' ? nextUtcMidnight(now) : nextUtcMonthStart(now);
+      const spent = keyQ[kind] === period || acctQ[kind] === period || (limit !== null && used >= limit);
+      return {
+        period,
+        used,
+        limit,
+        remaining: limit === null ? null : Math.max(0, limit - used),
+        exhaustedUntil: spent ? new Date(resets).toISOString() : null,
+        resetsAt: new Date(resets).toISOString(),
+      };
+    };
+    return {
+      keyFingerprint: this.keyFingerprint,
+      accountId: this.config.accountId ?? null,
+      configuredRequestsPerMinute: this.config.requestsPerMinute,
+      share: this.config.share,
+      serverLimitPerMinute: serverLimit,
+      effectiveRequestsPerMinute: effective,
+      window,
+      holds,
+      daily: usage('daily', day, Number(counts[0] ?? 0), this.config.dailyQuota),
+      monthly: usage('monthly', month, Number(counts[1] ?? 0), this.config.monthlyQuota),
+    };
+  }
+
+  async plan(
+    requests: number,
+    opts: { telemetryRequests?: number; allowMultiDay?: boolean } = {},
+  ): Promise<Plan> {
+    return planSnapshot({
+      requests,
+      telemetryRequests: opts.telemetryRequests ?? 0,
+      state: await this.describe(),
+      now: this.now(),
+      allowMultiDay: opts.allowMultiDay ?? this.config.allowMultiDay,
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsRedis) await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
+
+function quotaMessage(
+  quota: QuotaKind,
+  scope: QuotaScope,
+  source: QuotaSource,
+  limit: number,
+  used: number,
+  untilMs: number,
+): string {
+  const who = scope === 'account' ? 'account' : 'API key';
+  const what =
+    source === 'configured'
+      ? `configured ${quota} quota of ${limit} requests (${who}) is spent: ${used} used`
+      : `server reports the ${who}'s ${quota} quota spent${limit >= 0 ? `: ${used >= 0 ? used : '?'} of ${limit} used` : ''}`;
+  return `${what}; the snapshot waits until ${new Date(untilMs).toISOString()} and then resumes by itself`;
+}

@@ -1,0 +1,144 @@
+/**
+ * The budget inside a BullMQ part job processor: one child job = one API request. Maps the
+ * budget's decisions onto BullMQ's own mechanisms so that waiting never spends an attempt:
+ * - window spent / 429 hold → `rateLimiter.rateLimit(ms)` holds the whole queue (every worker
+ *   process, every machine), then RateLimitError puts the job back at the head of the wait list;
+ * - quota spent → `job.moveToDelayed(reset)` + DelayedError: the job sleeps until 00:00 UTC (or
+ *   the 1st of next month) and resumes by itself;
+ * - a job put back after per-minute 429s more than maxRateLimitRequeues times → UnrecoverableError.
+ */
+import { DelayedError, RateLimitError, UnrecoverableError } from 'bullmq';
+import {
+  ApiError,
+  QuotaExceededError,
+  RateLimitedError,
+  RequestValidationError,
+  coerceError,
+} from '../errors.js';
+import type { BoundPermit, Budget } from './budget.js';
+import { assertNever } from '../types.js';
+import type { AcquireOutcome } from './types.js';
+
+/** What withBudget needs of a BullMQ job (a bullmq `Job` satisfies it). */
+export interface PartJobLike {
+  id?: string | undefined;
+  queueName: string;
+  moveToDelayed(timestamp: number, token?: string): Promise<void>;
+}
+
+/** Something that holds the whole queue: the Worker, or a Queue of the same name. */
+export interface RateLimiterLike {
+  rateLimit(expireTimeMs: number): Promise<void>;
+}
+
+export interface PartJobContext {
+  job: PartJobLike;
+  /** The processor's second argument (BullMQ's lock token). */
+  token: string | undefined;
+  /** The Worker processing the job, or a Queue of the same name: holds every worker of the queue. */
+  rateLimiter: RateLimiterLike;
+  /** Operation path, e.g. `facts/full`. */
+  operation: string;
+  snapshotId: string;
+  /** Names the part in messages, e.g. `facts_full AAPL`. @defaultValue operation and job id */
+  label?: string;
+  /** The processor's abort signal: a pacing sleep ends early and the job goes back to wait. */
+  signal?: AbortSignal | undefined;
+}
+
+/** Longest pacing wait slept inside the processor; longer ones hold the queue instead. */
+export const MAX_PACE_SLEEP_MS = 5000;
+
+/**
+ * Runs `send` (exactly one API request, plus writing its rows) inside the shared budget.
+ * `send` receives the permit; it must call `permit.observe(result.rateLimit)` as soon as the
+ * response headers are in. Errors of `send` other than 429s are rethrown unchanged after their
+ * rate-limit headers were fed to the gate; BullMQ's control errors must reach BullMQ unwrapped.
+ */
+export async function withBudget<T>(
+  budget: Budget,
+  ctx: PartJobContext,
+  send: (permit: BoundPermit) => Promise<T>,
+): Promise<T> {
+  const label = ctx.label ?? `${ctx.operation} (job ${ctx.job.id ?? '?'})`;
+  const jobKey = `${ctx.job.queueName}:${ctx.job.id ?? label}`;
+  let outcome = await budget.acquire(ctx.operation);
+  // A pacing wait of up to a few seconds is slept here rather than by putting the job back, so
+  // BullMQ's limiter counts one start per request; a longer one (low rates) holds the queue.
+  while (outcome.kind === 'pace' && outcome.waitMs <= MAX_PACE_SLEEP_MS) {
+    if (!(await sleep(outcome.waitMs, ctx.signal))) throw new RateLimitError(); // closing: back to wait
+    outcome = await budget.acquire(ctx.operation);
+  }
+  if (outcome.kind !== 'granted') return await wait(budget, ctx, outcome);
+
+  const permit = outcome.permit;
+  const bound: BoundPermit = { ...permit, observe: (rateLimit) => budget.observe(permit, rateLimit) };
+  let result: T;
+  try {
+    result = await send(bound);
+  } catch (thrown) {
+    const err = coerceError(thrown);
+    if (err instanceof RateLimitedError) {
+      const hold = await budget.onRateLimited(permit, err);
+      const n = await budget.countRequeue(jobKey);
+      if (n > budget.config.maxRateLimitRequeues) {
+        throw new UnrecoverableError(
+          `${label}: rate limited (429) ${n} times, more than budget.maxRateLimitRequeues=${budget.config.maxRateLimitRequeues}; ` +
+            `another client may be spending this key's limit: lower budget.share or budget.requestsPerMinute`,
+        );
+      }
+      await ctx.rateLimiter.rateLimit(hold.waitMs);
+      throw new RateLimitError();
+    }
+    if (err instanceof QuotaExceededError) {
+      const q = await budget.onQuotaExceeded(permit, err);
+      return await wait(budget, ctx, { kind: 'quota', source: 'server', ...q });
+    }
+    if (err instanceof RequestValidationError) await budget.release(permit, { sent: false });
+    else if (err instanceof ApiError) await budget.observe(permit, err.rateLimit);
+    else await budget.release(permit);
+    throw thrown;
+  }
+  await budget.release(permit);
+  await budget.clearRequeues(jobKey);
+  return result;
+}
+
+async function wait(
+  budget: Budget,
+  ctx: PartJobContext,
+  outcome: Exclude<AcquireOutcome, { kind: 'granted' }>,
+): Promise<never> {
+  switch (outcome.kind) {
+    case 'pace':
+    case 'window':
+    case 'hold':
+      // Holds the queue for everyone; the job goes back to the head of the wait list, no attempt spent.
+      await ctx.rateLimiter.rateLimit(Math.max(1, Math.ceil(outcome.waitMs)));
+      throw new RateLimitError();
+    case 'quota': {
+      await budget.recordSnapshotWait(ctx.snapshotId, outcome);
+      // BullMQ delays run on real time; the budget's clock may be offset (tests), so convert.
+      const delayMs = Math.max(0, outcome.untilMs - budget.clock.now()) + budget.config.safetyMarginMs;
+      await ctx.job.moveToDelayed(Date.now() + delayMs, ctx.token);
+      throw new DelayedError(outcome.message);
+    }
+    default:
+      return assertNever(outcome, 'budget outcome');
+  }
+}
+
+/** Sleeps `ms`; false when `signal` aborted it first. */
+function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok: boolean): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(ok);
+    };
+    const onAbort = (): void => done(false);
+    const timer = setTimeout(() => done(true), ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

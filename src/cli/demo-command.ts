@@ -1,0 +1,136 @@
+/**
+ * `filings-export demo` (`npm run demo`): the whole product on one machine. When REDIS_URL and
+ * FILINGS_API_URL are unset it starts a private redis-server and the emulator in process (demo
+ * key), exports every bundled company's default datasets with progress, prints where the
+ * snapshot is and a DuckDB query over its Parquet files, then closes everything it started.
+ */
+import { relative } from 'node:path';
+import { loadConfig, requireApiKey, type FlagOverride } from '../config/load.js';
+import { loadStore } from '../emulator/data/index.js';
+import { DEMO_API_KEY } from '../emulator/demo-key.js';
+import { startEmulator, type RunningEmulator } from '../emulator/index.js';
+import { startPrivateRedis, type PrivateRedis } from '../infra/redis-server.js';
+import { createLogger } from '../log.js';
+import { DEMO_METRIC, annualRevenueSql, groupDigits, queryAnnualRevenue } from '../pipeline/demo-query.js';
+import { openExporter, type Exporter } from '../pipeline/exporter.js';
+import { resultLine, runSnapshot } from '../pipeline/run-snapshot.js';
+import { parseCompany, type Company } from '../pipeline/universe.js';
+import { DEFAULT_DATASETS } from '../types.js';
+import { onShutdownSignal, type CommonCliOptions } from './command-support.js';
+
+export interface DemoCliOptions extends CommonCliOptions {
+  out?: string;
+  tickers?: string[];
+}
+
+export async function runDemoCommand(o: DemoCliOptions): Promise<void> {
+  const say = (line: string): void => void process.stderr.write(`${line}\n`);
+  const print = (line: string): void => void process.stdout.write(`${line}\n`);
+  let redis: PrivateRedis | undefined;
+  let emulator: RunningEmulator | undefined;
+  let exporter: Exporter | undefined;
+  const store = await loadStore({ validate: false });
+  const abort = new AbortController();
+  const offSignals = onShutdownSignal((signal) => abort.abort(new Error(`interrupted by ${signal}`)));
+  try {
+    const env = { ...process.env };
+    const flags: FlagOverride[] = [
+      {
+        path: 'output.dir',
+        value: o.out ?? (process.env.FILINGS_EXPORT_OUT ? undefined : './out'),
+        flag: '--out',
+      },
+      { path: 'datasets', value: [...DEFAULT_DATASETS], flag: 'demo' },
+    ];
+    if (!env.REDIS_URL) {
+      redis = await startPrivateRedis();
+      flags.push({ path: 'redis.url', value: redis.url, flag: 'demo (private redis-server)' });
+      say(`demo: started a private redis-server at ${redis.url} (set REDIS_URL to use yours)`);
+    }
+    if (!env.FILINGS_API_URL) {
+      emulator = await startEmulator({ port: 0, store });
+      env.FILINGS_API_KEY = DEMO_API_KEY;
+      delete env.FILINGS_API_KEY_FILE;
+      flags.push({ path: 'api.url', value: emulator.url, flag: 'demo (emulator)' });
+      // The demo key allows 600 requests a minute: let the budget use them.
+      flags.push({ path: 'budget.requests_per_minute', value: 600, flag: 'demo (emulator)' });
+      say(
+        `demo: started the emulator at ${emulator.url} with the public demo key (set FILINGS_API_URL to use a real API)`,
+      );
+    }
+    const config = loadConfig({ ...(o.config !== undefined ? { configPath: o.config } : {}), env, flags });
+    const logger = createLogger({
+      level: config.log.level,
+      ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }),
+    });
+    // The workers' routine info lines would drown the progress display: warnings and errors only.
+    const workerLogger = config.log.level === 'info' ? logger.child({}, { level: 'warn' }) : logger;
+
+    const bundled = store.companies().filter((c) => !c.synthetic);
+    const companies: Company[] = (o.tickers ?? bundled.map((c) => c.ticker ?? c.cik)).map((t, i) =>
+      parseCompany(t, o.tickers ? `--tickers[${i}]` : 'bundled company'),
+    );
+    const now = new Date();
+    const id = `demo-${now.toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
+    const date = now.toISOString().slice(0, 10);
+    say(`demo: exporting ${companies.length} companies x ${config.datasets.join(', ')} as snapshot ${id}`);
+
+    exporter = await openExporter({ config, logger: workerLogger, apiKey: requireApiKey(config) });
+    const started = Date.now();
+    const { record } = await runSnapshot({
+      exporter,
+      spec: {
+        id,
+        date,
+        trigger: 'manual',
+        companies,
+        datasets: config.datasets,
+        formats: config.output.formats,
+        outDir: config.output.dir,
+      },
+      allowMultiDay: config.budget.allow_multi_day,
+      local: true,
+      wait: true,
+      logger,
+      signal: abort.signal,
+    });
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    print('');
+    print(resultLine(record));
+    if (record.state !== 'published') {
+      print(`snapshot ${id} ${record.state}: ${record.message ?? ''}`);
+      process.exitCode = 1;
+      return;
+    }
+    const rel = (p: string): string => {
+      const r = relative(process.cwd(), p);
+      return r === '' ? '.' : r.startsWith('..') ? p : r;
+    };
+    print(`snapshot ${id} published in ${seconds} s`);
+    for (const [ds, p] of Object.entries(record.progress))
+      print(
+        `  ${ds.padEnd(15)} ${groupDigits(String(p.rows)).padStart(10)} rows from ${p.done} companies${p.not_found ? ` (${p.not_found} not found)` : ''}`,
+      );
+    print(`  files:    ${rel(config.output.dir)}/<dataset>/snapshot_date=${date}/snapshot_id=${id}/`);
+    print(`  manifest: ${record.manifest ? rel(record.manifest) : '-'}`);
+    if (!config.output.formats.includes('parquet')) return;
+
+    const rows = await queryAnnualRevenue(config.output.dir, id);
+    print('');
+    print(`DuckDB over the Parquet files: Apple's annual revenue (${DEMO_METRIC}, 10-K)`);
+    print(`  ${'fiscal year'.padEnd(12)} ${'period'.padEnd(24)} ${'revenue (USD)'.padStart(19)}  accession`);
+    for (const r of rows)
+      print(
+        `  ${String(r.fiscal_year).padEnd(12)} ${r.period.padEnd(24)} ${groupDigits(r.revenue_usd).padStart(19)}  ${r.source_accession}`,
+      );
+    print('');
+    print('the query:');
+    print(annualRevenueSql(rel(config.output.dir), id));
+  } finally {
+    offSignals();
+    await exporter?.close();
+    await emulator?.close();
+    await redis?.close();
+    await store.close();
+  }
+}

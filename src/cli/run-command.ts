@@ -1,0 +1,100 @@
+/**
+ * `filings-export run`: enqueue a snapshot now; `--wait` follows it to its end and prints one
+ * JSON line on stdout; `--local` also runs the workers in this process (implies --wait).
+ * Exit code: 0 published (or enqueued without --wait), 1 failed or stopped.
+ */
+import type { FlagOverride } from '../config/load.js';
+import { requireApiKey } from '../config/load.js';
+import { openExporter } from '../pipeline/exporter.js';
+import { resultLine, runSnapshot } from '../pipeline/run-snapshot.js';
+import { buildSnapshotSpec } from '../pipeline/snapshot-request.js';
+import { loadUniverse, readUniverseFile, dedupe } from '../pipeline/universe.js';
+import { onShutdownSignal, setup, type CommonCliOptions } from './command-support.js';
+
+export interface RunCliOptions extends CommonCliOptions {
+  tickers?: string[];
+  universeFile?: string;
+  datasets?: string[];
+  formats?: string[];
+  out?: string;
+  snapshotId?: string;
+  wait?: boolean;
+  local?: boolean;
+  allowMultiDay?: boolean;
+  retry?: boolean;
+}
+
+export async function runRunCommand(o: RunCliOptions): Promise<void> {
+  const flags: FlagOverride[] = [
+    { path: 'datasets', value: o.datasets, flag: '--datasets' },
+    { path: 'output.formats', value: o.formats, flag: '--formats' },
+    { path: 'output.dir', value: o.out, flag: '--out' },
+    { path: 'budget.allow_multi_day', value: o.allowMultiDay ? true : undefined, flag: '--allow-multi-day' },
+  ];
+  const { config, logger } = setup(o, flags);
+  const apiKey = requireApiKey(config);
+  const companies =
+    o.tickers || o.universeFile
+      ? dedupe([
+          ...(o.tickers ? await loadUniverse({ tickers: o.tickers, tickersLabel: '--tickers' }) : []),
+          ...(o.universeFile ? await readUniverseFile(o.universeFile) : []),
+        ])
+      : await loadUniverse(config.universe);
+  const spec = buildSnapshotSpec({
+    companies,
+    datasets: config.datasets,
+    formats: config.output.formats,
+    outDir: config.output.dir,
+    ...(o.snapshotId !== undefined ? { snapshotId: o.snapshotId } : {}),
+    now: Date.now(),
+    timeZone: config.schedule.tz,
+  });
+
+  // With --local on a terminal, the workers' routine info lines would break the progress bars.
+  const quiet = o.local === true && process.stderr.isTTY === true && config.log.level === 'info';
+  const exporter = await openExporter({
+    config,
+    logger: quiet ? logger.child({}, { level: 'warn' }) : logger,
+    apiKey,
+  });
+  const abort = new AbortController();
+  const offSignals = onShutdownSignal((signal) => {
+    logger.warn(
+      `${signal}: stopping (the snapshot itself goes on in other workers; run it again to follow it)`,
+    );
+    abort.abort(new Error(`interrupted by ${signal}`));
+  });
+  try {
+    const wait = o.wait === true || o.local === true;
+    let record;
+    try {
+      ({ record } = await runSnapshot({
+        exporter,
+        spec,
+        retry: o.retry === true,
+        allowMultiDay: config.budget.allow_multi_day,
+        local: o.local === true,
+        wait,
+        logger,
+        signal: abort.signal,
+      }));
+    } catch (err: unknown) {
+      if (!abort.signal.aborted) throw err;
+      process.stderr.write(
+        `stopped following snapshot ${spec.id}; see it with: filings-export status ${spec.id}\n`,
+      );
+      process.exitCode = 130;
+      return;
+    }
+    process.stdout.write(`${resultLine(record)}\n`);
+    if (record.state === 'failed' || record.state === 'stopped') {
+      process.stderr.write(`snapshot ${record.spec.id} ${record.state}: ${record.message ?? ''}\n`);
+      process.exitCode = 1;
+    } else if (record.state === 'published') {
+      process.stderr.write(`snapshot ${record.spec.id} published: ${record.manifest ?? ''}\n`);
+    }
+  } finally {
+    offSignals();
+    await exporter.close();
+  }
+}

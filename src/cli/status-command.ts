@@ -1,0 +1,59 @@
+/**
+ * `filings-export status [SNAPSHOT]`: progress per dataset (done / not_found / bad_request /
+ * failed / pending, rows), the state, and what the snapshot waits for. Without an id: the most
+ * recent snapshot, and a line for each other recent one. `--json` prints the report as JSON.
+ */
+import { createBudget, keyFingerprint } from '../budget/index.js';
+import { InputError } from '../errors.js';
+import { budgetConfigFrom, budgetPrefix, openPipeline } from '../pipeline/context.js';
+import { formatStatus, statusReport } from '../pipeline/status-view.js';
+import { totals } from '../pipeline/snapshot-store.js';
+import { setup, type CommonCliOptions } from './command-support.js';
+
+export interface StatusCliOptions extends CommonCliOptions {
+  json?: boolean;
+  limit?: number;
+}
+
+export async function runStatusCommand(snapshotId: string | undefined, o: StatusCliOptions): Promise<void> {
+  const { config, logger } = setup(o);
+  const ctx = await openPipeline(config, logger);
+  // Quota waits are recorded per snapshot, whatever the key; a fingerprint only names the budget.
+  const budget = createBudget({
+    redis: ctx.redis,
+    config: budgetConfigFrom(config),
+    keyFingerprint: config.api.key ? keyFingerprint(config.api.key.reveal()) : '0000000000000000',
+    prefix: budgetPrefix(config),
+  });
+  try {
+    const recent = await ctx.store.list(o.limit ?? 10);
+    const id = snapshotId ?? recent[0];
+    if (id === undefined) {
+      if (o.json) process.stdout.write('null\n');
+      else process.stdout.write(`no snapshots yet in ${config.redis.prefix}:${config.queue.name}\n`);
+      return;
+    }
+    const rec = await ctx.store.get(id);
+    if (!rec) throw new InputError(`snapshot ${id}: no such snapshot (or its record expired)`);
+    const report = statusReport(rec, await budget.currentSnapshotWait(id), await budget.snapshotWaits(id));
+    if (o.json) {
+      process.stdout.write(`${JSON.stringify(report)}\n`);
+      return;
+    }
+    process.stdout.write(`${formatStatus(report)}\n`);
+    if (snapshotId === undefined && recent.length > 1) {
+      process.stdout.write('\nrecent snapshots:\n');
+      for (const other of recent) {
+        const r = await ctx.store.get(other);
+        if (!r) continue;
+        const t = totals(r);
+        process.stdout.write(
+          `  ${other.padEnd(40)} ${r.state.padEnd(10)} ${t.total - t.pending}/${t.total} parts  ${t.rows.toLocaleString('en-US')} rows  ${new Date(r.createdAtMs).toISOString()}\n`,
+        );
+      }
+    }
+  } finally {
+    await budget.close();
+    await ctx.close();
+  }
+}

@@ -1,0 +1,277 @@
+/**
+ * Loads the configuration in layers, validated once:
+ *   config/defaults.yaml < config file (--config or FILINGS_EXPORT_CONFIG) < environment < flags.
+ * The API key comes only from FILINGS_API_KEY or a secret file (FILINGS_API_KEY_FILE or
+ * api.key_file), never from a config file, and is held as a Secret.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { ConfigError, coerceError } from '../errors.js';
+import { configSchema, type FileConfig } from './schema.js';
+import {
+  flattenObject,
+  formatPath,
+  isPlainObject,
+  mergeSettings,
+  sourceOf,
+  valueAt,
+  type Setting,
+} from './layers.js';
+import { Secret } from './secret.js';
+
+/** The bundled defaults: every field has a value there. */
+export const DEFAULTS_FILE = fileURLToPath(new URL('../../config/defaults.yaml', import.meta.url));
+
+/** Environment variables read by the exporter and the config path each sets. */
+export const ENV_SETTINGS: ReadonlyArray<{ name: string; path: string; kind: 'string' | 'int' }> = [
+  { name: 'FILINGS_API_URL', path: 'api.url', kind: 'string' },
+  { name: 'REDIS_URL', path: 'redis.url', kind: 'string' },
+  { name: 'FILINGS_EXPORT_PREFIX', path: 'redis.prefix', kind: 'string' },
+  { name: 'FILINGS_EXPORT_QUEUE', path: 'queue.name', kind: 'string' },
+  { name: 'FILINGS_EXPORT_OUT', path: 'output.dir', kind: 'string' },
+  { name: 'FILINGS_EXPORT_CONCURRENCY', path: 'worker.concurrency', kind: 'int' },
+  { name: 'LOG_LEVEL', path: 'log.level', kind: 'string' },
+];
+
+/** Fields holding file paths: relative values in a config file are relative to that file. */
+const PATH_FIELDS = ['output.dir', 'universe.file', 'api.key_file'];
+
+/** A flag given on the command line, as a config override. */
+export interface FlagOverride {
+  /** Dotted config path, e.g. `output.dir`. */
+  path: string;
+  value: unknown;
+  /** The flag as typed, e.g. `--out`. */
+  flag: string;
+}
+
+export interface LoadConfigOptions {
+  /** Config file from `--config`; takes precedence over FILINGS_EXPORT_CONFIG. */
+  configPath?: string;
+  /** @defaultValue process.env */
+  env?: NodeJS.ProcessEnv;
+  flags?: readonly FlagOverride[];
+  /** Base of relative paths from the environment and flags. @defaultValue process.cwd() */
+  cwd?: string;
+  /** @defaultValue the bundled config/defaults.yaml */
+  defaultsFile?: string;
+}
+
+export type Config = FileConfig & {
+  api: FileConfig['api'] & {
+    /** The API key, redacted whenever printed; null when none was given. */
+    key: Secret | null;
+  };
+  /** The config file that was read, if any. */
+  configFile: string | null;
+};
+
+export function loadConfig(opts: LoadConfigOptions = {}): Config {
+  const env = opts.env ?? process.env;
+  const cwd = opts.cwd ?? process.cwd();
+  const defaultsFile = opts.defaultsFile ?? DEFAULTS_FILE;
+
+  const settings: Setting[] = [];
+  settings.push(...fileSettings(defaultsFile, 'bundled defaults', cwd));
+
+  const configFile = opts.configPath ?? (env.FILINGS_EXPORT_CONFIG || undefined);
+  const configFrom = opts.configPath !== undefined ? '--config' : 'FILINGS_EXPORT_CONFIG';
+  const configAbs = configFile === undefined ? null : resolve(cwd, configFile);
+  if (configAbs !== null) settings.push(...fileSettings(configAbs, configFrom));
+
+  for (const e of ENV_SETTINGS) {
+    const raw = env[e.name];
+    if (raw === undefined || raw === '') continue;
+    let value: unknown = raw;
+    if (e.kind === 'int' && /^-?\d+$/.test(raw.trim())) value = Number(raw.trim());
+    if (PATH_FIELDS.includes(e.path)) value = resolve(cwd, raw);
+    settings.push({ path: e.path.split('.'), value, source: `environment ${e.name}` });
+  }
+
+  for (const f of opts.flags ?? []) {
+    if (f.value === undefined) continue;
+    const value =
+      PATH_FIELDS.includes(f.path) && typeof f.value === 'string' ? resolve(cwd, f.value) : f.value;
+    settings.push({ path: f.path.split('.'), value, source: `flag ${f.flag}` });
+  }
+
+  const merged = mergeSettings(settings);
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) throw new ConfigError(formatIssues(parsed.error.issues, settings, merged));
+
+  const key = resolveApiKey(env, parsed.data.api.key_file, cwd);
+  return { ...parsed.data, api: { ...parsed.data.api, key }, configFile: configAbs };
+}
+
+/** The API key, or a ConfigError saying how to give one. */
+export function requireApiKey(config: Config): Secret {
+  if (config.api.key) return config.api.key;
+  throw new ConfigError(
+    'no API key: set FILINGS_API_KEY, or FILINGS_API_KEY_FILE (or api.key_file in the config) to a file holding it',
+  );
+}
+
+function resolveApiKey(env: NodeJS.ProcessEnv, keyFileFromConfig: string | null, cwd: string): Secret | null {
+  const direct = env.FILINGS_API_KEY;
+  if (direct !== undefined && direct !== '')
+    return new Secret(checkKey(direct.trim(), 'environment FILINGS_API_KEY'));
+  const fromEnv = env.FILINGS_API_KEY_FILE;
+  const file =
+    fromEnv !== undefined && fromEnv !== ''
+      ? { path: resolve(cwd, fromEnv), source: 'FILINGS_API_KEY_FILE' }
+      : keyFileFromConfig !== null
+        ? { path: keyFileFromConfig, source: 'config.api.key_file' }
+        : null;
+  if (file === null) return null;
+  let text: string;
+  try {
+    text = readFileSync(file.path, 'utf8');
+  } catch (err: unknown) {
+    throw new ConfigError(
+      `${file.source}: cannot read the API key file ${file.path}: ${coerceError(err).message}`,
+    );
+  }
+  return new Secret(checkKey(text.trim(), `${file.source} (${file.path})`));
+}
+
+function checkKey(key: string, where: string): string {
+  if (key === '') throw new ConfigError(`${where}: the API key is empty`);
+  if (/\s/.test(key)) throw new ConfigError(`${where}: the API key contains whitespace; expected one token`);
+  return key;
+}
+
+function fileSettings(path: string, via: string, pathBase?: string): Setting[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err: unknown) {
+    const e = coerceError(err) as NodeJS.ErrnoException;
+    const why = e.code === 'ENOENT' ? 'file not found' : e.message;
+    throw new ConfigError(`config file ${path} (from ${via}): ${why}`);
+  }
+  let doc: unknown;
+  try {
+    doc = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (err: unknown) {
+    throw new ConfigError(
+      `config file ${path}: not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${coerceError(err).message}`,
+    );
+  }
+  if (doc === null || doc === undefined) return [];
+  if (!isPlainObject(doc))
+    throw new ConfigError(`config file ${path}: must hold a mapping of settings, not ${describe(doc)}`);
+  rejectKeysInFile(doc, path);
+  const base = pathBase ?? dirname(path);
+  return flattenObject(doc, path).map((s) => {
+    const dotted = s.path.join('.');
+    if (PATH_FIELDS.includes(dotted) && typeof s.value === 'string' && !isAbsolute(s.value))
+      return { ...s, value: resolve(base, s.value) };
+    return s;
+  });
+}
+
+/** An API key written into a config file would end up in version control and backups: refuse it. */
+function rejectKeysInFile(doc: Record<string, unknown>, path: string): void {
+  const advice = 'set FILINGS_API_KEY or FILINGS_API_KEY_FILE (a secret file) instead';
+  const api = doc.api;
+  const keyFields = ['key', 'api_key', 'apiKey', 'api-key'];
+  for (const k of keyFields) {
+    if (k in doc)
+      throw new ConfigError(
+        `config.${k}: an API key may not be written in a config file (${path}); ${advice}`,
+      );
+    if (isPlainObject(api) && k in api)
+      throw new ConfigError(
+        `config.api.${k}: an API key may not be written in a config file (${path}); ${advice}`,
+      );
+  }
+  const found = findKeyLike(doc, []);
+  if (found)
+    throw new ConfigError(
+      `${formatPath(found)}: looks like an API key; keys may not be written in a config file (${path}); ${advice}`,
+    );
+}
+
+function findKeyLike(node: unknown, path: PropertyKey[]): PropertyKey[] | undefined {
+  if (typeof node === 'string') return /^ffx_[a-z]+_b2b_/.test(node) ? path : undefined;
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) {
+      const hit = findKeyLike(node[i], [...path, i]);
+      if (hit) return hit;
+    }
+  } else if (isPlainObject(node)) {
+    for (const [k, v] of Object.entries(node)) {
+      const hit = findKeyLike(v, [...path, k]);
+      if (hit) return hit;
+    }
+  }
+  return undefined;
+}
+
+function formatIssues(
+  issues: readonly z.core.$ZodIssue[],
+  settings: readonly Setting[],
+  merged: unknown,
+): string {
+  const lines: string[] = [];
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      const known = Object.keys(objectShapeAt(issue.path));
+      for (const key of issue.keys) {
+        const path = [...issue.path, key];
+        const src = sourceOf(settings, path);
+        lines.push(
+          `${formatPath(path)}: unknown setting${known.length ? ` (known here: ${known.join(', ')})` : ''}${src ? ` in ${src}` : ''}`,
+        );
+      }
+      continue;
+    }
+    const value = valueAt(merged, issue.path);
+    const src = sourceOf(settings, issue.path);
+    let message = issue.message;
+    if (issue.code === 'invalid_type') {
+      message = value === undefined ? 'must be set' : `must be ${article(issue.expected)}`;
+    }
+    const got = value === undefined ? '' : ` (got ${describe(value)})`;
+    lines.push(`${formatPath(issue.path)}: ${message}${got}${src ? ` in ${src}` : ''}`);
+  }
+  return lines.join('\n');
+}
+
+function objectShapeAt(path: readonly PropertyKey[]): Record<string, unknown> {
+  let schema: unknown = configSchema;
+  for (const key of path) {
+    const shape = (schema as { shape?: Record<string, unknown> }).shape;
+    schema = shape?.[String(key)];
+  }
+  return (schema as { shape?: Record<string, unknown> } | undefined)?.shape ?? {};
+}
+
+function article(expected: string): string {
+  switch (expected) {
+    case 'array':
+      return 'a list';
+    case 'object':
+      return 'a mapping of settings';
+    case 'number':
+      return 'a number';
+    case 'boolean':
+      return 'true or false';
+    case 'string':
+      return 'a string';
+    default:
+      return expected;
+  }
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `a list of ${value.length}`;
+  if (typeof value === 'object') return 'a mapping';
+  return String(value);
+}

@@ -1,0 +1,150 @@
+/**
+ * The configuration schema, declared once. Field names are the ones users write in YAML/JSON
+ * (snake_case), so an error path such as `config.budget.share` is exactly what they must edit.
+ * Every field is required here: config/defaults.yaml is the bottom layer and supplies all of them.
+ */
+import { z } from 'zod';
+import { DATASETS, OUTPUT_FORMATS } from '../types.js';
+
+const posInt = z.number().int('must be a whole number').positive('must be greater than 0');
+const nonNegInt = z.number().int('must be a whole number').min(0, 'must be 0 or more');
+const fraction = (what: string) =>
+  z.number().min(0, `must be between 0 and 1 (${what})`).max(1, `must be between 0 and 1 (${what})`);
+
+/** Queue names, key prefixes and scheduler ids end up in Redis keys and BullMQ job ids: no ':'. */
+const redisName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 letters, digits, ".", "_" or "-" (no ":")');
+
+const httpUrl = z
+  .string()
+  .refine((s) => /^https?:\/\/[^\s]+$/.test(s) && URL.canParse(s), 'must be an http(s) URL');
+
+const redisUrl = z
+  .string()
+  .refine((s) => /^rediss?:\/\/[^\s]*$/.test(s) && URL.canParse(s), 'must be a redis:// or rediss:// URL');
+
+/** IANA time zone, checked against the runtime's tz database. */
+const timeZone = z.string().refine((tz) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be an IANA time zone such as UTC or America/New_York');
+
+/** Five (minute-based) or six (with seconds) cron fields, as BullMQ's cron parser takes them. */
+const cron = z
+  .string()
+  .refine((s) => [5, 6].includes(s.trim().split(/\s+/).length), 'must be a cron pattern with 5 or 6 fields');
+
+export const TICKER_PATTERN = /^[A-Z][A-Z0-9.-]{0,14}$/;
+export const CIK_PATTERN = /^\d{1,10}$/;
+/** A CIK in its zero-padded 10-digit form. */
+export const CIK_PATTERN_10 = /^\d{10}$/;
+
+const keepJobs = z.strictObject({
+  /** Seconds a finished job stays in Redis. */
+  age_seconds: posInt,
+  /** Finished jobs kept at most, newest first. */
+  count: posInt,
+});
+
+export const configSchema = z.strictObject({
+  api: z.strictObject({
+    url: httpUrl,
+    /** File holding the API key (a mounted secret). The key itself never appears in config. */
+    key_file: z.string().min(1).nullable(),
+    /** Time from sending a request to its complete response headers. */
+    headers_timeout_ms: posInt,
+    /** Longest silence between two chunks of a response body. */
+    body_timeout_ms: posInt,
+  }),
+  redis: z.strictObject({
+    url: redisUrl,
+    /** BullMQ key prefix: separate deployments sharing one Redis use different prefixes. */
+    prefix: redisName,
+  }),
+  queue: z.strictObject({
+    /** Base name; the pipeline uses `<name>-parts` and `<name>-snapshots`. */
+    name: redisName,
+  }),
+  universe: z.strictObject({
+    tickers: z.array(z.string()),
+    ciks: z.array(z.string()),
+    /** File of tickers/CIKs: one per line, or CSV with a `ticker` or `cik` column. */
+    file: z.string().min(1).nullable(),
+  }),
+  datasets: z
+    .array(z.enum(DATASETS, { error: `must be one of ${DATASETS.join(', ')}` }))
+    .min(1, 'must name at least one dataset'),
+  output: z.strictObject({
+    dir: z.string().min(1, 'must not be empty'),
+    formats: z
+      .array(z.enum(OUTPUT_FORMATS, { error: `must be one of ${OUTPUT_FORMATS.join(', ')}` }))
+      .min(1, 'must name at least one format'),
+    /** DuckDB memory limit while publishing; null = the output module's default. */
+    publish_memory_mb: posInt.min(64, 'must be at least 64').nullable(),
+    /** DuckDB threads while publishing; null = the output module's default. */
+    publish_threads: posInt.max(64, 'must be at most 64').nullable(),
+  }),
+  schedule: z.strictObject({
+    cron,
+    tz: timeZone,
+    scheduler_id: redisName,
+  }),
+  worker: z.strictObject({
+    /** Part jobs in flight per worker process. High enough that the rate limit, not this, sets the pace. */
+    concurrency: posInt.max(1000, 'must be at most 1000'),
+    /** Publish and trigger jobs in flight per worker process. */
+    control_concurrency: posInt.max(16, 'must be at most 16'),
+    lock_duration_ms: posInt.min(5000, 'must be at least 5000'),
+    shutdown_timeout_ms: posInt,
+  }),
+  retry: z.strictObject({
+    /** Attempts per part for transient failures (5xx, timeouts, resets, truncated bodies). */
+    attempts: posInt.max(100, 'must be at most 100'),
+    base_delay_ms: posInt,
+    max_delay_ms: posInt,
+    jitter: fraction('share of the delay randomised'),
+  }),
+  retention: z.strictObject({
+    completed_jobs: keepJobs,
+    failed_jobs: keepJobs,
+    /** Approximate cap of the BullMQ events stream per queue. */
+    events_max_len: posInt,
+    /** Days a snapshot's record (status, counts, manifest path) stays in Redis; also how long its id stays taken. */
+    snapshot_record_days: posInt,
+  }),
+  budget: z.strictObject({
+    /** Requests per minute the key's plan allows; the server's X-RateLimit-Limit lowers it when less. */
+    requests_per_minute: posInt,
+    /** Share of the key's per-minute limit this exporter may use (others may share the key). */
+    share: z.number().gt(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1'),
+    /** Requests per UTC day the exporter may spend; null = only the server's quota applies. */
+    daily_quota: posInt.nullable(),
+    /** Requests per UTC month (telemetry excluded); null = only the server's quota applies. */
+    monthly_quota: posInt.nullable(),
+    /** The key's account: configured quotas then count every key of the account. */
+    account_id: z.string().min(1).nullable(),
+    /** Cap of a single Retry-After wait. */
+    max_retry_after_ms: posInt,
+    /** How often one part may be put back after a 429 before it fails. */
+    max_rate_limit_requeues: nonNegInt,
+    /** Let a snapshot that cannot fit the remaining monthly quota spread over several days. */
+    allow_multi_day: z.boolean(),
+    /** Quiet time either side of the server's window reset. */
+    safety_margin_ms: nonNegInt,
+  }),
+  log: z.strictObject({
+    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      error: 'must be one of fatal, error, warn, info, debug, trace, silent',
+    }),
+    /** Human-readable lines; `auto` = when stderr is a terminal. */
+    pretty: z.union([z.boolean(), z.literal('auto')], { error: 'must be true, false or auto' }),
+  }),
+});
+
+/** The validated file/env/flag configuration (without the secret). */
+export type FileConfig = z.infer<typeof configSchema>;

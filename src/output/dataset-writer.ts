@@ -1,0 +1,153 @@
+/**
+ * Builds the output files of one dataset of a snapshot from its staged parts: typed Parquet (zstd,
+ * row groups of a set size) and/or gzip NDJSON with the same rows, sized by file-plan.ts, in a
+ * build folder that publish.ts renames into the Hive layout when every file is complete.
+ */
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../log.js';
+import { coerceError, OutputError } from '../errors.js';
+import type { DatasetName, OutputFormat } from '../types.js';
+import { convertSelect, ndjsonSelect, type ConvertInput, type ConvertMode } from './convert-sql.js';
+import { sqlString, type DuckSession } from './duckdb.js';
+import { nextSlice, type Cursor, type PlannedPart } from './file-plan.js';
+import { fsyncFile, hashFile } from './fs-util.js';
+import { dataFileName } from './paths.js';
+import { hasPeriodEnd, type DatasetSchema } from './schemas/index.js';
+
+export interface DatasetWriteOptions {
+  dataset: DatasetName;
+  schema: DatasetSchema;
+  kinds: ReadonlyMap<string, number>;
+  extraFields: readonly string[];
+  parts: readonly PlannedPart[];
+  formats: readonly OutputFormat[];
+  /** Folder the files are written to (renamed into the layout later). */
+  dir: string;
+  targetFileBytes: number;
+  rowGroupRows: number;
+  compression: 'zstd' | 'snappy';
+  duck: DuckSession;
+  logger: Logger;
+}
+
+export interface BuiltFile {
+  /** File name inside the partition folder. */
+  name: string;
+  format: OutputFormat;
+  rows: number;
+  bytes: number;
+  sha256: string;
+  min_period_end?: string | null;
+  max_period_end?: string | null;
+}
+
+export interface DatasetWriteResult {
+  files: BuiltFile[];
+  rows: number;
+  /** Files that needed the tolerant conversion (a value did not fit its column; kept in `_extra`). */
+  tolerantFiles: { file: string; reason: string }[];
+}
+
+/** First guesses of output bytes per staged byte, corrected after every file. */
+const INITIAL_RATIO: Record<OutputFormat, number> = { parquet: 0.6, ndjson: 0.9 };
+
+export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<DatasetWriteResult> {
+  await rm(o.dir, { recursive: true, force: true });
+  await mkdir(o.dir, { recursive: true });
+  const sizing: OutputFormat = o.formats.includes('parquet') ? 'parquet' : 'ndjson';
+  const withDates = hasPeriodEnd(o.schema);
+  const files: BuiltFile[] = [];
+  const tolerantFiles: DatasetWriteResult['tolerantFiles'] = [];
+  let ratio = INITIAL_RATIO[sizing];
+  let stagedSoFar = 0;
+  let outputSoFar = 0;
+  let cursor: Cursor = { part: 0, row: 0 };
+  let rows = 0;
+
+  for (let index = 0; ; index++) {
+    const slice = nextSlice(o.parts, cursor, o.targetFileBytes / ratio);
+    if (slice === undefined) break;
+    cursor = slice.next;
+    const parquetPath = join(o.dir, dataFileName(index, 'parquet'));
+    const convert = (mode: ConvertMode): string => {
+      const input: ConvertInput = { schema: o.schema, kinds: o.kinds, extraFields: o.extraFields, mode };
+      return `COPY (${convertSelect(input, slice)}) TO ${sqlString(parquetPath)} (FORMAT parquet, COMPRESSION ${o.compression}, ROW_GROUP_SIZE ${o.rowGroupRows})`;
+    };
+    try {
+      await o.duck.run(convert('strict'));
+    } catch (err: unknown) {
+      // A value did not fit its column (or the input is malformed): redo the file keeping such values in _extra.
+      const reason = coerceError(err).message.split('\n')[0] ?? 'conversion failed';
+      o.logger.warn(
+        { dataset: o.dataset, file: parquetPath, reason },
+        'strict conversion failed; converting tolerantly',
+      );
+      try {
+        await o.duck.run(convert('tolerant'));
+      } catch (err2: unknown) {
+        throw new OutputError(
+          'OUTPUT_FAILED',
+          `${o.dataset}: converting staged rows (${slice.files.join(', ')}) failed: ${coerceError(err2).message}`,
+          { cause: err2 },
+        );
+      }
+      tolerantFiles.push({ file: dataFileName(index, sizing), reason });
+    }
+
+    const stats = await o.duck.all(
+      withDates
+        ? `SELECT count(*)::BIGINT AS n, CAST(min(period_end) AS VARCHAR) AS lo, CAST(max(period_end) AS VARCHAR) AS hi FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`
+        : `SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`,
+    );
+    const n = Number(stats[0]?.n ?? -1);
+    if (n !== slice.take) {
+      throw new OutputError(
+        'OUTPUT_FAILED',
+        `${o.dataset}: ${dataFileName(index, 'parquet')} holds ${n} rows, expected ${slice.take} from ${slice.files.join(', ')} (a staged file is shorter than its pointer says)`,
+      );
+    }
+    const dates = withDates
+      ? {
+          min_period_end: (stats[0]?.lo as string | null) ?? null,
+          max_period_end: (stats[0]?.hi as string | null) ?? null,
+        }
+      : {};
+    rows += n;
+
+    if (o.formats.includes('ndjson')) {
+      const ndjsonPath = join(o.dir, dataFileName(index, 'ndjson'));
+      await o.duck.run(
+        `COPY (${ndjsonSelect(o.schema, `read_parquet(${sqlString(parquetPath)})`)}) TO ${sqlString(ndjsonPath)} (FORMAT json, COMPRESSION gzip)`,
+      );
+      files.push(await finishFile(ndjsonPath, dataFileName(index, 'ndjson'), 'ndjson', n, dates));
+    }
+    if (o.formats.includes('parquet')) {
+      files.push(await finishFile(parquetPath, dataFileName(index, 'parquet'), 'parquet', n, dates));
+    } else {
+      await rm(parquetPath, { force: true });
+    }
+
+    const sized = files.filter((f) => f.format === sizing);
+    outputSoFar += sized[sized.length - 1]?.bytes ?? 0;
+    stagedSoFar += slice.stagedBytes;
+    if (stagedSoFar > 0 && outputSoFar > 0) ratio = outputSoFar / stagedSoFar;
+  }
+  // Files in layout order: part-00000.parquet, part-00000.ndjson.gz, part-00001…
+  files.sort((a, b) => (a.name < b.name ? -1 : 1));
+  return { files, rows, tolerantFiles };
+}
+
+async function finishFile(
+  path: string,
+  name: string,
+  format: OutputFormat,
+  rows: number,
+  dates: Pick<BuiltFile, 'min_period_end' | 'max_period_end'>,
+): Promise<BuiltFile> {
+  await fsyncFile(path);
+  const { sha256, bytes } = await hashFile(path);
+  const size = (await stat(path)).size;
+  if (size !== bytes) throw new OutputError('OUTPUT_FAILED', `${path} changed while it was hashed`);
+  return { name, format, rows, bytes, sha256, ...dates };
+}

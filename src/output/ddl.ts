@@ -1,0 +1,264 @@
+/**
+ * `filings-export ddl`: statements that expose a snapshot's datasets in a warehouse, typed from the
+ * snapshot's manifest (its exact schema versions), over the dataset-first Hive layout with the
+ * partition keys snapshot_date (DATE) and snapshot_id (string).
+ *
+ * Per dialect:
+ * - duckdb: a view per dataset over every published snapshot (files of unpublished snapshots are
+ *   filtered out through `_snapshots/*\/_SUCCESS`), and one over exactly this snapshot's files.
+ * - bigquery: external tables with hive partitioning over a gs:// copy of the output root.
+ * - snowflake: external tables over a stage holding the output root, partition columns parsed
+ *   from the file path.
+ * - spark: partitioned tables over the output root (Spark SQL / Databricks).
+ */
+import { resolve } from 'node:path';
+import { InputError } from '../errors.js';
+import { assertNever, type DatasetName, type OutputFormat } from '../types.js';
+import { sqlString } from './duckdb.js';
+import { readManifest, type Manifest, type ManifestDataset } from './manifest.js';
+import type { ColumnType } from './schemas/index.js';
+
+export const DDL_DIALECTS = ['duckdb', 'bigquery', 'snowflake', 'spark'] as const;
+export type DdlDialect = (typeof DDL_DIALECTS)[number];
+
+export interface DdlOptions {
+  /** Which files the tables read when the snapshot has both. @defaultValue parquet when written */
+  format?: OutputFormat;
+  /**
+   * Where the output root is, as the warehouse sees it. @defaultValue the absolute local root for
+   * duckdb and spark, `gs://YOUR_BUCKET/filings-export` for bigquery, `@filings_export_stage` for snowflake
+   */
+  location?: string;
+  /** Prefix of table names, e.g. `analytics.` (BigQuery dataset, Snowflake schema). @defaultValue none */
+  tablePrefix?: string;
+}
+
+type Dialect = DdlDialect;
+
+const TYPES: Record<ColumnType, Record<Dialect, string>> = {
+  VARCHAR: { duckdb: 'VARCHAR', bigquery: 'STRING', snowflake: 'VARCHAR', spark: 'STRING' },
+  BOOLEAN: { duckdb: 'BOOLEAN', bigquery: 'BOOL', snowflake: 'BOOLEAN', spark: 'BOOLEAN' },
+  INTEGER: { duckdb: 'INTEGER', bigquery: 'INT64', snowflake: 'INTEGER', spark: 'INT' },
+  BIGINT: { duckdb: 'BIGINT', bigquery: 'INT64', snowflake: 'BIGINT', spark: 'BIGINT' },
+  DOUBLE: { duckdb: 'DOUBLE', bigquery: 'FLOAT64', snowflake: 'DOUBLE', spark: 'DOUBLE' },
+  DATE: { duckdb: 'DATE', bigquery: 'DATE', snowflake: 'DATE', spark: 'DATE' },
+  TIMESTAMPTZ: {
+    duckdb: 'TIMESTAMPTZ',
+    bigquery: 'TIMESTAMP',
+    snowflake: 'TIMESTAMP_TZ',
+    spark: 'TIMESTAMP',
+  },
+  // NUMERIC holds 29 integer digits only; DECIMAL(38,0) needs BIGNUMERIC.
+  'DECIMAL(38,0)': {
+    duckdb: 'DECIMAL(38,0)',
+    bigquery: 'BIGNUMERIC',
+    snowflake: 'NUMBER(38,0)',
+    spark: 'DECIMAL(38,0)',
+  },
+  'VARCHAR[]': { duckdb: 'VARCHAR[]', bigquery: 'ARRAY<STRING>', snowflake: 'ARRAY', spark: 'ARRAY<STRING>' },
+  // BigQuery cannot load Parquet into JSON columns (only CSV/JSON/Avro), so Parquet JSON is STRING there.
+  JSON: { duckdb: 'JSON', bigquery: 'JSON', snowflake: 'VARIANT', spark: 'STRING' },
+};
+
+function typeFor(t: ColumnType, dialect: Dialect, format: OutputFormat): string {
+  if (dialect === 'bigquery' && t === 'JSON' && format === 'parquet') return 'STRING';
+  return TYPES[t][dialect];
+}
+
+export async function ddl(
+  root: string,
+  snapshotId: string,
+  dialect: DdlDialect,
+  opts: DdlOptions = {},
+): Promise<string> {
+  if (!(DDL_DIALECTS as readonly string[]).includes(dialect)) {
+    throw new InputError(`unknown dialect ${JSON.stringify(dialect)}: use one of ${DDL_DIALECTS.join(', ')}`);
+  }
+  const m = await readManifest(root, snapshotId);
+  const format = opts.format ?? (m.formats.includes('parquet') ? 'parquet' : 'ndjson');
+  if (!m.formats.includes(format)) {
+    throw new InputError(`snapshot ${snapshotId} has no ${format} files (formats: ${m.formats.join(', ')})`);
+  }
+  const prefix = opts.tablePrefix ?? '';
+  const out: string[] = [
+    `-- filings-export snapshot ${m.snapshot_id} (snapshot_date ${m.snapshot_date}), ${format} files, ${dialect}`,
+    `-- Layout: ${m.layout}`,
+  ];
+  const entries = (Object.entries(m.datasets) as [DatasetName, ManifestDataset | undefined][]).filter(
+    (e): e is [DatasetName, ManifestDataset] => e[1] !== undefined,
+  );
+  for (const [dataset, ds] of entries) {
+    out.push('');
+    if (ds.files === 0) {
+      out.push(
+        `-- ${dataset}: no rows in this snapshot (schema version ${ds.schema_version}); no table created`,
+      );
+      continue;
+    }
+    out.push(
+      `-- ${dataset}: schema version ${ds.schema_version}${ds.schema_inferred ? ' (inferred from API rows)' : ''}, ${ds.rows} rows`,
+    );
+    switch (dialect) {
+      case 'duckdb':
+        out.push(...duckdbDdl(root, m, dataset, ds, format, prefix, opts.location));
+        break;
+      case 'bigquery':
+        out.push(
+          ...bigqueryDdl(m, dataset, ds, format, prefix, opts.location ?? 'gs://YOUR_BUCKET/filings-export'),
+        );
+        break;
+      case 'snowflake':
+        out.push(...snowflakeDdl(m, dataset, ds, format, prefix, opts.location ?? '@filings_export_stage'));
+        break;
+      case 'spark':
+        out.push(...sparkDdl(root, m, dataset, ds, format, prefix, opts.location));
+        break;
+      default:
+        assertNever(dialect, 'dialect');
+    }
+  }
+  return `${out.join('\n')}\n`;
+}
+
+function joinUri(base: string, ...parts: string[]): string {
+  return [base.replace(/\/+$/, ''), ...parts].join('/');
+}
+
+function ndjsonColumns(ds: ManifestDataset): string {
+  return `{${ds.columns.map((c) => `${sqlString(c.name)}: '${c.type}'`).join(', ')}}`;
+}
+
+function duckdbDdl(
+  root: string,
+  m: Manifest,
+  dataset: DatasetName,
+  ds: ManifestDataset,
+  format: OutputFormat,
+  prefix: string,
+  location: string | undefined,
+): string[] {
+  const base = location ?? resolve(root);
+  const hive = `hive_partitioning = true, hive_types = {'snapshot_date': DATE, 'snapshot_id': VARCHAR}`;
+  const ext = format === 'parquet' ? 'parquet' : 'ndjson.gz';
+  const reader = (paths: string): string =>
+    format === 'parquet'
+      ? `read_parquet(${paths}, ${hive}, union_by_name = true)`
+      : `read_ndjson(${paths}, columns = ${ndjsonColumns(ds)}, format = 'newline_delimited', compression = 'gzip', ${hive})`;
+  const files = m.files
+    .filter((f) => f.dataset === dataset && f.format === format)
+    .map((f) => sqlString(joinUri(base, f.path)));
+  const success = sqlString(joinUri(base, '_snapshots', '*', '_SUCCESS'));
+  return [
+    `-- every published snapshot (a snapshot is published when _snapshots/<id>/_SUCCESS exists)`,
+    `CREATE OR REPLACE VIEW ${prefix}${dataset} AS`,
+    `SELECT * FROM ${reader(sqlString(joinUri(base, dataset, '*', '*', `*.${ext}`)))}`,
+    `WHERE snapshot_id IN (SELECT regexp_extract(file, '_snapshots[/\\\\]([^/\\\\]+)[/\\\\]_SUCCESS$', 1) FROM glob(${success}));`,
+    `-- exactly the files of snapshot ${m.snapshot_id}`,
+    `CREATE OR REPLACE VIEW ${prefix}${dataset}_${sqlSafe(m.snapshot_id)} AS`,
+    `SELECT * FROM ${reader(`[${files.join(', ')}]`)};`,
+  ];
+}
+
+function sqlSafe(id: string): string {
+  return id.replace(/[^A-Za-z0-9_]/g, '_');
+}
+
+function bigqueryDdl(
+  m: Manifest,
+  dataset: DatasetName,
+  ds: ManifestDataset,
+  format: OutputFormat,
+  prefix: string,
+  location: string,
+): string[] {
+  const cols = ds.columns.map((c) => `  ${c.name} ${typeFor(c.type, 'bigquery', format)}`).join(',\n');
+  const ext = format === 'parquet' ? 'parquet' : 'ndjson.gz';
+  const options =
+    format === 'parquet'
+      ? [`format = 'PARQUET'`, `enable_list_inference = true`, `decimal_target_types = ['BIGNUMERIC']`]
+      : [`format = 'NEWLINE_DELIMITED_JSON'`, `compression = 'GZIP'`];
+  return [
+    `-- copy the output root to ${location} first (gcloud storage cp -r); only published snapshots should be copied`,
+    `CREATE OR REPLACE EXTERNAL TABLE \`${prefix}${dataset}\` (`,
+    cols,
+    `)`,
+    `WITH PARTITION COLUMNS (snapshot_date DATE, snapshot_id STRING)`,
+    `OPTIONS (`,
+    `  ${[
+      ...options,
+      `uris = ['${joinUri(location, dataset, `*.${ext}`)}']`,
+      `hive_partition_uri_prefix = '${joinUri(location, dataset)}'`,
+      `require_hive_partition_filter = false`,
+    ].join(',\n  ')}`,
+    `);`,
+    `CREATE OR REPLACE VIEW \`${prefix}${dataset}_${sqlSafe(m.snapshot_id)}\` AS`,
+    `SELECT * FROM \`${prefix}${dataset}\` WHERE snapshot_id = '${m.snapshot_id}';`,
+  ];
+}
+
+function snowflakeDdl(
+  m: Manifest,
+  dataset: DatasetName,
+  ds: ManifestDataset,
+  format: OutputFormat,
+  prefix: string,
+  stage: string,
+): string[] {
+  const value = (name: string, t: ColumnType): string => {
+    const v = `VALUE:"${name}"`;
+    // Parquet stores JSON as text; NDJSON embeds the object.
+    if (t === 'JSON') return format === 'parquet' ? `TRY_PARSE_JSON(${v}::VARCHAR)` : v;
+    if (t === 'VARCHAR[]') return `${v}::ARRAY`;
+    return `${v}::${TYPES[t].snowflake}`;
+  };
+  const fileFormat = format === 'parquet' ? 'filings_export_parquet' : 'filings_export_ndjson';
+  const ext = format === 'parquet' ? 'parquet' : 'ndjson[.]gz';
+  return [
+    format === 'parquet'
+      ? `CREATE FILE FORMAT IF NOT EXISTS ${prefix}${fileFormat} TYPE = PARQUET USE_LOGICAL_TYPE = TRUE;`
+      : `CREATE FILE FORMAT IF NOT EXISTS ${prefix}${fileFormat} TYPE = JSON COMPRESSION = GZIP;`,
+    `-- ${stage} must point at the output root (CREATE STAGE … URL = 's3://…' / 'azure://…' / 'gcs://…')`,
+    `CREATE OR REPLACE EXTERNAL TABLE ${prefix}${dataset} (`,
+    [
+      `  snapshot_date DATE AS TO_DATE(SPLIT_PART(SPLIT_PART(METADATA$FILENAME, 'snapshot_date=', 2), '/', 1))`,
+      `  snapshot_id VARCHAR AS SPLIT_PART(SPLIT_PART(METADATA$FILENAME, 'snapshot_id=', 2), '/', 1)`,
+      ...ds.columns.map((c) => `  "${c.name}" ${TYPES[c.type].snowflake} AS (${value(c.name, c.type)})`),
+    ].join(',\n'),
+    `)`,
+    `PARTITION BY (snapshot_date, snapshot_id)`,
+    `LOCATION = ${joinUri(stage, dataset)}/`,
+    `PATTERN = '.*[.]${ext}'`,
+    `FILE_FORMAT = (FORMAT_NAME = '${prefix}${fileFormat}')`,
+    `AUTO_REFRESH = FALSE;`,
+    `CREATE OR REPLACE VIEW ${prefix}${dataset}_${sqlSafe(m.snapshot_id)} AS`,
+    `SELECT * FROM ${prefix}${dataset} WHERE snapshot_id = '${m.snapshot_id}';`,
+  ];
+}
+
+function sparkDdl(
+  root: string,
+  m: Manifest,
+  dataset: DatasetName,
+  ds: ManifestDataset,
+  format: OutputFormat,
+  prefix: string,
+  location: string | undefined,
+): string[] {
+  const base = location ?? resolve(root);
+  const cols = [
+    ...ds.columns.map((c) => `  \`${c.name}\` ${typeFor(c.type, 'spark', format)}`),
+    '  snapshot_date DATE',
+    '  snapshot_id STRING',
+  ].join(',\n');
+  return [
+    `CREATE TABLE IF NOT EXISTS ${prefix}${dataset} (`,
+    cols,
+    `)`,
+    format === 'parquet' ? `USING PARQUET` : `USING JSON OPTIONS (compression 'gzip')`,
+    `PARTITIONED BY (snapshot_date, snapshot_id)`,
+    `LOCATION '${joinUri(base, dataset)}';`,
+    `MSCK REPAIR TABLE ${prefix}${dataset};`,
+    `CREATE OR REPLACE TEMPORARY VIEW ${prefix.replace(/\.$/, '_')}${dataset}_${sqlSafe(m.snapshot_id)} AS`,
+    `SELECT * FROM ${prefix}${dataset} WHERE snapshot_id = '${m.snapshot_id}';`,
+  ];
+}

@@ -1,0 +1,42 @@
+/**
+ * Output of filings-export: staged parts, published snapshots (typed Parquet and gzip NDJSON in a
+ * dataset-first Hive layout, manifest, `_SUCCESS`), verification and warehouse DDL.
+ * docs/output.md is the user-facing description.
+ */
+export {
+  createPartWriter,
+  type Lineage,
+  type PartWriter,
+  type PartWriterOptions,
+  type StagedPart,
+} from './part-writer.js';
+export {
+  publishSnapshot,
+  DEFAULT_ROW_GROUP_ROWS,
+  DEFAULT_TARGET_FILE_BYTES,
+  type PublishOptions,
+  type SnapshotStats,
+} from './publish.js';
+export {
+  readManifest,
+  listSnapshots,
+  latestPublishedSnapshot,
+  isPublished,
+  MANIFEST_VERSION,
+  type Manifest,
+  type ManifestDataset,
+  type ManifestFile,
+  type ManifestPart,
+  type SnapshotInfo,
+} from './manifest.js';
+export {
+  verifySnapshot,
+  formatVerifyReport,
+  type VerifyReport,
+  type VerifyOptions,
+  type FileCheck,
+} from './verify.js';
+export { ddl, DDL_DIALECTS, type DdlDialect, type DdlOptions } from './ddl.js';
+export { baseSchema, type ColumnDef, type ColumnType, type DatasetSchema } from './schemas/index.js';
+export { readSchemaRegistry, type SchemaRegistryFile } from './schema-registry.js';
+export type { DuckDbOptions } from './duckdb.js';

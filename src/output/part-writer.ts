@@ -1,0 +1,240 @@
+/**
+ * Stages one part (one ticker × dataset of a snapshot) as gzip NDJSON, streaming: memory holds one
+ * chunk of lines, whatever the part's size. Written under a temporary name and renamed into
+ * place by finish(), so a retried or crashed attempt never leaves half a file under the final name.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { rename, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Transform, type TransformOptions } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip, type Gzip, type ZlibOptions } from 'node:zlib';
+import { coerceError, InputError, OutputError } from '../errors.js';
+import type { DatasetName } from '../types.js';
+import { FieldTracker } from './field-kinds.js';
+import { fsyncDir, fsyncFile } from './fs-util.js';
+import { lineageSuffix, rowToJson, withSuffix } from './json-line.js';
+import { assertDataset, assertSnapshotId, fieldsSidecarPath, stagedPartRelPath, toPosix } from './paths.js';
+import { RESERVED_NAMES } from './schemas/types.js';
+import { writeFieldsSidecar } from './sidecar.js';
+
+export interface Lineage {
+  snapshotId: string;
+  /** When the API request was sent: ISO-8601 string, Date or epoch ms. */
+  fetchedAt: string | Date | number;
+  /** Company key the exporter asked for (ticker or CIK). */
+  requestedTicker: string;
+}
+
+export interface PartWriterOptions {
+  /** Output root (the snapshot's `--out` directory). */
+  root: string;
+  snapshotId: string;
+  dataset: DatasetName;
+  /** Company key; names the staged file `<TICKER>.ndjson.gz`. */
+  ticker: string;
+  lineage: Lineage;
+  /**
+   * gzip level of the staged file. Staged files are transient (deleted once the snapshot is
+   * published), so speed wins over size. @defaultValue 1
+   */
+  gzipLevel?: number;
+  /** Serialised characters buffered before one gzip write. @defaultValue 262144 */
+  chunkBytes?: number;
+}
+
+/** What finish() reports: the staged file relative to the root, its rows, bytes and sha256. */
+export interface StagedPart {
+  file: string;
+  rows: number;
+  bytes: number;
+  sha256: string;
+}
+
+export interface PartWriter {
+  /** Adds a row. Returns a promise only when the caller must wait (backpressure). */
+  write(row: Record<string, unknown>): Promise<void> | void;
+  /** Completes the file, fsyncs it and renames it into place. */
+  finish(): Promise<StagedPart>;
+  /** Discards everything written; the final name is never touched. */
+  abort(): Promise<void>;
+  /** Rows written so far. */
+  readonly rows: number;
+}
+
+export function createPartWriter(opts: PartWriterOptions): PartWriter {
+  return new NdjsonPartWriter(opts);
+}
+
+function isoOf(value: string | Date | number, what: string): string {
+  const d = value instanceof Date ? value : new Date(value);
+  if (Number.isNaN(d.getTime()))
+    throw new InputError(`${what} ${JSON.stringify(value)} is not a valid timestamp`);
+  return d.toISOString();
+}
+
+const HIGH_WATER_MARK = 1 << 20;
+
+class NdjsonPartWriter implements PartWriter {
+  private readonly rel: string;
+  private readonly finalPath: string;
+  private readonly tmpPath: string;
+  private readonly suffix: string;
+  private readonly chunkBytes: number;
+  private readonly tracker = new FieldTracker();
+  private readonly gzip: Gzip;
+  private readonly done: Promise<void>;
+  private readonly hash = createHash('sha256');
+  private bytes = 0;
+  private buf = '';
+  private count = 0;
+  private seenNames = 0;
+  private reservedSeen = false;
+  private failure: Error | undefined;
+  private state: 'open' | 'finishing' | 'finished' | 'aborted' = 'open';
+
+  constructor(private readonly opts: PartWriterOptions) {
+    assertSnapshotId(opts.snapshotId);
+    assertDataset(opts.dataset);
+    if (opts.lineage.snapshotId !== opts.snapshotId) {
+      throw new InputError(
+        `lineage.snapshotId ${opts.lineage.snapshotId} differs from snapshotId ${opts.snapshotId}`,
+      );
+    }
+    this.rel = stagedPartRelPath(opts.snapshotId, opts.dataset, opts.ticker);
+    this.finalPath = join(opts.root, this.rel);
+    this.tmpPath = `${this.finalPath}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+    this.suffix = lineageSuffix({
+      _snapshot_id: opts.snapshotId,
+      _fetched_at: isoOf(opts.lineage.fetchedAt, 'lineage.fetchedAt'),
+      _requested_ticker: opts.lineage.requestedTicker,
+    });
+    this.chunkBytes = opts.chunkBytes ?? 262_144;
+    mkdirSync(dirname(this.finalPath), { recursive: true });
+    // A deep write buffer lets the main thread keep serialising while zlib compresses on the threadpool.
+    // zlib passes stream options through to its Transform (the typings omit them).
+    const gzipOptions: ZlibOptions & TransformOptions = {
+      level: opts.gzipLevel ?? 1,
+      chunkSize: 256 * 1024,
+      writableHighWaterMark: HIGH_WATER_MARK,
+    };
+    this.gzip = createGzip(gzipOptions);
+    const tap = new Transform({
+      transform: (chunk: Buffer, _enc, cb) => {
+        this.hash.update(chunk);
+        this.bytes += chunk.length;
+        cb(null, chunk);
+      },
+    });
+    this.done = pipeline(this.gzip, tap, createWriteStream(this.tmpPath));
+    this.done.catch((err: unknown) => {
+      this.failure ??= new OutputError(
+        'OUTPUT_FAILED',
+        `staging ${this.rel} failed: ${coerceError(err).message}`,
+        {
+          cause: err,
+        },
+      );
+    });
+  }
+
+  get rows(): number {
+    return this.count;
+  }
+
+  write(row: Record<string, unknown>): Promise<void> | void {
+    if (this.state !== 'open')
+      throw new OutputError('OUTPUT_FAILED', `write after ${this.state} on ${this.rel}`);
+    if (this.failure) throw this.failure;
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) {
+      throw new InputError(`row ${this.count + 1} of ${this.rel} is not a JSON object`);
+    }
+    this.tracker.observe(row);
+    if (this.tracker.names.length !== this.seenNames) this.noteNewNames();
+    const json = rowToJson(this.reservedSeen ? renameReserved(row) : row);
+    this.buf += withSuffix(json, this.suffix);
+    this.count++;
+    if (this.buf.length >= this.chunkBytes) return this.flush();
+  }
+
+  /** An API field named like an exporter column is kept as `_api<name>` (it lands in `_extra`). */
+  private noteNewNames(): void {
+    for (let i = this.seenNames; i < this.tracker.names.length; i++) {
+      if (RESERVED_NAMES.has(this.tracker.names[i]!)) this.reservedSeen = true;
+    }
+    this.seenNames = this.tracker.names.length;
+  }
+
+  private flush(): Promise<void> | void {
+    const chunk = this.buf;
+    this.buf = '';
+    if (this.gzip.write(chunk)) return;
+    return new Promise<void>((resolve, reject) => {
+      const onDrain = (): void => {
+        this.gzip.off('error', onError);
+        resolve();
+      };
+      const onError = (err: unknown): void => {
+        this.gzip.off('drain', onDrain);
+        reject(this.failure ?? coerceError(err));
+      };
+      this.gzip.once('drain', onDrain);
+      this.gzip.once('error', onError);
+    });
+  }
+
+  async finish(): Promise<StagedPart> {
+    if (this.state !== 'open')
+      throw new OutputError('OUTPUT_FAILED', `finish after ${this.state} on ${this.rel}`);
+    this.state = 'finishing';
+    try {
+      if (this.failure) throw this.failure;
+      this.gzip.end(this.buf);
+      this.buf = '';
+      await this.done;
+      await fsyncFile(this.tmpPath);
+      const sha256 = this.hash.digest('hex');
+      const fields = this.tracker.snapshot();
+      fields.names = fields.names.map((n) => (RESERVED_NAMES.has(n) ? `_api${n}` : n));
+      // The sidecar goes first: a data file under its final name always has its field list.
+      await writeFieldsSidecar(fieldsSidecarPath(this.finalPath), { rows: this.count, sha256, fields });
+      await rename(this.tmpPath, this.finalPath);
+      await fsyncDir(dirname(this.finalPath));
+      this.state = 'finished';
+      return { file: toPosix(this.rel), rows: this.count, bytes: this.bytes, sha256 };
+    } catch (err: unknown) {
+      await this.discard();
+      this.state = 'aborted';
+      throw err instanceof OutputError
+        ? err
+        : new OutputError('OUTPUT_FAILED', `staging ${this.rel} failed: ${coerceError(err).message}`, {
+            cause: err,
+          });
+    }
+  }
+
+  async abort(): Promise<void> {
+    if (this.state === 'finished' || this.state === 'aborted') return;
+    this.state = 'aborted';
+    await this.discard();
+  }
+
+  private async discard(): Promise<void> {
+    this.gzip.destroy();
+    await this.done.catch(() => undefined);
+    await unlink(this.tmpPath).catch(() => undefined);
+  }
+}
+
+function renameReserved(row: Record<string, unknown>): Record<string, unknown> {
+  let copy: Record<string, unknown> | undefined;
+  for (const name of RESERVED_NAMES) {
+    if (Object.prototype.hasOwnProperty.call(row, name)) {
+      copy ??= { ...row };
+      copy[`_api${name}`] = copy[name];
+      delete copy[name];
+    }
+  }
+  return copy ?? row;
+}

@@ -1,0 +1,70 @@
+/**
+ * The `<TICKER>.fields.json` sidecar of a staged part: its rows, sha256 and field list with kinds.
+ * When a sidecar is missing or describes another attempt's file, the staged file is scanned instead.
+ */
+import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { createGunzip } from 'node:zlib';
+import { FieldTracker, kindsToNames, namesToKinds, type FieldKinds } from './field-kinds.js';
+import { writeFileAtomic } from './fs-util.js';
+
+export interface FieldsSidecar {
+  rows: number;
+  sha256: string;
+  fields: FieldKinds;
+}
+
+interface SidecarJson {
+  format: 1;
+  rows: number;
+  sha256: string;
+  fields: { name: string; kinds: string[] }[];
+}
+
+export async function writeFieldsSidecar(path: string, s: FieldsSidecar): Promise<void> {
+  const json: SidecarJson = {
+    format: 1,
+    rows: s.rows,
+    sha256: s.sha256,
+    fields: s.fields.names.map((name, i) => ({ name, kinds: kindsToNames(s.fields.kinds[i] ?? 0) })),
+  };
+  await writeFileAtomic(path, `${JSON.stringify(json)}\n`);
+}
+
+/** The sidecar, or undefined when absent or unreadable. */
+export async function readFieldsSidecar(path: string): Promise<FieldsSidecar | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    const j = JSON.parse(text) as SidecarJson;
+    if (j.format !== 1 || !Array.isArray(j.fields)) return undefined;
+    return {
+      rows: j.rows,
+      sha256: j.sha256,
+      fields: { names: j.fields.map((f) => f.name), kinds: j.fields.map((f) => namesToKinds(f.kinds)) },
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Field kinds of a staged file by reading it (the fallback when the sidecar is unusable). Big
+ * integers read as JSON numbers are classified FLOAT here (not safe integers), never mis-typed INT.
+ */
+export async function scanFieldKinds(path: string): Promise<{ rows: number; fields: FieldKinds }> {
+  const tracker = new FieldTracker();
+  let rows = 0;
+  const lines = createInterface({ input: createReadStream(path).pipe(createGunzip()), crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (line.trim() === '') continue;
+    tracker.observe(JSON.parse(line) as Record<string, unknown>);
+    rows++;
+  }
+  return { rows, fields: tracker.snapshot() };
+}

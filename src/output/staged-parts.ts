@@ -1,0 +1,88 @@
+/**
+ * Checks the staged parts a snapshot is about to publish: each file exists, has the sha256 and row
+ * count its pointer reported, and comes with its field list (from the sidecar, or by scanning).
+ */
+import { stat } from 'node:fs/promises';
+import { isAbsolute, join, relative } from 'node:path';
+import { OutputError } from '../errors.js';
+import type { PartPointer } from '../types.js';
+import type { FieldKinds } from './field-kinds.js';
+import { hashFile } from './fs-util.js';
+import { fieldsSidecarPath } from './paths.js';
+import { readFieldsSidecar, scanFieldKinds } from './sidecar.js';
+
+export interface CheckedPart {
+  pointer: PartPointer;
+  /** Absolute path of the staged file. */
+  path: string;
+  rows: number;
+  bytes: number;
+  fields: FieldKinds;
+}
+
+export interface CheckOptions {
+  /** Re-hash staged files and compare with the pointers' sha256. @defaultValue true */
+  verifyHashes?: boolean;
+}
+
+export async function checkStagedPart(
+  root: string,
+  pointer: PartPointer,
+  opts: CheckOptions = {},
+): Promise<CheckedPart> {
+  const label = `${pointer.dataset}/${pointer.ticker}`;
+  if (pointer.file === undefined) {
+    throw new OutputError('OUTPUT_FAILED', `part ${label} is done but has no staged file`);
+  }
+  const path = isAbsolute(pointer.file) ? pointer.file : join(root, pointer.file);
+  if (relative(root, path).startsWith('..')) {
+    throw new OutputError(
+      'OUTPUT_FAILED',
+      `part ${label}: staged file ${pointer.file} is outside the output root`,
+    );
+  }
+  let size: number;
+  try {
+    size = (await stat(path)).size;
+  } catch {
+    throw new OutputError(
+      'OUTPUT_FAILED',
+      `part ${label}: staged file ${pointer.file} is missing (was the snapshot's staging area removed?)`,
+    );
+  }
+  if (pointer.bytes !== size) {
+    throw new OutputError(
+      'OUTPUT_FAILED',
+      `part ${label}: staged file ${pointer.file} has ${size} bytes, its pointer says ${pointer.bytes}`,
+    );
+  }
+  let sha: string | undefined;
+  if (opts.verifyHashes !== false && pointer.sha256 !== undefined) {
+    sha = (await hashFile(path)).sha256;
+    if (sha !== pointer.sha256) {
+      throw new OutputError(
+        'OUTPUT_FAILED',
+        `part ${label}: staged file ${pointer.file} is corrupt (sha256 ${sha} ≠ ${pointer.sha256} reported when it was written)`,
+      );
+    }
+  }
+  const sidecar = await readFieldsSidecar(fieldsSidecarPath(path));
+  let rows: number;
+  let fields: FieldKinds;
+  if (sidecar !== undefined && (pointer.sha256 === undefined || sidecar.sha256 === pointer.sha256)) {
+    rows = sidecar.rows;
+    fields = sidecar.fields;
+  } else {
+    // No sidecar of this very file (another attempt's, or none): read the rows themselves.
+    const scanned = await scanFieldKinds(path);
+    rows = scanned.rows;
+    fields = scanned.fields;
+  }
+  if (rows !== pointer.rows) {
+    throw new OutputError(
+      'OUTPUT_FAILED',
+      `part ${label}: staged file ${pointer.file} holds ${rows} rows, its pointer says ${pointer.rows}`,
+    );
+  }
+  return { pointer, path, rows, bytes: size, fields };
+}

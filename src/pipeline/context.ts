@@ -1,0 +1,128 @@
+/**
+ * The pipeline's Redis-side resources, built once from the config: one ioredis connection, the two
+ * queues, the flow producer and the snapshot store. Every command (run, worker, status, schedule)
+ * opens one and closes it in `finally`.
+ */
+import { FlowProducer, Queue, type KeepJobs } from 'bullmq';
+import { Redis } from 'ioredis';
+import { resolveBudgetConfig, type BudgetConfig } from '../budget/index.js';
+import type { Config } from '../config/load.js';
+import type { Logger } from '../log.js';
+import { enqueueSnapshot, type EnqueueOutcome } from './enqueue.js';
+import { queueNames, type FlowSettings, type QueueNames } from './flow.js';
+import { SnapshotStore, type SnapshotSpec } from './snapshot-store.js';
+
+export interface PipelineContext {
+  config: Config;
+  logger: Logger;
+  /** Shared non-blocking connection (BullMQ workers open their own blocking ones from it). */
+  redis: Redis;
+  names: QueueNames;
+  partsQueue: Queue;
+  snapshotsQueue: Queue;
+  flows: FlowProducer;
+  store: SnapshotStore;
+  flowSettings: FlowSettings;
+  enqueue(spec: SnapshotSpec, opts?: { retry?: boolean }): Promise<EnqueueOutcome>;
+  close(): Promise<void>;
+}
+
+export function keepJobs(k: { age_seconds: number; count: number }): KeepJobs {
+  return { age: k.age_seconds, count: k.count };
+}
+
+/** The budget section of the config in the budget module's terms (validated again there). */
+export function budgetConfigFrom(config: Config): BudgetConfig {
+  const b = config.budget;
+  return resolveBudgetConfig(
+    {
+      requestsPerMinute: b.requests_per_minute,
+      share: b.share,
+      dailyQuota: b.daily_quota,
+      monthlyQuota: b.monthly_quota,
+      ...(b.account_id ? { accountId: b.account_id } : {}),
+      maxRetryAfterMs: b.max_retry_after_ms,
+      maxRateLimitRequeues: b.max_rate_limit_requeues,
+      allowMultiDay: b.allow_multi_day,
+      safetyMarginMs: b.safety_margin_ms,
+    },
+    'config.budget',
+  );
+}
+
+/**
+ * Redis key prefix of the budget. Per Redis prefix, not per queue: every exporter using the same
+ * key against the same Redis shares one budget (the key's fingerprint is part of each budget key).
+ */
+export function budgetPrefix(config: Config): string {
+  return `${config.redis.prefix}:budget`;
+}
+
+export async function openPipeline(config: Config, logger: Logger): Promise<PipelineContext> {
+  const redis = new Redis(config.redis.url, {
+    maxRetriesPerRequest: null, // BullMQ requirement: commands wait for a reconnect instead of failing
+    lazyConnect: true,
+  });
+  try {
+    await redis.connect();
+  } catch (err: unknown) {
+    redis.disconnect();
+    throw new Error(
+      `cannot connect to Redis at ${redactUrl(config.redis.url)}: ${String((err as Error).message ?? err)}`,
+    );
+  }
+  const names = queueNames(config.queue.name);
+  const queueOpts = {
+    connection: redis,
+    prefix: config.redis.prefix,
+    // Bounded events stream: BullMQ stores maxLen in the queue's meta, so workers trim with it too.
+    streams: { events: { maxLen: config.retention.events_max_len } },
+  };
+  const partsQueue = new Queue(names.parts, queueOpts);
+  const snapshotsQueue = new Queue(names.snapshots, queueOpts);
+  const flows = new FlowProducer({ connection: redis, prefix: config.redis.prefix });
+  const store = new SnapshotStore(redis, {
+    prefix: config.redis.prefix,
+    queueBase: config.queue.name,
+    recordTtlSeconds: config.retention.snapshot_record_days * 86_400,
+  });
+  const flowSettings: FlowSettings = {
+    queues: names,
+    attempts: config.retry.attempts,
+    keepCompleted: keepJobs(config.retention.completed_jobs),
+    keepFailed: keepJobs(config.retention.failed_jobs),
+  };
+  const ctx: PipelineContext = {
+    config,
+    logger,
+    redis,
+    names,
+    partsQueue,
+    snapshotsQueue,
+    flows,
+    store,
+    flowSettings,
+    enqueue: (spec, opts) =>
+      enqueueSnapshot(
+        { store, flows, partsQueue, snapshotsQueue, settings: flowSettings, logger },
+        spec,
+        opts,
+      ),
+    async close() {
+      await Promise.allSettled([partsQueue.close(), snapshotsQueue.close(), flows.close()]);
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+  return ctx;
+}
+
+/** A Redis URL without its password, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = 'redacted';
+    return u.toString();
+  } catch {
+    return '<invalid url>';
+  }
+}

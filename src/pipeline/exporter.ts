@@ -1,0 +1,84 @@
+/**
+ * Everything a command needs to export: the pipeline context (Redis, queues, store), the budget
+ * for the configured key, and (on demand) workers wired to the client and the output.
+ */
+import { FilingsClient } from '../api/index.js';
+import { createBudget, type Budget } from '../budget/index.js';
+import type { Config } from '../config/load.js';
+import type { Secret } from '../config/secret.js';
+import type { Logger } from '../log.js';
+import { systemClock, type Clock } from '../types.js';
+import { clientFetcher } from './client-fetcher.js';
+import { budgetConfigFrom, budgetPrefix, openPipeline, type PipelineContext } from './context.js';
+import { outputPorts } from './output-adapter.js';
+import { startWorkers, type RunningWorkers } from './worker-runner.js';
+
+export interface Exporter {
+  ctx: PipelineContext;
+  budget: Budget;
+  /** Starts workers in this process (`worker`, `run --local`, `demo`). */
+  startWorkers(roles?: { parts?: boolean; control?: boolean }): Promise<RunningWorkers>;
+  /** Closes workers started here, the client, the budget and Redis. */
+  close(deadlineMs?: number): Promise<void>;
+}
+
+export interface OpenExporterOptions {
+  config: Config;
+  logger: Logger;
+  apiKey: Secret;
+  /** @defaultValue systemClock */
+  clock?: Clock;
+}
+
+export async function openExporter(opts: OpenExporterOptions): Promise<Exporter> {
+  const { config, logger } = opts;
+  const clock = opts.clock ?? systemClock;
+  const ctx = await openPipeline(config, logger);
+  const budget = createBudget({
+    redis: ctx.redis,
+    config: budgetConfigFrom(config),
+    apiKey: opts.apiKey.reveal(),
+    clock,
+    logger: logger.child({ component: 'budget' }),
+    prefix: budgetPrefix(config),
+  });
+  const started: RunningWorkers[] = [];
+  let client: FilingsClient | undefined;
+  return {
+    ctx,
+    budget,
+    async startWorkers(roles) {
+      client ??= new FilingsClient({
+        baseUrl: config.api.url,
+        apiKey: opts.apiKey.reveal(),
+        connections: Math.max(1, config.worker.concurrency),
+        headersTimeoutMs: config.api.headers_timeout_ms,
+        bodyTimeoutMs: config.api.body_timeout_ms,
+        clock,
+      });
+      const running = await startWorkers({
+        ctx,
+        fetcher: clientFetcher(client),
+        ...(await outputPorts({
+          ...(config.output.publish_memory_mb !== null
+            ? { publishMemoryMb: config.output.publish_memory_mb }
+            : {}),
+          ...(config.output.publish_threads !== null
+            ? { publishThreads: config.output.publish_threads }
+            : {}),
+        })),
+        budget,
+        clock,
+        ...(roles ? { roles } : {}),
+      });
+      started.push(running);
+      return running;
+    },
+    async close(deadlineMs) {
+      await Promise.all(started.map((w) => w.close(deadlineMs)));
+      await client?.close();
+      await budget.close();
+      await ctx.close();
+    },
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * The shape of a snapshot in BullMQ: one flow, a `publish-snapshot` parent in the snapshots queue
+ * and one `export-part` child per (company, dataset) in the parts queue, all with deterministic
+ * ids. Failure options are chosen so the parent always runs: a child that fails for good becomes
+ * an ignored dependency (ignoreDependencyOnFailure) and the parent records it as a failed part.
+ */
+import type { FlowJob, KeepJobs } from 'bullmq';
+import { BACKOFF_TYPE } from './backoff.js';
+import { partJobId, publishJobId } from './ids.js';
+import type { SnapshotSpec } from './snapshot-store.js';
+import { companyKey } from './universe.js';
+import type { ExportPartPayload } from '../../jobs/export-part.js';
+import type { PublishSnapshotPayload } from '../../jobs/publish-snapshot.js';
+
+export interface QueueNames {
+  /** Part jobs: rate-limited by the budget (one job start = one request). */
+  parts: string;
+  /** Snapshot parents (publish) and the nightly trigger: not rate-limited. */
+  snapshots: string;
+}
+
+export function queueNames(base: string): QueueNames {
+  return { parts: `${base}-parts`, snapshots: `${base}-snapshots` };
+}
+
+export interface FlowSettings {
+  queues: QueueNames;
+  /** Attempts per part for transient failures. */
+  attempts: number;
+  keepCompleted: KeepJobs;
+  keepFailed: KeepJobs;
+  /** Attempts of the publish job (disk hiccups). @defaultValue 3 */
+  publishAttempts?: number;
+}
+
+export function buildSnapshotFlow(spec: SnapshotSpec, s: FlowSettings): FlowJob {
+  const children: FlowJob[] = [];
+  // Company-major order: every dataset advances together, so status reads evenly.
+  for (const company of spec.companies) {
+    for (const dataset of spec.datasets) {
+      const data: ExportPartPayload = {
+        v: 1,
+        snapshotId: spec.id,
+        snapshotDate: spec.date,
+        dataset,
+        company,
+        outDir: spec.outDir,
+      };
+      children.push({
+        name: 'export-part',
+        queueName: s.queues.parts,
+        data,
+        opts: {
+          jobId: partJobId(spec.id, dataset, companyKey(company)),
+          attempts: s.attempts,
+          backoff: { type: BACKOFF_TYPE },
+          ignoreDependencyOnFailure: true,
+          removeOnComplete: s.keepCompleted,
+          removeOnFail: s.keepFailed,
+        },
+      });
+    }
+  }
+  const parent: PublishSnapshotPayload = {
+    v: 1,
+    snapshotId: spec.id,
+    snapshotDate: spec.date,
+    outDir: spec.outDir,
+    formats: spec.formats,
+    datasets: spec.datasets,
+    total: spec.companies.length * spec.datasets.length,
+  };
+  return {
+    name: 'publish-snapshot',
+    queueName: s.queues.snapshots,
+    data: parent,
+    opts: {
+      jobId: publishJobId(spec.id),
+      attempts: s.publishAttempts ?? 3,
+      backoff: { type: 'exponential', delay: 5000 },
+      removeOnComplete: s.keepCompleted,
+      removeOnFail: s.keepFailed,
+    },
+    children,
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * What the job processors need from the client and the output, as small interfaces. The worker
+ * runner adapts the real modules (src/api, src/output) to them; tests can pass the real ones too.
+ */
+import type { Company } from './universe.js';
+import type { DatasetName, OutputFormat, PartPointer, RateLimitState } from '../types.js';
+
+/** The rows of one response, streamed: memory stays flat whatever the company's size. */
+export interface PartResponse {
+  rows: AsyncIterable<Record<string, unknown>>;
+  /** Envelope fields without `rows`; resolves after the rows are consumed. */
+  envelope(): Promise<Record<string, unknown>>;
+  status: number;
+  rateLimit: RateLimitState;
+}
+
+/** Sends the one request of a part. Exactly one HTTP request per call, no retries inside. */
+export interface PartFetcher {
+  fetch(dataset: DatasetName, company: Company, signal?: AbortSignal): Promise<PartResponse>;
+}
+
+export interface StagedPart {
+  /** Relative to the output root. */
+  file: string;
+  rows: number;
+  bytes: number;
+  sha256: string;
+}
+
+/** Writes one part's rows to staging; renamed into place only by finish(). */
+export interface PartWriter {
+  write(row: Record<string, unknown>): Promise<void> | void;
+  finish(): Promise<StagedPart>;
+  abort(): Promise<void> | void;
+}
+
+export interface PartWriterRequest {
+  root: string;
+  snapshotId: string;
+  dataset: DatasetName;
+  /** Company key (ticker or 10-digit CIK): the `_requested_ticker` lineage column and file name. */
+  ticker: string;
+  /** When the request was sent (ISO): the `_fetched_at` lineage column. */
+  fetchedAt: string;
+}
+
+export type PartWriterFactory = (req: PartWriterRequest) => PartWriter;
+
+export interface PublishRequest {
+  root: string;
+  snapshotId: string;
+  snapshotDate: string;
+  formats: OutputFormat[];
+  datasets: DatasetName[];
+  parts: PartPointer[];
+  /** Quota waits the snapshot went through (the manifest says so). */
+  waits: unknown[];
+  startedAt: string;
+  /** Requests sent for the snapshot, all attempts. */
+  requests: number;
+  /** Attempts beyond the first, over all parts. */
+  retries: number;
+}
+
+export interface PublishResult {
+  /** Absolute path of manifest.json. */
+  manifestPath: string;
+  /** Rows per dataset in the published files. */
+  rows: Record<string, number>;
+}
+
+export type SnapshotPublisher = (req: PublishRequest) => Promise<PublishResult>;

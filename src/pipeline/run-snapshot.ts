@@ -1,0 +1,108 @@
+/**
+ * One snapshot now: plan it against the budget, enqueue it (a no-op when the id is taken), run
+ * workers here when asked (`--local`), and follow it to its end with visible progress (`--wait`).
+ * Shared by `run` and `demo`.
+ */
+import { assertPlanFits, type Plan } from '../budget/index.js';
+import type { Logger } from '../log.js';
+import type { EnqueueOutcome } from './enqueue.js';
+import type { Exporter } from './exporter.js';
+import { followSnapshot, isFinal } from './follow.js';
+import { createProgressReporter } from './progress.js';
+import type { SnapshotRecord, SnapshotSpec } from './snapshot-store.js';
+import type { RunningWorkers } from './worker-runner.js';
+
+export interface RunSnapshotOptions {
+  exporter: Exporter;
+  spec: SnapshotSpec;
+  /** Re-enqueue a failed or stopped snapshot (parts already exported are reused). */
+  retry?: boolean;
+  /** Let a snapshot that exceeds the monthly quota spread over several days. */
+  allowMultiDay: boolean;
+  /** Run the workers in this process too. */
+  local: boolean;
+  /** Follow the snapshot to its end. */
+  wait: boolean;
+  logger: Logger;
+  /** Bars (true) or log lines (false). @defaultValue stderr is a TTY */
+  tty?: boolean;
+  /** Stops following (and local workers); the snapshot itself goes on in other workers. */
+  signal?: AbortSignal;
+  /** Human-readable lines (plan, outcome). @defaultValue stderr */
+  say?: (line: string) => void;
+}
+
+export interface RunSnapshotResult {
+  outcome: EnqueueOutcome['kind'];
+  plan: Plan | null;
+  record: SnapshotRecord;
+}
+
+export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotResult> {
+  const { exporter, spec } = o;
+  const say = o.say ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const { store } = exporter.ctx;
+  const requests = spec.companies.length * spec.datasets.length;
+
+  const existing = await store.get(spec.id);
+  const willEnqueue =
+    !existing || (o.retry === true && (existing.state === 'failed' || existing.state === 'stopped'));
+  let plan: Plan | null = null;
+  if (willEnqueue) {
+    plan = await exporter.budget.plan(requests, { allowMultiDay: o.allowMultiDay });
+    say(
+      `plan: ${requests} requests (${spec.companies.length} companies x ${spec.datasets.length} datasets: ${spec.datasets.join(', ')}); ${plan.message}`,
+    );
+    if (!o.allowMultiDay) assertPlanFits(plan);
+  }
+
+  const outcome = await exporter.ctx.enqueue(spec, { retry: o.retry === true });
+  switch (outcome.kind) {
+    case 'created':
+      say(`snapshot ${spec.id}: enqueued ${requests} parts -> ${spec.outDir}`);
+      break;
+    case 'retried':
+      say(`snapshot ${spec.id}: re-enqueued (parts already exported are reused)`);
+      break;
+    case 'exists':
+      say(
+        `snapshot ${spec.id} already exists (${outcome.record.state}); nothing enqueued` +
+          (outcome.record.state === 'failed' || outcome.record.state === 'stopped'
+            ? ' (use --retry to run its failed parts again)'
+            : ''),
+      );
+      break;
+  }
+
+  let workers: RunningWorkers | undefined;
+  if (o.local && !isFinal(outcome.record.state)) workers = await exporter.startWorkers();
+  try {
+    if (!o.wait || isFinal(outcome.record.state))
+      return { outcome: outcome.kind, plan, record: outcome.record };
+    const progress = createProgressReporter({
+      logger: o.logger,
+      ...(o.tty !== undefined ? { tty: o.tty } : {}),
+    });
+    try {
+      const record = await followSnapshot(store, spec.id, {
+        ...(o.signal ? { signal: o.signal } : {}),
+        onUpdate: async (rec) => {
+          const wait = await exporter.budget.currentSnapshotWait(spec.id).catch(() => null);
+          progress.update(rec, wait ? wait.message : null);
+        },
+      });
+      return { outcome: outcome.kind, plan, record };
+    } finally {
+      progress.stop();
+    }
+  } finally {
+    await workers?.close();
+  }
+}
+
+/** The one JSON line `run --wait` ends with. */
+export function resultLine(rec: SnapshotRecord): string {
+  const rows: Record<string, number> = {};
+  for (const [ds, p] of Object.entries(rec.progress)) rows[ds] = p.rows;
+  return JSON.stringify({ snapshot_id: rec.spec.id, status: rec.state, manifest: rec.manifest, rows });
+}

@@ -1,0 +1,94 @@
+/**
+ * What `status` shows: per dataset done / not_found / bad_request / failed / pending parts and
+ * rows, the state, and what the snapshot waits for. As a table for people and as JSON.
+ */
+import type { SnapshotWait } from '../budget/index.js';
+import { totals, type DatasetProgress, type SnapshotRecord } from './snapshot-store.js';
+
+export interface StatusReport {
+  snapshot_id: string;
+  state: string;
+  trigger: string;
+  snapshot_date: string;
+  created_at: string;
+  finished_at: string | null;
+  /** What it waits for now (a quota reset), or null. */
+  waiting: { reason: string; until: string } | null;
+  datasets: Record<string, DatasetProgress>;
+  total: DatasetProgress;
+  manifest: string | null;
+  message: string | null;
+  /** Quota waits the snapshot went through. */
+  waits: { message: string; since: string; until: string }[];
+  retries: number;
+}
+
+export function statusReport(
+  rec: SnapshotRecord,
+  current: SnapshotWait | null,
+  waits: SnapshotWait[] = [],
+): StatusReport {
+  const running = rec.state === 'running' || rec.state === 'enqueuing';
+  return {
+    snapshot_id: rec.spec.id,
+    state: running && current ? 'waiting_quota' : rec.state,
+    trigger: rec.spec.trigger,
+    snapshot_date: rec.spec.date,
+    created_at: new Date(rec.createdAtMs).toISOString(),
+    finished_at: rec.finishedAtMs ? new Date(rec.finishedAtMs).toISOString() : null,
+    waiting: running && current ? { reason: current.message, until: current.until } : null,
+    datasets: rec.progress,
+    total: totals(rec),
+    manifest: rec.manifest,
+    message: rec.message,
+    waits: waits.map((w) => ({ message: w.message, since: w.since, until: w.until })),
+    retries: rec.retries,
+  };
+}
+
+const COLUMNS = ['done', 'not_found', 'bad_request', 'failed', 'pending', 'total', 'rows'] as const;
+
+/** A few lines readable at a glance. `nowMs` makes "in 3h12m" relative to now. */
+export function formatStatus(r: StatusReport, nowMs: number = Date.now()): string {
+  const lines: string[] = [];
+  const started = Date.parse(r.created_at);
+  const end = r.finished_at ? Date.parse(r.finished_at) : nowMs;
+  lines.push(
+    `snapshot ${r.snapshot_id}: ${r.state.toUpperCase()}  (${r.trigger}, date ${r.snapshot_date}, started ${r.created_at}, ${r.finished_at ? 'took' : 'running for'} ${duration(end - started)})`,
+  );
+  if (r.waiting)
+    lines.push(
+      `waiting: ${r.waiting.reason} (until ${r.waiting.until}, in ${duration(Date.parse(r.waiting.until) - nowMs)})`,
+    );
+  lines.push('');
+  const header = ['dataset', ...COLUMNS];
+  const rows = Object.entries(r.datasets).map(([ds, p]) => [ds, ...COLUMNS.map((c) => fmt(p[c]))]);
+  rows.push(['all', ...COLUMNS.map((c) => fmt(r.total[c]))]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: string[]): string =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  lines.push(line(header));
+  for (const row of rows) lines.push(line(row));
+  lines.push('');
+  if (r.manifest) lines.push(`manifest: ${r.manifest}`);
+  if (r.message) lines.push(`message: ${r.message}`);
+  for (const w of r.waits)
+    if (w.until !== r.waiting?.until) lines.push(`waited: ${w.message} (${w.since} -> ${w.until})`);
+  if (r.retries > 0) lines.push(`retried: ${r.retries} time(s)`);
+  return lines.join('\n').trimEnd();
+}
+
+function fmt(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+export function duration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '0s';
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h${String(m % 60).padStart(2, '0')}m`;
+  return `${Math.floor(h / 24)}d${h % 24}h`;
+}

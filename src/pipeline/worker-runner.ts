@@ -1,0 +1,182 @@
+/**
+ * Runs the pipeline's BullMQ workers in this process: the parts worker (rate-limited by the
+ * budget; one job start = one request) and the control worker (publish-snapshot parents and the
+ * nightly trigger). Any number of processes on any number of machines may run these against the
+ * same Redis. `close(deadline)` lets running jobs finish, then aborts the rest.
+ */
+import { hostname } from 'node:os';
+import { Job, Worker, type Processor } from 'bullmq';
+import type { Budget } from '../budget/index.js';
+import { concurrencyFor, limiterFor } from '../budget/index.js';
+import { coerceError } from '../errors.js';
+import type { Clock } from '../types.js';
+import { backoffStrategy } from './backoff.js';
+import { budgetConfigFrom, type PipelineContext } from './context.js';
+import { publishJobId } from './ids.js';
+import type { PartFetcher, PartWriterFactory, SnapshotPublisher } from './ports.js';
+import { createExportPartProcessor, name as exportPartName } from '../../jobs/export-part.js';
+import { createNightlyTriggerProcessor, name as nightlyTriggerName } from '../../jobs/nightly-trigger.js';
+import { createPublishSnapshotProcessor, name as publishSnapshotName } from '../../jobs/publish-snapshot.js';
+
+export interface WorkerRunnerDeps {
+  ctx: PipelineContext;
+  fetcher: PartFetcher;
+  createWriter: PartWriterFactory;
+  publish: SnapshotPublisher;
+  budget: Budget;
+  clock: Clock;
+  /** Which workers to run. @defaultValue both */
+  roles?: { parts?: boolean; control?: boolean };
+  /** Name stored on processed jobs (visible in dashboards). @defaultValue `<host>:<pid>` */
+  workerName?: string;
+}
+
+export interface RunningWorkers {
+  readonly workers: readonly Worker[];
+  /** Stops taking jobs, waits up to `deadlineMs` for running ones, then aborts them. */
+  close(deadlineMs?: number): Promise<void>;
+}
+
+/** Days the per-part hash of a published snapshot is kept (the manifest has it all). */
+const PARTS_TTL_AFTER_PUBLISH_S = 7 * 86_400;
+
+export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorkers> {
+  const { ctx } = deps;
+  const { config, logger, store } = ctx;
+  const roles = { parts: deps.roles?.parts ?? true, control: deps.roles?.control ?? true };
+  const workers: Worker[] = [];
+  const base = {
+    connection: ctx.redis,
+    prefix: config.redis.prefix,
+    lockDuration: config.worker.lock_duration_ms,
+    name: deps.workerName ?? `${hostname()}:${process.pid}`,
+  };
+
+  const stopSnapshot = async (snapshotId: string, message: string, job: Job): Promise<void> => {
+    if (await store.stop(snapshotId, message))
+      logger.error({ snapshot: snapshotId, reason: message }, 'snapshot stopped');
+    // Parts not started yet are removed, so the parent runs now instead of after every sibling
+    // burned a request (or a rate-limit slot) only to learn the key is refused.
+    const parentId = job.parent?.id ?? publishJobId(snapshotId);
+    const parent = await Job.fromId(ctx.snapshotsQueue, parentId);
+    if (parent) await parent.removeUnprocessedChildren();
+  };
+
+  if (roles.parts) {
+    const budgetConfig = budgetConfigFrom(config);
+    const processor = createExportPartProcessor({
+      fetcher: deps.fetcher,
+      createWriter: deps.createWriter,
+      store,
+      budget: deps.budget,
+      rateLimiter: ctx.partsQueue,
+      stopSnapshot,
+      clock: deps.clock,
+      logger: logger.child({ worker: 'parts' }),
+    });
+    // Enough jobs in flight that the rate limit, not the worker, sets the pace (Little's law over a
+    // typical 2 s part); more workers share this need.
+    const needed = concurrencyFor({ config: budgetConfig, jobDurationMs: 2000 });
+    if (config.worker.concurrency < needed)
+      logger.info(
+        { concurrency: config.worker.concurrency, needed },
+        'worker.concurrency may be too low to use the whole rate limit with one worker process',
+      );
+    const worker = new Worker(ctx.names.parts, processor as Processor, {
+      ...base,
+      concurrency: config.worker.concurrency,
+      limiter: limiterFor(budgetConfig),
+      settings: {
+        backoffStrategy: backoffStrategy({
+          baseDelayMs: config.retry.base_delay_ms,
+          maxDelayMs: config.retry.max_delay_ms,
+          jitter: config.retry.jitter,
+        }),
+      },
+    });
+    workers.push(worker);
+  }
+
+  if (roles.control) {
+    const publish = createPublishSnapshotProcessor({
+      store,
+      publish: deps.publish,
+      budget: deps.budget,
+      clock: deps.clock,
+      logger: logger.child({ worker: 'control' }),
+      partsTtlSeconds: PARTS_TTL_AFTER_PUBLISH_S,
+    });
+    const trigger = createNightlyTriggerProcessor({
+      enqueue: (spec) => ctx.enqueue(spec),
+      clock: deps.clock,
+      logger: logger.child({ worker: 'control' }),
+    });
+    const worker = new Worker(
+      ctx.names.snapshots,
+      async (job: Job, token?: string) => {
+        switch (job.name) {
+          case publishSnapshotName:
+            return publish(job);
+          case nightlyTriggerName:
+            return trigger(job);
+          default:
+            throw new Error(
+              `unknown job ${job.name} in ${ctx.names.snapshots}; token ${token ? 'held' : 'none'}`,
+            );
+        }
+      },
+      { ...base, concurrency: config.worker.control_concurrency },
+    );
+    workers.push(worker);
+  }
+
+  for (const w of workers) {
+    w.on('error', (err) => logger.error({ err: coerceError(err), queue: w.name }, 'worker error'));
+    w.on('failed', (job, err) => {
+      if (!job) return;
+      if (job.name === exportPartName) {
+        logger.debug({ job: job.id, reason: err.message, attempts: job.attemptsMade }, 'part attempt failed');
+        return;
+      }
+      // A publish job that died without its processor noticing (stalled too often, a crash
+      // mid-write) must not leave the snapshot "running" for ever.
+      if (job.name === publishSnapshotName && job.finishedOn) {
+        const id =
+          typeof job.data === 'object' && job.data
+            ? (job.data as { snapshotId?: unknown }).snapshotId
+            : undefined;
+        if (typeof id === 'string')
+          void store
+            .transition(id, ['running'], 'failed', {
+              message: `publishing failed: ${err.message}`,
+              finished: true,
+            })
+            .catch((e: unknown) =>
+              logger.error({ err: coerceError(e) }, 'could not record a failed publish'),
+            );
+      }
+    });
+  }
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
+
+  return {
+    workers,
+    async close(deadlineMs = config.worker.shutdown_timeout_ms) {
+      const closing = Promise.all(workers.map((w) => w.close()));
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<'deadline'>((resolve) => {
+        timer = setTimeout(() => resolve('deadline'), deadlineMs);
+        timer.unref();
+      });
+      if ((await Promise.race([closing.then(() => 'closed' as const), deadline])) === 'deadline') {
+        // Running jobs get an abort signal; their requests end, the jobs fail and are retried
+        // elsewhere (or become stalled and are picked up after lockDuration).
+        logger.warn({ deadlineMs }, 'shutdown deadline reached; aborting running jobs');
+        for (const w of workers) w.cancelAllJobs('worker shutting down');
+        await Promise.race([closing, new Promise((r) => setTimeout(r, 5000).unref())]);
+        await Promise.all(workers.map((w) => w.close(true)));
+      }
+      if (timer) clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,144 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InputError } from '../src/errors.js';
+import { retryDelayMs } from '../src/pipeline/backoff.js';
+import {
+  adhocSnapshotId,
+  checkSnapshotId,
+  localDate,
+  nightlySnapshotId,
+  parsePartJobId,
+  partJobId,
+} from '../src/pipeline/ids.js';
+import { loadUniverse, parseUniverseText, readUniverseFile } from '../src/pipeline/universe.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'fx-universe-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('universe', () => {
+  it('reads one ticker or CIK per line, with comments and blank lines', () => {
+    const u = parseUniverseText('# mine\naapl\n\n320193\nBRK.B  # class B\n', 'u.txt');
+    expect(u).toEqual([
+      { kind: 'ticker', ticker: 'AAPL' },
+      { kind: 'cik', cik: '0000320193' },
+      { kind: 'ticker', ticker: 'BRK.B' },
+    ]);
+  });
+
+  it('reads CSV with a header naming ticker and/or cik', () => {
+    const u = parseUniverseText('name,cik,ticker\n"Apple, Inc.",320193,AAPL\nAlphabet,1652044,\n', 'u.csv');
+    expect(u).toEqual([
+      { kind: 'ticker', ticker: 'AAPL' },
+      { kind: 'cik', cik: '0001652044' },
+    ]);
+  });
+
+  it('names file and line of a bad entry', () => {
+    expect(() => parseUniverseText('AAPL\nnot a ticker\n', '/x/u.txt')).toThrow(
+      'universe file /x/u.txt, line 2: "not a ticker" is not a ticker',
+    );
+    expect(() => parseUniverseText('a,b\n', '/x/u.csv')).toThrow(
+      /line 1: a CSV universe file needs a header row/,
+    );
+    expect(() => parseUniverseText('ticker,cik\n,\n', '/x/u.csv')).toThrow(
+      'universe file /x/u.csv, line 2: the row has neither a ticker nor a cik',
+    );
+  });
+
+  it('combines config lists and a file, de-duplicated in first-seen order', async () => {
+    const f = join(dir, 'tickers.txt');
+    await writeFile(f, 'MSFT\nAAPL\n');
+    const u = await loadUniverse({ tickers: ['aapl', 'NVDA'], ciks: ['789019'], file: f });
+    expect(u.map((c) => (c.kind === 'ticker' ? c.ticker : c.cik))).toEqual([
+      'AAPL',
+      'NVDA',
+      '0000789019',
+      'MSFT',
+    ]);
+  });
+
+  it('refuses an empty universe and a missing file with clear errors', async () => {
+    await expect(loadUniverse({})).rejects.toThrow(/the universe is empty/);
+    await expect(readUniverseFile(join(dir, 'none.txt'))).rejects.toThrow(/none\.txt: file not found/);
+    await expect(loadUniverse({ tickers: ['A B'], tickersLabel: '--tickers' })).rejects.toBeInstanceOf(
+      InputError,
+    );
+    await expect(loadUniverse({ tickers: ['A B'], tickersLabel: '--tickers' })).rejects.toThrow(
+      /^--tickers\[0\]:/,
+    );
+  });
+});
+
+describe('ids', () => {
+  it('dates a nightly snapshot in the configured time zone', () => {
+    const t = Date.parse('2026-11-21T03:30:00Z');
+    expect(nightlySnapshotId(localDate(t, 'UTC'))).toBe('nightly-2026-11-21');
+    expect(nightlySnapshotId(localDate(t, 'America/New_York'))).toBe('nightly-2026-11-20');
+    expect(nightlySnapshotId(localDate(t, 'Asia/Tokyo'))).toBe('nightly-2026-11-21');
+  });
+
+  it('ad hoc ids hash the request, order-insensitive', () => {
+    const a = adhocSnapshotId('2026-11-21', {
+      companies: ['AAPL', 'MSFT'],
+      datasets: ['facts_full', 'evidence'],
+      formats: ['parquet'],
+      outDir: '/o',
+    });
+    const b = adhocSnapshotId('2026-11-21', {
+      companies: ['MSFT', 'AAPL'],
+      datasets: ['evidence', 'facts_full'],
+      formats: ['parquet'],
+      outDir: '/o',
+    });
+    const c = adhocSnapshotId('2026-11-21', {
+      companies: ['AAPL'],
+      datasets: ['facts_full', 'evidence'],
+      formats: ['parquet'],
+      outDir: '/o',
+    });
+    expect(a).toMatch(/^adhoc-2026-11-21-[0-9a-f]{10}$/);
+    expect(a).toBe(b);
+    expect(a).not.toBe(c);
+  });
+
+  it('part job ids round-trip, also from full job keys and dotted tickers', () => {
+    const id = partJobId('nightly-2026-11-21', 'facts_full', 'BRK.B');
+    expect(id).toBe('nightly-2026-11-21.facts_full.BRK.B');
+    expect(id).not.toContain(':');
+    expect(parsePartJobId('nightly-2026-11-21', `fx:filings-export-parts:${id}`)).toEqual({
+      dataset: 'facts_full',
+      companyKey: 'BRK.B',
+    });
+    expect(parsePartJobId('other', id)).toBeUndefined();
+  });
+
+  it('refuses snapshot ids BullMQ cannot take', () => {
+    expect(checkSnapshotId('my-snap_1.b', '--snapshot-id')).toBe('my-snap_1.b');
+    expect(() => checkSnapshotId('a:b', '--snapshot-id')).toThrow(
+      /^--snapshot-id: "a:b" is not a valid snapshot id/,
+    );
+    expect(() => checkSnapshotId('12345', '--snapshot-id')).toThrow(/not all digits/);
+    expect(() => checkSnapshotId('', '--snapshot-id')).toThrow(InputError);
+  });
+});
+
+describe('retry delays', () => {
+  const s = { baseDelayMs: 1000, maxDelayMs: 10_000, jitter: 0.5 };
+  it('grow exponentially, capped, with the jitter taken off the top', () => {
+    expect([1, 2, 3, 4, 5].map((n) => retryDelayMs(s, n, undefined, () => 0))).toEqual([
+      1000, 2000, 4000, 8000, 10_000,
+    ]);
+    expect([1, 2, 3].map((n) => retryDelayMs(s, n, undefined, () => 1))).toEqual([500, 1000, 2000]);
+  });
+  it('never undercut a Retry-After sent with the error (up to the cap)', () => {
+    expect(retryDelayMs(s, 1, 7000, () => 0)).toBe(7000);
+    expect(retryDelayMs(s, 1, 60_000, () => 0)).toBe(10_000);
+  });
+});
