@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
 import { postOperation } from './helpers/emulator.js';
+import { TIGHT_KEY, tightKeysFile } from './helpers/tight-keys.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'filings-export.mjs');
@@ -85,6 +86,56 @@ describe('filings-export emulator', () => {
       expect(await r.exit).toBe(0);
     } finally {
       r.child.kill('SIGKILL');
+    }
+  });
+
+  it('--rate-limit none --daily-quota none --monthly-quota none lift every limit of the keys file', async () => {
+    // A key the file limits to 1 request a minute, a day and a month (account too).
+    const key = TIGHT_KEY;
+    const keysPath = join(dir, 'tight-keys.json');
+    await writeFile(keysPath, JSON.stringify(tightKeysFile()));
+    const r = run([
+      'emulator',
+      '--port',
+      '0',
+      '--no-warm',
+      '--keys',
+      keysPath,
+      '--rate-limit',
+      'none',
+      '--daily-quota',
+      'none',
+      '--monthly-quota',
+      'NONE',
+    ]);
+    try {
+      const url = await listening(r);
+      for (let i = 0; i < 3; i++) {
+        const res = await postOperation(url, 'issuer/reference', { ticker: 'AAPL' }, key);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+        expect(res.headers.get('x-ratelimit-remaining')).toBeNull();
+      }
+      r.child.kill('SIGTERM');
+      expect(await r.exit).toBe(0);
+    } finally {
+      r.child.kill('SIGKILL');
+    }
+  });
+
+  it('refuses a limit that is not a whole number or none, naming the option', async () => {
+    const cases: [string, string][] = [
+      ['--rate-limit', '-3'],
+      ['--rate-limit', 'abc'],
+      ['--daily-quota', '1.5'],
+      ['--monthly-quota', ''],
+    ];
+    const runs = cases.map(([flag, value]) => ({ flag, value, r: run(['emulator', flag, value]) }));
+    for (const { flag, value, r } of runs) {
+      expect(await r.exit).not.toBe(0);
+      expect(r.stderr()).toContain(`${flag} must be a whole number from 0 to`);
+      expect(r.stderr()).toContain(`or "none" for no limit (got "${value}")`);
+      expect(r.stdout()).not.toContain('listening on');
     }
   });
 

@@ -44,6 +44,18 @@ describe('decimal', () => {
     expect(parseDecimal('')).toBeUndefined();
   });
 
+  it('reads plain numbers (the fast path) exactly as the general form with an exponent', () => {
+    const plain = ['0', '-0', '007', '0.5', '-0.05', '10', '100.00', '1.010', '120', '-100', '0.000100'];
+    for (const text of [...plain, '9007199254740993.100', '391035000000', '-12.50']) {
+      expect(dec(text)).toEqual(dec(`${text}e0`));
+    }
+    expect(decimalFields(dec('100.00'))).toEqual({ value_num: '100', value_scaled_int: '1', scale: 2 });
+    expect(decimalFields(dec('1.010'))).toEqual({ value_num: '1.01', value_scaled_int: '101', scale: -2 });
+    for (const text of ['-', '.', '1.2.3', '--1']) expect(parseDecimal(text)).toBeUndefined();
+    expect(decimalFields(dec('.5'))).toEqual({ value_num: '0.5', value_scaled_int: '5', scale: -1 });
+    expect(decimalFields(dec('5.'))).toEqual({ value_num: '5', value_scaled_int: '5', scale: 0 });
+  });
+
   it('is exact beyond 2^53', () => {
     const big = '123456789012345678901234567890.000000000000000001';
     expect(formatDecimal(dec(big))).toBe(big);

@@ -4,15 +4,19 @@
  * the monthly quota, day and month rollover, CLI-style overrides, and /_emulator/reset.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../src/errors.js';
+import { startEmulator } from '../src/emulator/index.js';
 import { validateResponse } from './helpers/contract.js';
 import { TestClock } from './helpers/clock.js';
 import {
   headerRecord,
   postOperation,
   startTestEmulator,
+  bundledTestStore,
   TEST_QUOTAS,
   type TestEmulator,
 } from './helpers/emulator.js';
+import { TIGHT_KEY, tightKeysFile } from './helpers/tight-keys.js';
 
 const op = 'issuer/reference';
 const body = { ticker: 'AAPL' };
@@ -236,6 +240,65 @@ describe('overrides of the keys file', () => {
       });
     } finally {
       await emu.close();
+    }
+  });
+});
+
+describe('null overrides mean no limit', () => {
+  const tightKey = TIGHT_KEY;
+  const tightKeys = tightKeysFile();
+
+  it('the keys file alone limits the key to one request', async () => {
+    const emu = await startEmulator({ port: 0, keys: tightKeys, store: await bundledTestStore() });
+    try {
+      expect((await postOperation(emu.url, op, body, tightKey)).status).toBe(200);
+      const second = await postOperation(emu.url, op, body, tightKey);
+      expect(second.status).toBe(429);
+      expect(second.body).toMatchObject({ error: 'Rate limit exceeded', limit: 1 });
+    } finally {
+      await emu.close();
+    }
+  });
+
+  it('rateLimitPerMinute, dailyQuota and monthlyQuota null lift every limit: no headers, no 429', async () => {
+    const emu = await startEmulator({
+      port: 0,
+      keys: tightKeys,
+      store: await bundledTestStore(),
+      rateLimitPerMinute: null,
+      dailyQuota: null,
+      monthlyQuota: null,
+    });
+    try {
+      for (let i = 0; i < 4; i++) {
+        const res = await postOperation(emu.url, op, body, tightKey);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+        expect(res.headers.get('x-ratelimit-remaining')).toBeNull();
+        expect(res.headers.get('x-ratelimit-reset')).toBeNull();
+      }
+      const stats = (await (await fetch(`${emu.url}/_emulator/stats`)).json()) as {
+        total: { requests: number; status_429: number };
+      };
+      expect(stats.total).toMatchObject({ requests: 4, status_429: 0 });
+    } finally {
+      await emu.close();
+    }
+  });
+
+  it('refuses an override that is not a whole number >= 0 or null, naming it', async () => {
+    const store = await bundledTestStore();
+    const bad: [string, unknown][] = [
+      ['rateLimitPerMinute', ''],
+      ['rateLimitPerMinute', Number.NaN],
+      ['rateLimitPerMinute', -3],
+      ['dailyQuota', 1.5],
+      ['monthlyQuota', 'none'],
+    ];
+    for (const [name, value] of bad) {
+      const start = startEmulator({ port: 0, keys: tightKeys, store, [name]: value });
+      await expect(start).rejects.toBeInstanceOf(ConfigError);
+      await expect(start).rejects.toThrow(new RegExp(`^${name} must be a whole number >= 0, or null`));
     }
   });
 });

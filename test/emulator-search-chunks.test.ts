@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCorpus, type Chunk, type Corpus } from '../src/emulator/search/corpus.js';
 import { listFilingDocuments, readMaybeGz, type FilingDocument } from '../src/emulator/search/documents.js';
-import { decodeEntities } from '../src/emulator/search/entities.js';
+import { decodeEntities } from '../src/emulator/data/xbrl-common.js';
 import { CHUNK_MAX_CHARS } from '../src/emulator/search/chunker.js';
 import { CHUNK_TYPES } from '../src/emulator/search/sections.js';
 

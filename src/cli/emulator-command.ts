@@ -5,15 +5,16 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { coerceError } from '../errors.js';
+import { parseLimitText } from '../emulator/limits/overrides.js';
 
 interface EmulatorCliOptions {
   port: number;
   host: string;
   data?: string;
   keys?: string;
-  rateLimit?: number | null;
-  dailyQuota?: number | null;
-  monthlyQuota?: number | null;
+  rateLimit?: LimitArg;
+  dailyQuota?: LimitArg;
+  monthlyQuota?: LimitArg;
   faultRate?: number;
   faultSeed?: number;
   latencyMs?: number;
@@ -32,12 +33,29 @@ function integer(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   };
 }
 
-/** A positive integer, or `none`/`unlimited` for no limit. */
+/**
+ * commander stores a parser's `null` as `''` (commander/lib/command.js, "Fill-in appropriate missing
+ * values"), so "no limit" travels as this word and becomes null only in `limitOption`.
+ */
+const NO_LIMIT = 'none';
+type LimitArg = number | typeof NO_LIMIT;
+
+/** A whole number >= 0, or `none`/`unlimited` for no limit. */
 function limit(name: string) {
-  return (text: string): number | null => {
-    if (/^(none|unlimited)$/i.test(text.trim())) return null;
-    return integer(name, 0)(text);
+  return (text: string): LimitArg => {
+    const v = parseLimitText(text);
+    if (v === undefined) {
+      throw new InvalidArgumentError(
+        `${name} must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, or "none" for no limit (got "${text}")`,
+      );
+    }
+    return v ?? NO_LIMIT;
   };
+}
+
+/** Option value → startEmulator override: absent = keys file, `none` = null (no limit). */
+function limitOption(v: LimitArg | undefined): number | null | undefined {
+  return v === NO_LIMIT ? null : v;
 }
 
 function share(text: string): number {
@@ -104,9 +122,9 @@ async function runEmulator(o: EmulatorCliOptions): Promise<void> {
       host: o.host,
       dataDir: o.data,
       keys,
-      rateLimitPerMinute: o.rateLimit,
-      dailyQuota: o.dailyQuota,
-      monthlyQuota: o.monthlyQuota,
+      rateLimitPerMinute: limitOption(o.rateLimit),
+      dailyQuota: limitOption(o.dailyQuota),
+      monthlyQuota: limitOption(o.monthlyQuota),
       faultRate: o.faultRate,
       faultSeed: o.faultSeed,
       latencyMs: o.latencyMs,

@@ -16,8 +16,10 @@ import { loadKeysFile, parseKeysFile, type KeysFile } from './auth/keys-file.js'
 import { loadStore } from './data/index.js';
 import { FaultPlan, seededRandom } from './faults/fault-plan.js';
 import { Limiter } from './limits/limiter.js';
+import { checkLimitOverrides } from './limits/overrides.js';
 import { B2B_OPERATIONS, RAW_ROUTES } from './server/routes/index.js';
 import type { ServerDeps } from './server/routes/types.js';
+import { RowsTextCache } from './server/rows-cache.js';
 import { createEmulatorServer } from './server/server.js';
 import { Stats } from './server/stats.js';
 import type { EmulatorStore } from './store.js';
@@ -40,7 +42,10 @@ export interface EmulatorOptions {
   dataDir?: string;
   /** A keys-file object or a path to one. @defaultValue bundled config/emulator-keys.json */
   keys?: KeysFile | string;
-  /** Per-minute limit of every key (overrides the file); null = no limit. @defaultValue from the keys file */
+  /**
+   * Per-minute limit of every key (overrides the file): a whole number >= 0, or null = no limit (no
+   * X-RateLimit-* headers, never a rate 429). Anything else is a ConfigError. @defaultValue from the keys file
+   */
   rateLimitPerMinute?: number | null;
   /** Daily quota of every account and key (overrides the file); null = none. @defaultValue from the keys file */
   dailyQuota?: number | null;
@@ -84,12 +89,14 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? silentLogger();
   const host = opts.host ?? '127.0.0.1';
+  // Before the keys and the data load: a bad option stops the start at once, naming the option.
+  checkLimitOverrides(opts);
+  checkNumber('faultRate', opts.faultRate, 0, 1);
+  checkNumber('latencyMs', opts.latencyMs, 0, 600_000);
   const keysFile =
     typeof opts.keys === 'object'
       ? parseKeysFile(opts.keys)
       : await loadKeysFile(opts.keys ?? BUNDLED_KEYS_FILE);
-  checkNumber('faultRate', opts.faultRate, 0, 1);
-  checkNumber('latencyMs', opts.latencyMs, 0, 600_000);
   // A store we load is ours to close; an injected one belongs to the caller.
   const owned = opts.store
     ? undefined
@@ -127,6 +134,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     faults: new FaultPlan(opts.faultRate ?? 0, random),
     stats: new Stats(() => clock.now()),
     latencyMs: opts.latencyMs ?? 0,
+    rowsCache: new RowsTextCache(),
     operations: B2B_OPERATIONS,
     rawRoutes: RAW_ROUTES,
     shutdown: shutdown.signal,
@@ -170,16 +178,26 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   };
 }
 
-/** One company at a time, so requests that arrive meanwhile are never starved for long. */
+/**
+ * Builds facts/full of the companies in the store's warm-up order (largest first), then their
+ * evidence, one company at a time with a turn of the event loop between builds, so requests that
+ * arrive meanwhile wait for at most one build.
+ */
 async function warmUp(store: EmulatorStore, signal: AbortSignal, logger: Logger): Promise<void> {
   const started = performance.now();
-  for (const company of store.companies()) {
-    if (signal.aborted || company.synthetic) continue;
-    try {
-      await store.factsFull(company.cik);
-      await store.evidence(company.cik);
-    } catch (err: unknown) {
-      logger.warn({ err: coerceError(err), cik: company.cik }, 'emulator: warm-up failed for a company');
+  const companies = store.warmUpOrder?.() ?? store.companies().filter((c) => !c.synthetic);
+  for (const dataset of ['factsFull', 'evidence'] as const) {
+    for (const company of companies) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (signal.aborted) return;
+      try {
+        await store[dataset](company.cik);
+      } catch (err: unknown) {
+        logger.warn(
+          { err: coerceError(err), cik: company.cik, dataset },
+          'emulator: warm-up failed for a company',
+        );
+      }
     }
   }
   logger.info({ ms: Math.round(performance.now() - started) }, 'emulator: warm-up done');

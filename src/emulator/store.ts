@@ -150,6 +150,11 @@ export interface EvidenceLocation {
 export interface EmulatorStore {
   /** Every company (real, then synthetic). */
   companies(): readonly Company[];
+  /**
+   * The real companies worth building ahead of requests, most expensive first (the largest), at most
+   * as many as the store keeps built. Optional: without it, warm-up takes companies() in order.
+   */
+  warmUpOrder?(): readonly Company[];
   /** Resolves a ticker (case-insensitive) or a CIK (with or without zero padding); undefined if unknown. */
   resolve(scope: { ticker?: string; cik?: string }): Company | undefined;
   /** facts/full: every fact incl. dimensional rows, newest period first. */

@@ -16,6 +16,7 @@ import {
   compareEvidence,
   compareFactRows,
   coreRow,
+  newRowMemo,
   type BuiltFact,
   type LabelSources,
 } from './rows.js';
@@ -97,7 +98,7 @@ export class CompanyData {
       if (c.description !== null) this.descriptions.set(id, c.description);
     }
     const labels: LabelSources = { concepts, linkbase: inputs.linkbaseLabels };
-    const memo = new Map<string, string>();
+    const memo = newRowMemo();
     this.built = this.collected.groups.map((group) => ({
       row: buildFactRow(identity.cik, identity.ticker, group, this.collected, labels, memo),
       group,

@@ -77,6 +77,7 @@ export function parseXbrlInstance(buf: Buffer): ParsedFilingDocument {
       scaleAttr: 0,
       signNegative: false,
       hidden: false,
+      inTable: false,
       table: null,
       section: null,
       snippet: null,

@@ -50,9 +50,12 @@ export interface DocumentFact {
   signNegative: boolean;
   /** Inside ix:hidden (not visible on the page). */
   hidden: boolean;
-  table: TableLocation | null;
-  section: string | null;
-  snippet: string | null;
+  /** Visible and inside a table (what `table` locates), known without locating the cell. */
+  inTable: boolean;
+  /** Evidence-only details below: inline documents compute them on first read (facts/full never does). */
+  readonly table: TableLocation | null;
+  readonly section: string | null;
+  readonly snippet: string | null;
 }
 
 export interface ParsedFilingDocument {
@@ -96,34 +99,52 @@ const ITEM_RE = /^Item\s+\d{1,2}[A-C]?\.?(?:\s|$)/i;
 const NOTE_RE = /^Note\s+\d{1,2}\s*(?:[.:\u2013\u2014-]|$)/i;
 const STATEMENT_RE = /^(?:CONSOLIDATED|CONDENSED CONSOLIDATED)\s+[A-Z][A-Z ,'\u2019()&-]+$/;
 
+/**
+ * Whether a raw text run could be a heading: after ASCII spaces, its first visible character must be
+ * I or N (Item, Note), C (CONSOLIDATED…), or hidden behind an entity or a non-ASCII byte (decoded
+ * spaces). Runs that cannot are never decoded: most of a filing is body text.
+ */
+function mayBeHeading(raw: string): boolean {
+  for (let i = 0; i < raw.length; i += 1) {
+    const c = raw.charCodeAt(i);
+    if (c === 32 || (c >= 9 && c <= 13)) continue;
+    return c === 38 || c >= 128 || c === 73 || c === 105 || c === 78 || c === 110 || c === 67 || c === 99;
+  }
+  return false;
+}
+
+function runText(raw: string): string {
+  return decodeEntities(Buffer.from(raw, 'latin1').toString('utf8'))
+    .replace(/[\s\u00a0]+/g, ' ')
+    .trim();
+}
+
 function headings(doc: string): Heading[] {
-  const runs: { pos: number; text: string }[] = [];
+  const runs: { pos: number; raw: string; text?: string }[] = [];
   for (const m of doc.matchAll(/>([^<]+)</g)) {
     const raw = m[1] ?? '';
     if (raw.trim() === '') continue;
-    runs.push({
-      pos: m.index + 1,
-      text: decodeEntities(Buffer.from(raw, 'latin1').toString('utf8'))
-        .replace(/[\s\u00a0]+/g, ' ')
-        .trim(),
-    });
+    runs.push({ pos: m.index + 1, raw });
   }
+  const textOf = (r: { raw: string; text?: string }): string => (r.text ??= runText(r.raw));
   const out: Heading[] = [];
   for (let i = 0; i < runs.length; i += 1) {
     const r = runs[i];
-    if (r === undefined || r.text.length > 160) continue;
-    const item = ITEM_RE.test(r.text);
-    const note = !item && NOTE_RE.test(r.text);
+    if (r === undefined || !mayBeHeading(r.raw)) continue;
+    const rText = textOf(r);
+    if (rText.length > 160) continue;
+    const item = ITEM_RE.test(rText);
+    const note = !item && NOTE_RE.test(rText);
     if (item || note) {
-      let text = r.text;
+      let text = rText;
       // "Item 8." or "Note 1 –" alone: the title is the next text run.
       if (/^(?:Item\s+\d{1,2}[A-C]?\.?|Note\s+\d{1,2}\s*[\u2013\u2014:.-]?)$/i.test(text)) {
         const next = runs[i + 1];
-        if (next !== undefined && next.text.length < 160) text = `${text} ${next.text}`;
+        if (next !== undefined && textOf(next).length < 160) text = `${text} ${textOf(next)}`;
       }
       out.push({ pos: r.pos, text, kind: item ? 'item' : 'sub' });
-    } else if (STATEMENT_RE.test(r.text) && r.text.length >= 14) {
-      out.push({ pos: r.pos, text: r.text, kind: 'sub' });
+    } else if (STATEMENT_RE.test(rText) && rText.length >= 14) {
+      out.push({ pos: r.pos, text: rText, kind: 'sub' });
     }
   }
   return out;
@@ -223,27 +244,121 @@ export function isInlineXbrl(doc: string): boolean {
   return /<ix:header\b/i.test(doc.slice(0, 200_000)) || /<ix:nonFraction\b/i.test(doc);
 }
 
+/** Evidence-only details of a visible fact: its table cell, the section it sits in, a snippet. */
+interface FactDetails {
+  table: TableLocation | null;
+  section: string | null;
+  snippet: string | null;
+}
+
+/**
+ * Locates figures of one document for evidence: table cells, headings, snippets. The headings scan
+ * and the table fingerprints are computed on first use, so building facts alone never pays for them.
+ */
+class DocumentLocator {
+  private heads?: Heading[];
+  private readonly tableCache = new Map<number, { fp: string; rows: number[] }>();
+
+  constructor(
+    private readonly doc: string,
+    private readonly tables: readonly Span[],
+  ) {}
+
+  /** Index of the innermost table containing pos, or -1. */
+  tableAt(pos: number): number {
+    // The last table starting before pos that also ends after it: tables are sorted by start,
+    // and a nested table starts after its parent.
+    for (let ti = lastAtOrBefore(this.tables, pos, (s) => s.start); ti >= 0; ti -= 1) {
+      const span = this.tables[ti];
+      if (span !== undefined && span.end > pos) return ti;
+    }
+    return -1;
+  }
+
+  private tableInfo(ti: number): { fp: string; rows: number[] } {
+    let info = this.tableCache.get(ti);
+    const span = this.tables[ti];
+    if (info === undefined && span !== undefined) {
+      const slice = this.doc.slice(span.start, span.end);
+      const rows = [...slice.matchAll(/<tr\b/gi)].map((m) => span.start + m.index);
+      info = { fp: fingerprint(visibleText(slice)), rows };
+      this.tableCache.set(ti, info);
+    }
+    return info ?? { fp: '', rows: [] };
+  }
+
+  /** Details of a visible figure at pos (range: its displayed text), in table ti (or -1). */
+  details(pos: number, range: Span | null, ti: number): FactDetails {
+    const { doc } = this;
+    let table: TableLocation | null = null;
+    let snippet: string | null = null;
+    const span = this.tables[ti];
+    if (span !== undefined) {
+      const info = this.tableInfo(ti);
+      const r = lastAtOrBefore(info.rows, pos, (x) => x);
+      const rowStart = info.rows[r] ?? span.start;
+      const cells = doc.slice(rowStart, pos).match(/<t[dh]\b/gi)?.length ?? 0;
+      table = { index: ti, fingerprint: info.fp, row: Math.max(0, r), column: Math.max(0, cells - 1) };
+      const rowEnd = doc.indexOf('</tr>', pos);
+      const rowText = visibleText(doc.slice(rowStart, rowEnd > 0 && rowEnd < span.end ? rowEnd : pos + 200));
+      snippet = rowText.length > 400 ? `${rowText.slice(0, 400)}…` : rowText;
+    }
+    if (snippet === null && range) snippet = snippetAround(doc, range.start, range.end);
+    this.heads ??= headings(doc);
+    const h = this.heads[lastAtOrBefore(this.heads, pos, (x) => x.pos)];
+    return { table, section: h?.text ?? null, snippet: snippet === '' ? null : snippet };
+  }
+}
+
+const HIDDEN_DETAILS: FactDetails = { table: null, section: null, snippet: null };
+
+/** A fact of an inline document; its evidence details are located on first read. */
+class InlineFact implements DocumentFact {
+  private located?: FactDetails;
+
+  constructor(
+    readonly concept: string,
+    readonly contextRef: string,
+    readonly unitRef: string | null,
+    readonly value: Decimal,
+    readonly decimals: string | null,
+    readonly nodeId: string | null,
+    readonly start: number | null,
+    readonly end: number | null,
+    readonly displayed: string | null,
+    readonly format: string | null,
+    readonly scaleAttr: number,
+    readonly signNegative: boolean,
+    readonly hidden: boolean,
+    readonly inTable: boolean,
+    private readonly locate: () => FactDetails,
+  ) {}
+
+  private details(): FactDetails {
+    return (this.located ??= this.locate());
+  }
+
+  get table(): TableLocation | null {
+    return this.details().table;
+  }
+
+  get section(): string | null {
+    return this.details().section;
+  }
+
+  get snippet(): string | null {
+    return this.details().snippet;
+  }
+}
+
 /** Scans an inline XBRL document. `buf` is the raw file (any encoding; offsets are byte offsets). */
 export function parseInlineXbrl(buf: Buffer): ParsedFilingDocument {
   const doc = buf.toString('latin1');
   const contexts = parseContexts(doc);
   const units = parseUnits(doc);
-  const tables = tableSpans(doc);
-  const heads = headings(doc);
+  const locator = new DocumentLocator(doc, tableSpans(doc));
   const hiddenStart = doc.search(/<ix:hidden\b/i);
   const hiddenEnd = hiddenStart >= 0 ? doc.indexOf('</ix:hidden>', hiddenStart) : -1;
-  const tableCache = new Map<number, { fp: string; rows: number[] }>();
-  const tableInfo = (ti: number): { fp: string; rows: number[] } => {
-    let info = tableCache.get(ti);
-    const span = tables[ti];
-    if (info === undefined && span !== undefined) {
-      const slice = doc.slice(span.start, span.end);
-      const rows = [...slice.matchAll(/<tr\b/gi)].map((m) => span.start + m.index);
-      info = { fp: fingerprint(visibleText(slice)), rows };
-      tableCache.set(ti, info);
-    }
-    return info ?? { fp: '', rows: [] };
-  };
 
   const facts: DocumentFact[] = [];
   let skipped = 0;
@@ -292,51 +407,26 @@ export function parseInlineXbrl(buf: Buffer): ParsedFilingDocument {
     if (signNegative) value = negateDecimal(value);
     const pos = range?.start ?? innerStart;
     const hidden = hiddenStart >= 0 && pos > hiddenStart && pos < hiddenEnd;
-
-    let table: TableLocation | null = null;
-    let snippet: string | null = null;
-    if (!hidden) {
-      // Innermost table containing pos: walk back from the last table starting before pos.
-      for (let ti = lastAtOrBefore(tables, pos, (s) => s.start); ti >= 0; ti -= 1) {
-        const span = tables[ti];
-        if (span !== undefined && span.end > pos) {
-          const info = tableInfo(ti);
-          const r = lastAtOrBefore(info.rows, pos, (x) => x);
-          const rowStart = info.rows[r] ?? span.start;
-          const cells = doc.slice(rowStart, pos).match(/<t[dh]\b/gi)?.length ?? 0;
-          table = { index: ti, fingerprint: info.fp, row: Math.max(0, r), column: Math.max(0, cells - 1) };
-          const rowEnd = doc.indexOf('</tr>', pos);
-          const rowText = visibleText(doc.slice(rowStart, rowEnd > 0 && rowEnd < span.end ? rowEnd : pos + 200));
-          snippet = rowText.length > 400 ? `${rowText.slice(0, 400)}…` : rowText;
-          break;
-        }
-      }
-      if (snippet === null && range) snippet = snippetAround(doc, range.start, range.end);
-    }
-    let section: string | null = null;
-    if (!hidden) {
-      const hi = lastAtOrBefore(heads, pos, (h) => h.pos);
-      const h = heads[hi];
-      if (h !== undefined) section = h.text;
-    }
-    facts.push({
-      concept: name,
-      contextRef,
-      unitRef: attrs.get('unitRef') ?? null,
-      value,
-      decimals: attrs.get('decimals') ?? null,
-      nodeId: attrs.get('id') ?? null,
-      start: range?.start ?? null,
-      end: range?.end ?? null,
-      displayed: displayed === '' ? null : displayed,
-      format,
-      scaleAttr,
-      signNegative,
-      hidden,
-      table,
-      section,
-      snippet: snippet === '' ? null : snippet,
-    });
+    const ti = hidden ? -1 : locator.tableAt(pos);
+    facts.push(
+      new InlineFact(
+        name,
+        contextRef,
+        attrs.get('unitRef') ?? null,
+        value,
+        attrs.get('decimals') ?? null,
+        attrs.get('id') ?? null,
+        range?.start ?? null,
+        range?.end ?? null,
+        displayed === '' ? null : displayed,
+        format,
+        scaleAttr,
+        signNegative,
+        hidden,
+        ti >= 0,
+        hidden ? () => HIDDEN_DETAILS : () => locator.details(pos, range, ti),
+      ),
+    );
   }
   const titleM = /<title>([^<]*)<\/title>/i.exec(doc);
   return {

@@ -6,10 +6,11 @@
  * evidence_key and series_id carry the CIK (`ev_<cik>_<hex>`, `s_<cik>_<hex>`) so a lookup by key
  * loads just that company; both are what the URL paths (store.ts) and the lookups take.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
+/** sha256 hex of a string (UTF-8). One-shot `crypto.hash`: no Hash object per key (2 per fact row). */
 export function sha256Hex(s: string): string {
-  return createHash('sha256').update(s).digest('hex');
+  return hash('sha256', s, 'hex');
 }
 
 export function seriesIdentity(cik: string, metricId: string, dimsKey: string | null, unitSignature: string): string {

@@ -206,10 +206,16 @@ export async function loadStore(opts: LoadStoreOptions = {}): Promise<DataStore>
     return entry === undefined ? undefined : { entry, rewriter: e.rewriter };
   };
 
+  // Most rows first (companyfacts size, then documents), no more than the cache holds (more would
+  // evict the first ones built).
+  const factsBytes = (c: RealCompany): number => c.companyfactsFile?.bytes ?? 0;
+  const bySize = [...registry.companies]
+    .sort((a, b) => factsBytes(b) - factsBytes(a) || b.dataBytes - a.dataBytes)
+    .slice(0, cacheSize);
   let closed = false;
   const warmCount = Math.max(0, Math.floor(opts.warm ?? 0));
   if (warmCount > 0) {
-    const largest = [...registry.companies].sort((a, b) => b.dataBytes - a.dataBytes).slice(0, Math.min(warmCount, cacheSize));
+    const largest = bySize.slice(0, warmCount);
     // One at a time, after the current tick: start-up returns first, requests interleave between builds.
     void (async () => {
       for (const c of largest) {
@@ -227,6 +233,7 @@ export async function loadStore(opts: LoadStoreOptions = {}): Promise<DataStore>
   const store: DataStore = {
     dataDir: layout.dataDir,
     companies: () => ordered,
+    warmUpOrder: () => bySize.map((c) => entryOf(c.cik).company),
     resolve(scope) {
       if (scope.ticker !== undefined) return byTicker.get(scope.ticker.trim().toUpperCase())?.company;
       if (scope.cik !== undefined) {

@@ -28,6 +28,8 @@ export interface FactGroup {
   periodKind: 'instant' | 'duration';
   start: string | null;
   end: string;
+  /** `periodKeyOf(periodKind, start, end)`, computed once. */
+  periodKey: string;
   /** Sorted by axis. Empty for consolidated facts. */
   dims: DimensionMember[];
   dimsKey: string | null;
@@ -48,7 +50,7 @@ export function dimsKeyOf(dims: readonly DimensionMember[]): string | null {
 function rank(c: Candidate): number {
   if (c.fact === null) return 0;
   if (c.fact.hidden) return 1;
-  return c.fact.table !== null ? 3 : 2;
+  return c.fact.inTable ? 3 : 2;
 }
 
 /** Precision of a report: companyfacts first (the SEC's pick), then the `decimals` attribute. */
@@ -68,24 +70,78 @@ function precision(c: Candidate): number {
  * Within the winning filing, the report located in a bundled document (in a table, visible) is used.
  */
 export function chooseWinner(candidates: readonly Candidate[]): Candidate {
+  const filings = repeatsAFiling(candidates) ? onePerFiling(candidates) : candidates.slice();
+  sortByFiling(filings);
+  let winner = filings[0] as Candidate;
+  for (const f of filings) if (!equalDecimal(f.value, winner.value)) winner = f;
+  return winner;
+}
+
+/** Lists up to this long are checked pair by pair and sorted by insertion: no Map, no closure. */
+const SHORT_LIST = 16;
+
+/** Whether two candidates come from one filing (long lists: assume so, onePerFiling is exact anyway). */
+function repeatsAFiling(cs: readonly Candidate[]): boolean {
+  if (cs.length > SHORT_LIST) return true;
+  for (let i = 1; i < cs.length; i += 1) {
+    const acc = (cs[i] as Candidate).accession;
+    for (let j = 0; j < i; j += 1) if ((cs[j] as Candidate).accession === acc) return true;
+  }
+  return false;
+}
+
+/** One candidate per filing: its most precise value, located where it is best shown, filed first. */
+function onePerFiling(candidates: readonly Candidate[]): Candidate[] {
   const byAccession = new Map<string, Candidate[]>();
   for (const c of candidates) {
     const l = byAccession.get(c.accession);
     if (l === undefined) byAccession.set(c.accession, [c]);
     else l.push(c);
   }
-  const filings = [...byAccession.values()].map((list) => {
-    let value = list[0] as Candidate;
+  const filings: Candidate[] = [];
+  for (const list of byAccession.values()) {
+    const head = list[0] as Candidate;
+    if (list.length === 1) {
+      filings.push(head);
+      continue;
+    }
+    let value = head;
     for (const c of list) if (precision(c) > precision(value)) value = c;
     let located = value;
     for (const c of list) if (equalDecimal(c.value, value.value) && rank(c) > rank(located)) located = c;
-    const filed = list.reduce((m, c) => (c.filed < m ? c.filed : m), value.filed);
-    return { located: { ...located, value: value.value, filed }, filed, accession: value.accession };
-  });
-  filings.sort((a, b) => (a.filed !== b.filed ? (a.filed < b.filed ? -1 : 1) : a.accession < b.accession ? -1 : a.accession > b.accession ? 1 : 0));
-  let winner = filings[0]?.located as Candidate;
-  for (const f of filings) if (!equalDecimal(f.located.value, winner.value)) winner = f.located;
-  return winner;
+    let filed = value.filed;
+    for (const c of list) if (c.filed < filed) filed = c.filed;
+    // located's value equals value's; only the filing date may need the filing's earliest.
+    filings.push(located.filed === filed ? located : { ...located, value: value.value, filed });
+  }
+  return filings;
+}
+
+/** Filing order: filed date, then accession (unique per filing, so the order is total). */
+function compareFiling(a: Candidate, b: Candidate): number {
+  if (a.filed !== b.filed) return a.filed < b.filed ? -1 : 1;
+  return a.accession < b.accession ? -1 : a.accession > b.accession ? 1 : 0;
+}
+
+function sortByFiling(filings: Candidate[]): void {
+  if (filings.length > SHORT_LIST) {
+    filings.sort(compareFiling);
+    return;
+  }
+  for (let i = 1; i < filings.length; i += 1) {
+    const x = filings[i] as Candidate;
+    let j = i - 1;
+    for (; j >= 0 && compareFiling(filings[j] as Candidate, x) > 0; j -= 1) filings[j + 1] = filings[j] as Candidate;
+    filings[j + 1] = x;
+  }
+}
+
+/** The dimensions of one context, as every fact in it needs them. */
+interface ContextDims {
+  dims: DimensionMember[];
+  dimsKey: string | null;
+  dimsPath: string | null;
+  periodKey: string;
 }
 
 export interface CollectedFacts {
@@ -103,15 +159,44 @@ export function collectFacts(
   submissions: Submissions | null,
   docs: readonly FilingDocument[],
 ): CollectedFacts {
-  const groups = new Map<string, FactGroup>();
-  const add = (
-    base: Omit<FactGroup, 'candidates' | 'winner'>,
+  // Groups by series (metric | dims_key | unit), then by period_key; `all` keeps the order of
+  // their first report. Two levels spare a long key string per observation.
+  const all: FactGroup[] = [];
+  const bySeries = new Map<string, Map<string, FactGroup>>();
+  const seriesGroups = (metricId: string, dimsKey: string | null, unit: string): Map<string, FactGroup> => {
+    const key = `${metricId}|${dimsKey ?? ''}|${unit}`;
+    let m = bySeries.get(key);
+    if (m === undefined) bySeries.set(key, (m = new Map()));
+    return m;
+  };
+  const newGroup = (
+    groups: Map<string, FactGroup>,
+    metricId: string,
+    qname: string,
+    unit: string,
+    periodKind: 'instant' | 'duration',
+    start: string | null,
+    end: string,
+    periodKey: string,
+    dimsOf: ContextDims | undefined,
     cand: Candidate,
   ): void => {
-    const key = `${base.metricId}|${base.dimsKey ?? ''}|${base.unit}|${periodKeyOf(base.periodKind, base.start, base.end)}`;
-    const g = groups.get(key);
-    if (g === undefined) groups.set(key, { ...base, candidates: [cand], winner: cand });
-    else g.candidates.push(cand);
+    const g: FactGroup = {
+      metricId,
+      qname,
+      unit,
+      periodKind,
+      start,
+      end,
+      periodKey,
+      dims: dimsOf?.dims ?? [],
+      dimsKey: dimsOf?.dimsKey ?? null,
+      dimsPath: dimsOf?.dimsPath ?? null,
+      candidates: [cand],
+      winner: cand,
+    };
+    groups.set(periodKey, g);
+    all.push(g);
   };
 
   let asOfDate: string | null = null;
@@ -120,52 +205,80 @@ export function collectFacts(
   };
 
   if (companyfacts) {
+    // Observations come grouped by concept and unit: names and the series map are looked up once per run.
+    let lastTaxonomy = '';
+    let lastConcept = '';
+    let lastUnit = '';
+    let metricId = '';
+    let qname = '';
+    let groups = new Map<string, FactGroup>();
     for (const o of companyfacts.observations) {
       const value = parseDecimal(o.val);
       if (value === undefined) continue;
       seeDate(o.filed);
-      add(
-        {
-          metricId: `${o.taxonomy}#${o.concept}`,
-          qname: `${o.taxonomy}:${o.concept}`,
-          unit: o.unit,
-          periodKind: o.start === null ? 'instant' : 'duration',
-          start: o.start,
-          end: o.end,
-          dims: [],
-          dimsKey: null,
-          dimsPath: null,
-        },
-        { value, accession: o.accn, form: o.form === '' ? null : o.form, filed: o.filed, doc: null, fact: null, cf: o },
-      );
+      if (o.concept !== lastConcept || o.taxonomy !== lastTaxonomy || o.unit !== lastUnit) {
+        lastTaxonomy = o.taxonomy;
+        lastConcept = o.concept;
+        lastUnit = o.unit;
+        metricId = `${o.taxonomy}#${o.concept}`;
+        qname = `${o.taxonomy}:${o.concept}`;
+        groups = seriesGroups(metricId, null, o.unit);
+      }
+      const periodKind = o.start === null ? 'instant' : 'duration';
+      const periodKey = periodKeyOf(periodKind, o.start, o.end);
+      const cand: Candidate = {
+        value,
+        accession: o.accn,
+        form: o.form === '' ? null : o.form,
+        filed: o.filed,
+        doc: null,
+        fact: null,
+        cf: o,
+      };
+      const g = groups.get(periodKey);
+      if (g !== undefined) g.candidates.push(cand);
+      else newGroup(groups, metricId, qname, o.unit, periodKind, o.start, o.end, periodKey, undefined, cand);
     }
   }
   for (const doc of docs) {
     seeDate(doc.filedAt);
     const { contexts, units } = doc.parsed;
+    const byContext = new Map<string, ContextDims>();
     for (const fact of doc.parsed.facts) {
       const ctx = contexts.get(fact.contextRef);
       if (ctx === undefined) continue;
       const unit = fact.unitRef !== null ? units.get(fact.unitRef)?.name : undefined;
       if (unit === undefined) continue;
-      const colon = fact.concept.indexOf(':');
-      const prefix = colon > 0 ? fact.concept.slice(0, colon) : 'unknown';
-      const local = colon > 0 ? fact.concept.slice(colon + 1) : fact.concept;
-      const dims = [...ctx.dims].sort((a, b) => (a.axis < b.axis ? -1 : a.axis > b.axis ? 1 : 0));
-      add(
-        {
-          metricId: `${prefix}#${local}`,
-          qname: fact.concept,
-          unit,
-          periodKind: ctx.periodKind,
-          start: ctx.start,
-          end: ctx.end,
+      let dimsOf = byContext.get(fact.contextRef);
+      if (dimsOf === undefined) {
+        const dims = [...ctx.dims].sort((a, b) => (a.axis < b.axis ? -1 : a.axis > b.axis ? 1 : 0));
+        dimsOf = {
           dims,
           dimsKey: dimsKeyOf(dims),
           dimsPath: ctx.dims.length === 0 ? null : ctx.dims.map((d) => `${d.axis}/${d.member}`).join('|'),
-        },
-        { value: fact.value, accession: doc.accession, form: doc.formType, filed: doc.filedAt, doc, fact, cf: null },
-      );
+          periodKey: periodKeyOf(ctx.periodKind, ctx.start, ctx.end),
+        };
+        byContext.set(fact.contextRef, dimsOf);
+      }
+      const colon = fact.concept.indexOf(':');
+      const prefix = colon > 0 ? fact.concept.slice(0, colon) : 'unknown';
+      const local = colon > 0 ? fact.concept.slice(colon + 1) : fact.concept;
+      const metricId = `${prefix}#${local}`;
+      const groups = seriesGroups(metricId, dimsOf.dimsKey, unit);
+      const cand: Candidate = {
+        value: fact.value,
+        accession: doc.accession,
+        form: doc.formType,
+        filed: doc.filedAt,
+        doc,
+        fact,
+        cf: null,
+      };
+      const g = groups.get(dimsOf.periodKey);
+      if (g !== undefined) g.candidates.push(cand);
+      else {
+        newGroup(groups, metricId, fact.concept, unit, ctx.periodKind, ctx.start, ctx.end, dimsOf.periodKey, dimsOf, cand);
+      }
     }
   }
 
@@ -202,7 +315,6 @@ export function collectFacts(
     if (d.periodEnd !== null) reportPeriods.set(d.accession, d.periodEnd);
     primaryDocuments.set(d.accession, d.documentName);
   }
-  const all = [...groups.values()];
   for (const g of all) if (g.candidates.length > 1) g.winner = chooseWinner(g.candidates);
   return { groups: all, reportPeriods, primaryDocuments, asOfDate };
 }

@@ -19,8 +19,8 @@ import {
   conceptLabelFallback,
   memberLabelFallback,
 } from './labels.js';
-import { periodKeyOf, type CollectedFacts, type FactGroup } from './observations.js';
-import { unitInfo } from './units.js';
+import type { CollectedFacts, FactGroup } from './observations.js';
+import { unitInfo, type UnitInfo } from './units.js';
 
 export interface LabelSources {
   /** metric_id → label (companyfacts). */
@@ -35,8 +35,21 @@ export interface BuiltFact {
   group: FactGroup;
 }
 
-/** Memo of series identity → series_key (many facts share a series). */
-export type SeriesKeyMemo = Map<string, string>;
+/** What many rows of one company share, computed once per company build. */
+export interface RowMemo {
+  /** series identity → series_key. */
+  seriesKeys: Map<string, string>;
+  /** unit name → unit fields. */
+  units: Map<string, UnitInfo>;
+  /** metric_id → metric_label. */
+  metricLabels: Map<string, string>;
+  /** dims_key (with typed-member flags) → dimension_path_label. */
+  dimensionLabels: Map<string, string | null>;
+}
+
+export function newRowMemo(): RowMemo {
+  return { seriesKeys: new Map(), units: new Map(), metricLabels: new Map(), dimensionLabels: new Map() };
+}
 
 export function metricLabel(labels: LabelSources, metricId: string, qname: string): string {
   return labels.concepts.get(metricId) ?? labels.linkbase.get(qname) ?? conceptLabelFallback(qname);
@@ -59,6 +72,9 @@ export function quarterOf(date: string): number {
   return Math.ceil(Number.parseInt(date.slice(5, 7), 10) / 3);
 }
 
+/** axis_types of every consolidated row: one frozen array (rows are read-only). */
+const NO_AXES: readonly string[] = Object.freeze([]);
+
 /** Builds the facts/full row for one winning group (field order of 2.2, then the dims fields). */
 export function buildFactRow(
   cik: string,
@@ -66,16 +82,25 @@ export function buildFactRow(
   g: FactGroup,
   collected: CollectedFacts,
   labels: LabelSources,
-  memo: SeriesKeyMemo,
+  memo: RowMemo,
 ): FactRow {
   const w = g.winner;
-  const unit = unitInfo(g.unit);
-  const periodKey = periodKeyOf(g.periodKind, g.start, g.end);
+  let unit = memo.units.get(g.unit);
+  if (unit === undefined) memo.units.set(g.unit, (unit = unitInfo(g.unit)));
+  const periodKey = g.periodKey;
   const sIdentity = seriesIdentity(cik, g.metricId, g.dimsKey, unit.unit_signature);
-  let seriesKey = memo.get(sIdentity);
-  if (seriesKey === undefined) {
-    seriesKey = sha256Hex(sIdentity);
-    memo.set(sIdentity, seriesKey);
+  let seriesKey = memo.seriesKeys.get(sIdentity);
+  if (seriesKey === undefined) memo.seriesKeys.set(sIdentity, (seriesKey = sha256Hex(sIdentity)));
+  let metricLabelText = memo.metricLabels.get(g.metricId);
+  if (metricLabelText === undefined) {
+    memo.metricLabels.set(g.metricId, (metricLabelText = metricLabel(labels, g.metricId, g.qname)));
+  }
+  let dimsLabel: string | null | undefined = null;
+  if (g.dimsKey !== null) {
+    // A typed member is labelled by its value, an explicit one by its label: the flags are part of the key.
+    const labelKey = `${g.dims.map((d) => (d.typed ? 't' : 'e')).join('')}|${g.dimsKey}`;
+    dimsLabel = memo.dimensionLabels.get(labelKey);
+    if (dimsLabel === undefined) memo.dimensionLabels.set(labelKey, (dimsLabel = dimensionLabel(labels, g)));
   }
   const factIdentity = `${sIdentity}|${periodKey}`;
   const evidenceKey = evidenceKeyOf(cik, `${factIdentity}|${w.accession}`);
@@ -88,7 +113,7 @@ export function buildFactRow(
     cik,
     current_ticker: ticker,
     metric_id: g.metricId,
-    metric_label: metricLabel(labels, g.metricId, g.qname),
+    metric_label: metricLabelText,
     period_key: periodKey,
     period_kind: g.periodKind,
     period_start: g.start,
@@ -110,8 +135,8 @@ export function buildFactRow(
     evidence_url: evidenceUrlOf(evidenceKey),
     is_consolidated: g.dims.length === 0,
     dims_key: g.dimsKey,
-    axis_types: g.dims.map((d) => d.axis),
-    dimension_path_label: dimensionLabel(labels, g),
+    axis_types: g.dims.length === 0 ? NO_AXES : g.dims.map((d) => d.axis),
+    dimension_path_label: dimsLabel,
     dims_path: g.dimsPath,
   };
 }

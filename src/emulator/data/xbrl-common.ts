@@ -38,6 +38,7 @@ export function parseAttributes(text: string): Map<string, string> {
   return out;
 }
 
+/** Named HTML character references that occur in EDGAR filings (others are left as written). */
 const NAMED: Record<string, string> = {
   amp: '&',
   lt: '<',
@@ -47,24 +48,50 @@ const NAMED: Record<string, string> = {
   nbsp: '\u00a0',
   ndash: '\u2013',
   mdash: '\u2014',
-  rsquo: '\u2019',
   lsquo: '\u2018',
-  rdquo: '\u201d',
+  rsquo: '\u2019',
   ldquo: '\u201c',
+  rdquo: '\u201d',
   bull: '\u2022',
   middot: '\u00b7',
+  sect: '\u00a7',
+  para: '\u00b6',
+  copy: '\u00a9',
   reg: '\u00ae',
   trade: '\u2122',
-  copy: '\u00a9',
-  sect: '\u00a7',
+  hellip: '\u2026',
+  euro: '\u20ac',
+  pound: '\u00a3',
+  yen: '\u00a5',
+  cent: '\u00a2',
+  deg: '\u00b0',
+  times: '\u00d7',
+  divide: '\u00f7',
+  plusmn: '\u00b1',
+  frac12: '\u00bd',
+  frac14: '\u00bc',
+  frac34: '\u00be',
+  ensp: '\u2002',
+  emsp: '\u2003',
+  thinsp: '\u2009',
+  zwsp: '\u200b',
 };
 
-export function decodeEntities(s: string): string {
-  if (!s.includes('&')) return s;
-  return s.replace(/&(#x[0-9a-fA-F]+|#\d+|[a-zA-Z]+);/g, (whole, body: string) => {
-    if (body.startsWith('#x') || body.startsWith('#X')) return String.fromCodePoint(Number.parseInt(body.slice(2), 16));
-    if (body.startsWith('#')) return String.fromCodePoint(Number.parseInt(body.slice(1), 10));
-    return NAMED[body] ?? whole;
+const ENTITY_RE = /&(#\d+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);/g;
+
+/**
+ * Decodes HTML character references: numeric ones (`&#160;`, `&#x2019;`; out-of-range codes are
+ * left as written) and the named ones above (any case). The one decoder of the emulator: the data
+ * scanners and the search layer both use it.
+ */
+export function decodeEntities(text: string): string {
+  if (!text.includes('&')) return text;
+  return text.replace(ENTITY_RE, (whole, ref: string) => {
+    if (ref.startsWith('#')) {
+      const code = ref[1] === 'x' || ref[1] === 'X' ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
+      return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+    }
+    return NAMED[ref] ?? NAMED[ref.toLowerCase()] ?? whole;
   });
 }
 

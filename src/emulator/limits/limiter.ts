@@ -6,18 +6,11 @@
  */
 import type { Clock, QuotaKind, QuotaScope } from '../../types.js';
 import type { AuthenticatedKey } from '../auth/authenticator.js';
+import { checkLimitOverrides, type LimitOverrides } from './overrides.js';
 import { periodEndMs, QuotaLedger } from './quota-ledger.js';
 import { RateWindows, WINDOW_MS, type WindowState } from './rate-window.js';
 
-/** Overrides of the keys file, applied to every key (and every account for quotas). */
-export interface LimitOverrides {
-  /** Per-minute limit of every key; null = none. undefined = as in the keys file. */
-  rateLimitPerMinute?: number | null;
-  /** Daily quota of every account and key; null = none. undefined = as in the keys file. */
-  dailyQuota?: number | null;
-  /** Monthly quota of every account and key; null = none. undefined = as in the keys file. */
-  monthlyQuota?: number | null;
-}
+export type { LimitOverrides } from './overrides.js';
 
 export type Admission =
   | { ok: true; window: WindowState | undefined }
@@ -43,7 +36,9 @@ export class Limiter {
   constructor(
     private readonly clock: Clock,
     private readonly overrides: LimitOverrides = {},
-  ) {}
+  ) {
+    checkLimitOverrides(overrides);
+  }
 
   /** The key's per-minute limit, or undefined when it has none (then no X-RateLimit-* headers). */
   rateLimitOf(auth: AuthenticatedKey): number | undefined {

@@ -17,13 +17,8 @@ const LEAD_IN_MAX_CHARS = 400;
 /** Tables with fewer letters than this are layout (checkbox grids, rules), not content. */
 const TABLE_MIN_LETTERS = 12;
 
-export interface RawChunk {
-  type: ChunkType;
-  confidence: number;
-  part: string | null;
-  item: string | null;
-  note: string | null;
-  heading: string | null;
+/** A chunk: its section context (type, part, item, note, heading) and its text. */
+export interface RawChunk extends SectionContext {
   text: string;
   /** Byte offsets into the raw document. */
   start: number;

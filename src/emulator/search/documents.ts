@@ -8,7 +8,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
-import { decodeEntities } from './entities.js';
+import { decodeEntities } from '../data/xbrl-common.js';
 
 const gunzipAsync = promisify(gunzip);
 

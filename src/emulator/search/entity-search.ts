@@ -11,7 +11,7 @@
  */
 import type { AuthenticatedKey } from '../auth/authenticator.js';
 import { badRequest } from '../server/http-error.js';
-import type { Body } from '../server/validate.js';
+import { optionalInteger, type Body } from '../server/validate.js';
 import { ENTITY_TYPES, round6, type EntityType } from './entity-registry.js';
 import { parseQuery, requireCrossCompany } from './filing-search.js';
 import { parseSearchScope, resolveScope, scopeEnvelope, type SearchScope } from './scope.js';
@@ -24,15 +24,6 @@ export const ENTITY_OFFSET_MAX = 200;
 export const SERIES_SEARCH_LIMIT_DEFAULT = 10;
 export const SERIES_SEARCH_LIMIT_MAX = 50;
 export const FETCH_TOP_MAX = 5;
-
-function int(body: Body, field: string, min: number, max: number): number | undefined {
-  const v = body[field];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw badRequest(`${field} must be an integer from ${min} to ${max}`);
-  }
-  return v;
-}
 
 function searchableQuery(body: Body, minChars: number): { query: string; terms: string[] } {
   const q = parseQuery(body, minChars);
@@ -68,8 +59,8 @@ export function parseEntitySearch(body: Body, auth: AuthenticatedKey): EntitySea
       if (!types?.includes(t as EntityType)) types?.push(t as EntityType);
     });
   }
-  const limit = int(body, 'limit', 1, ENTITY_LIMIT_MAX) ?? ENTITY_LIMIT_DEFAULT;
-  const offset = int(body, 'offset', 0, ENTITY_OFFSET_MAX) ?? 0;
+  const limit = optionalInteger(body, 'limit', 1, ENTITY_LIMIT_MAX) ?? ENTITY_LIMIT_DEFAULT;
+  const offset = optionalInteger(body, 'offset', 0, ENTITY_OFFSET_MAX) ?? 0;
   return { query, terms, scope, types, limit, offset };
 }
 
@@ -79,6 +70,22 @@ function scopeCiks(
 ): { ciks: string[] | null; env: ReturnType<typeof scopeEnvelope> } {
   const companies = resolveScope(scope, (q) => service.resolveCompany(q));
   return { ciks: companies ? companies.map((c) => c.cik) : null, env: scopeEnvelope(scope, companies) };
+}
+
+/** The fields both registry searches start with (section 2.5): scope, query, the scope's ids, limit. */
+function envelopeHead(
+  p: { scope: SearchScope; query: string; limit: number },
+  env: ReturnType<typeof scopeEnvelope>,
+): Record<string, unknown> {
+  return {
+    scope: p.scope.kind,
+    query: p.query,
+    ticker: env.ticker,
+    cik: env.cik,
+    tickers: env.tickers,
+    ciks: env.ciks,
+    limit: p.limit,
+  };
 }
 
 export async function runEntitySearch(
@@ -110,18 +117,7 @@ export async function runEntitySearch(
       needs_meaning_tooltip: f.needs_meaning_tooltip,
     };
   });
-  return {
-    scope: p.scope.kind,
-    query: p.query,
-    ticker: env.ticker,
-    cik: env.cik,
-    tickers: env.tickers,
-    ciks: env.ciks,
-    limit: p.limit,
-    offset: p.offset,
-    count: results.length,
-    results,
-  };
+  return { ...envelopeHead(p, env), offset: p.offset, count: results.length, results };
 }
 
 export interface SeriesSearchParams {
@@ -136,8 +132,8 @@ export function parseSeriesSearch(body: Body, auth: AuthenticatedKey): SeriesSea
   const { query, terms } = searchableQuery(body, 1);
   const scope = parseSearchScope(body);
   if (scope.kind === 'cross_company') requireCrossCompany(auth);
-  const limit = int(body, 'limit', 1, SERIES_SEARCH_LIMIT_MAX) ?? SERIES_SEARCH_LIMIT_DEFAULT;
-  const fetchTop = int(body, 'fetch_top', 0, FETCH_TOP_MAX) ?? 0;
+  const limit = optionalInteger(body, 'limit', 1, SERIES_SEARCH_LIMIT_MAX) ?? SERIES_SEARCH_LIMIT_DEFAULT;
+  const fetchTop = optionalInteger(body, 'fetch_top', 0, FETCH_TOP_MAX) ?? 0;
   return { query, terms, scope, limit, fetchTop };
 }
 
@@ -180,17 +176,7 @@ export async function runSeriesSearch(
       blob_url: m?.serving.blob_url ?? null,
     };
   });
-  const envelope: Record<string, unknown> = {
-    scope: p.scope.kind,
-    query: p.query,
-    ticker: env.ticker,
-    cik: env.cik,
-    tickers: env.tickers,
-    ciks: env.ciks,
-    limit: p.limit,
-    count: results.length,
-    results,
-  };
+  const envelope: Record<string, unknown> = { ...envelopeHead(p, env), count: results.length, results };
   if (p.fetchTop > 0) {
     const top = [];
     for (const h of hits.slice(0, p.fetchTop)) {

@@ -12,7 +12,7 @@
 import { hasEntitlement, notEntitledMessage, CROSS_COMPANY_SEARCH } from '../auth/entitlements.js';
 import type { AuthenticatedKey } from '../auth/authenticator.js';
 import { badRequest, HttpError } from '../server/http-error.js';
-import type { Body } from '../server/validate.js';
+import { optionalBoolean, optionalInteger, type Body } from '../server/validate.js';
 import type { Chunk } from './corpus.js';
 import {
   AUTO_FLOOR_YEARS,
@@ -56,22 +56,6 @@ export interface FilingSearchParams {
   seriesLimit: number;
   /** Effective minimum confidence (cross-company: at least 0.5). */
   minConfidence: number;
-}
-
-function optionalInt(body: Body, field: string, min: number, max: number, context = ''): number | undefined {
-  const v = body[field];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw badRequest(`${field} must be an integer from ${min} to ${max}${context}`);
-  }
-  return v;
-}
-
-function optionalBool(body: Body, field: string): boolean | undefined {
-  const v = body[field];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'boolean') throw badRequest(`${field} must be a boolean`);
-  return v;
 }
 
 /** The query string and its distinct terms; 400 when missing, too long or without a searchable term. */
@@ -132,17 +116,17 @@ export function parseFilingSearch(body: Body, auth: AuthenticatedKey | null): Fi
   if (after?.kind === 'date' && before !== undefined && after.date > before) {
     throw badRequest(`after (${after.date}) must not be later than before (${before})`);
   }
-  const legal = optionalBool(body, 'legal') ?? false;
+  const legal = optionalBoolean(body, 'legal') ?? false;
   const sortRaw = body.sort;
   if (sortRaw !== undefined && sortRaw !== null && sortRaw !== 'recent' && sortRaw !== 'relevance') {
     throw badRequest(`sort must be recent or relevance (got ${JSON.stringify(sortRaw)})`);
   }
   const sort: SortMode = cross ? 'relevance' : ((sortRaw as SortMode | null | undefined) ?? 'recent');
   const limit = cross
-    ? (optionalInt(body, 'limit', 1, LIMIT_MAX_CROSS, ' for cross-company search') ?? LIMIT_DEFAULT)
-    : (optionalInt(body, 'limit', 1, LIMIT_MAX_COMPANY) ?? LIMIT_DEFAULT);
-  const includeSeries = optionalBool(body, 'include_series') ?? false;
-  const seriesLimit = optionalInt(body, 'series_limit', 1, SERIES_LIMIT_MAX) ?? SERIES_LIMIT_DEFAULT;
+    ? (optionalInteger(body, 'limit', 1, LIMIT_MAX_CROSS, ' for cross-company search') ?? LIMIT_DEFAULT)
+    : (optionalInteger(body, 'limit', 1, LIMIT_MAX_COMPANY) ?? LIMIT_DEFAULT);
+  const includeSeries = optionalBoolean(body, 'include_series') ?? false;
+  const seriesLimit = optionalInteger(body, 'series_limit', 1, SERIES_LIMIT_MAX) ?? SERIES_LIMIT_DEFAULT;
   const mc = body.min_confidence;
   let minConfidence = 0;
   if (mc !== undefined && mc !== null) {

@@ -5,7 +5,7 @@
  * exact passage in the bytes EDGAR served. The scanner is a small tag tokenizer, not a DOM: filings are
  * machine-generated XHTML and only block boundaries, hidden regions and text matter here.
  */
-import { decodeEntities } from './entities.js';
+import { decodeEntities } from '../data/xbrl-common.js';
 
 export interface TextBlock {
   /** Visible text, entities decoded, whitespace collapsed (table rows joined by newlines). */

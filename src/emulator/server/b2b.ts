@@ -25,6 +25,7 @@ import {
   type Headers,
 } from './respond.js';
 import type { B2bOperation, OperationContext, ServerDeps } from './routes/types.js';
+import type { RowsTextCache } from './rows-cache.js';
 import type { RequestRecord, Stats } from './stats.js';
 
 export interface B2bPipeline {
@@ -35,6 +36,8 @@ export interface B2bPipeline {
   stats: Stats;
   /** Delay before every data response. @defaultValue 0 */
   latencyMs: number;
+  /** Serialised rows of lists served repeatedly. @defaultValue none (every answer serialised) */
+  rowsCache?: RowsTextCache;
   maxBodyBytes?: number;
 }
 
@@ -125,7 +128,8 @@ export async function handleB2b(
 
     const result = await op.handle(params, ctx);
     const bodyFault = toBodyFault(fault);
-    const rewrite = urlRewriter(p.deps.publicUrl());
+    const baseUrl = p.deps.publicUrl();
+    const rewrite = urlRewriter(baseUrl);
     if (result.kind === 'json') {
       const status = result.status ?? 200;
       record.status = status;
@@ -143,6 +147,7 @@ export async function handleB2b(
           fault: bodyFault,
           signal,
           rewrite,
+          cache: p.rowsCache === undefined ? undefined : { cache: p.rowsCache, key: baseUrl },
         },
       );
     }

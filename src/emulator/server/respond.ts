@@ -5,6 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { RowsTextCache } from './rows-cache.js';
 
 export type Headers = Record<string, string | number>;
 
@@ -22,7 +23,7 @@ export class ClientGoneError extends Error {
 }
 
 interface BodySink {
-  write(chunk: string): Promise<void>;
+  write(chunk: string | Buffer): Promise<void>;
   end(): Promise<void>;
 }
 
@@ -30,7 +31,7 @@ interface BodySink {
 class DirectSink implements BodySink {
   constructor(private readonly res: ServerResponse) {}
 
-  async write(chunk: string): Promise<void> {
+  async write(chunk: string | Buffer): Promise<void> {
     if (this.res.destroyed) throw new ClientGoneError();
     if (this.res.write(chunk)) return;
     await new Promise<void>((resolve) => {
@@ -56,7 +57,7 @@ class DirectSink implements BodySink {
  * in 8 pieces with a pause between them (slow).
  */
 class FaultSink implements BodySink {
-  private readonly parts: string[] = [];
+  private readonly parts: Buffer[] = [];
 
   constructor(
     private readonly res: ServerResponse,
@@ -66,13 +67,13 @@ class FaultSink implements BodySink {
     private readonly signal: AbortSignal,
   ) {}
 
-  write(chunk: string): Promise<void> {
-    this.parts.push(chunk);
+  write(chunk: string | Buffer): Promise<void> {
+    this.parts.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
     return Promise.resolve();
   }
 
   async end(): Promise<void> {
-    const body = Buffer.from(this.parts.join(''), 'utf8');
+    const body = Buffer.concat(this.parts);
     const { res } = this;
     if (this.fault.kind === 'truncate') {
       res.writeHead(this.status, { ...this.headers, 'Content-Length': body.length });
@@ -131,9 +132,17 @@ export async function sendJson(
   await sink.end();
 }
 
+/** Serialised rows kept across requests (see rows-cache.ts) and what the text depends on. */
+export interface RowsCacheUse {
+  cache: RowsTextCache;
+  /** The public base URL the URL fields were rewritten with. */
+  key: string;
+}
+
 /**
  * Streams `{...fields, "<rowsField>": [rows...]}`: the envelope fields first (so a streaming
- * client knows scope and count before the rows), then the rows in chunks.
+ * client knows scope and count before the rows), then the rows in chunks. With `cache`, a list
+ * served before is written from its recorded chunks without serialising it again.
  */
 export async function streamEnvelope(
   res: ServerResponse,
@@ -142,7 +151,7 @@ export async function streamEnvelope(
   rowsField: string,
   rows: readonly unknown[],
   headers: Headers,
-  opts: { fault?: BodyFault; signal: AbortSignal; rewrite?: (s: string) => string },
+  opts: { fault?: BodyFault; signal: AbortSignal; rewrite?: (s: string) => string; cache?: RowsCacheUse },
 ): Promise<void> {
   const rewrite = opts.rewrite ?? identity;
   const sink = openSink(res, status, { 'Content-Type': JSON_TYPE, ...headers }, opts.fault, opts.signal);
@@ -150,12 +159,31 @@ export async function streamEnvelope(
   const open =
     head === '{}' ? `{${JSON.stringify(rowsField)}:[` : `${head.slice(0, -1)},${JSON.stringify(rowsField)}:[`;
   await sink.write(rewrite(open));
-  for (let i = 0; i < rows.length; i += ROWS_PER_CHUNK) {
-    if (opts.signal.aborted) throw new ClientGoneError();
-    const parts: string[] = [];
-    const end = Math.min(rows.length, i + ROWS_PER_CHUNK);
-    for (let j = i; j < end; j++) parts.push(JSON.stringify(rows[j]));
-    await sink.write(rewrite((i === 0 ? '' : ',') + parts.join(',')));
+  const { cache } = opts;
+  const cached = cache?.cache.get(rows, cache.key);
+  if (cached !== undefined) {
+    for (const chunk of cached) {
+      if (opts.signal.aborted) throw new ClientGoneError();
+      await sink.write(chunk);
+    }
+  } else {
+    const recorder = cache?.cache.recorder(rows, cache.key);
+    for (let i = 0; i < rows.length; i += ROWS_PER_CHUNK) {
+      if (opts.signal.aborted) throw new ClientGoneError();
+      const end = Math.min(rows.length, i + ROWS_PER_CHUNK);
+      // One JSON.stringify per chunk: V8 serialises an array of same-shaped rows about twice as
+      // fast as row by row. Copied by index so read-only Proxy views (clones, SYNBIG) work the same.
+      const chunk: unknown[] = new Array(end - i);
+      for (let j = i; j < end; j++) chunk[j - i] = rows[j];
+      const text = rewrite((i === 0 ? '' : ',') + JSON.stringify(chunk).slice(1, -1));
+      if (recorder === undefined) await sink.write(text);
+      else {
+        const bytes = Buffer.from(text, 'utf8');
+        recorder.add(bytes);
+        await sink.write(bytes);
+      }
+    }
+    recorder?.finish();
   }
   await sink.write(']}');
   await sink.end();
@@ -167,9 +195,12 @@ function identity(s: string): string {
 
 /**
  * Prefixes the public base URL to every `"…_url":"/…"` member of serialised JSON. Safe on any
- * chunk: inside a JSON string every `"` is escaped, so the pattern only matches real members.
+ * chunk: inside a JSON string every `"` is escaped, so the literal `_url":"/` only occurs where a
+ * key ending in `_url` opens a value starting with `/`. A literal replaceAll is ~5x a regex here.
  */
 export function urlRewriter(baseUrl: string): (s: string) => string {
-  const base = JSON.stringify(baseUrl.replace(/\/+$/, '')).slice(1, -1).replace(/\$/g, '$$$$');
-  return (s) => s.replace(/"([A-Za-z0-9_]*_url)":"\//g, `"$1":"${base}/`);
+  const base = JSON.stringify(baseUrl.replace(/\/+$/, '')).slice(1, -1);
+  // `$` is special in replacement strings: `$$` writes one.
+  const replacement = `_url":"${base}/`.replace(/\$/g, '$$$$');
+  return (s) => s.replaceAll('_url":"/', replacement);
 }

@@ -93,12 +93,21 @@ export function optionalBoolean(body: Body, field: string): boolean | undefined 
   return v;
 }
 
-/** An integer field within [min, max]; the message states the bounds. */
-export function optionalInteger(body: Body, field: string, min: number, max: number): number | undefined {
+/**
+ * An integer field within [min, max]; the message states the bounds, then `context` (e.g.
+ * ` for cross-company search`).
+ */
+export function optionalInteger(
+  body: Body,
+  field: string,
+  min: number,
+  max: number,
+  context = '',
+): number | undefined {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw badRequest(`${field} must be an integer from ${min} to ${max}`);
+    throw badRequest(`${field} must be an integer from ${min} to ${max}${context}`);
   }
   return v;
 }

@@ -6,13 +6,8 @@
  */
 import { HttpError } from '../http-error.js';
 import { sendJson, streamEnvelope, urlRewriter } from '../respond.js';
-import {
-  companyScope,
-  envelopeTicker,
-  optionalInteger,
-  optionalMetricId,
-  resolveCompany,
-} from '../validate.js';
+import { optionalInteger, resolveCompany } from '../validate.js';
+import { companyEnvelopeFields, parseCompanyParams } from './company-envelope.js';
 import type { RawRoute } from './types.js';
 
 export const SANDBOX_LIMIT_DEFAULT = 10;
@@ -31,23 +26,16 @@ export const sandboxFacts: RawRoute = {
     const limitText = q.get('limit');
     if (limitText !== null) body.limit = /^-?\d+$/.test(limitText) ? Number(limitText) : limitText;
     try {
-      const scope = companyScope(body);
-      const metricId = optionalMetricId(body);
+      const p = parseCompanyParams(body);
       const limit = optionalInteger(body, 'limit', 1, SANDBOX_LIMIT_MAX) ?? SANDBOX_LIMIT_DEFAULT;
-      const company = resolveCompany(deps.store, scope);
-      const rows = await deps.store.factsCore(company.cik, metricId);
+      const company = resolveCompany(deps.store, p.scope);
+      const rows = await deps.store.factsCore(company.cik, p.metricId);
       const kept = rows.slice(0, limit);
+      const extra = rows.length > limit ? { truncated: true, total_available: rows.length } : {};
       await streamEnvelope(
         res,
         200,
-        {
-          scope: 'company',
-          ticker: envelopeTicker(scope, company),
-          cik: company.cik,
-          metric_id: metricId ?? null,
-          count: kept.length,
-          ...(rows.length > limit ? { truncated: true, total_available: rows.length } : {}),
-        },
+        companyEnvelopeFields(p, company, kept.length, extra),
         'rows',
         kept,
         {},
