@@ -2,7 +2,6 @@
  * Shared plumbing of the pipeline commands: config + logger from the common flags, comma lists,
  * and signal handling (first SIGINT/SIGTERM = graceful, second = immediate exit).
  */
-import { InvalidArgumentError } from 'commander';
 import { loadConfig, type Config, type FlagOverride } from '../config/load.js';
 import { createLogger, type Logger } from '../log.js';
 
@@ -20,14 +19,6 @@ export function setup(o: CommonCliOptions, flags: FlagOverride[] = []): { config
 }
 
 /** `A,B , C` -> ['A','B','C']; commander argument parser. */
-export function commaList(text: string): string[] {
-  const items = text
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  if (items.length === 0) throw new InvalidArgumentError('expected a comma-separated list');
-  return items;
-}
 
 /**
  * Runs `graceful` on the first SIGINT/SIGTERM; a second signal exits at once (code 130).

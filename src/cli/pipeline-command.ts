@@ -3,7 +3,7 @@
  * loaded here; each command's module (and BullMQ, the client, the output) loads when it runs.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { commaList } from './command-support.js';
+import { commaList } from './option-parsers.js';
 
 function positiveInt(flag: string) {
   return (text: string): number => {
