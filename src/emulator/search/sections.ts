@@ -9,18 +9,10 @@
  */
 import type { TextBlock } from './html-blocks.js';
 
-export const CHUNK_TYPES = [
-  'mda',
-  'notes',
-  'business',
-  'risk',
-  'legal',
-  'properties',
-  'market_risk',
-  'controls',
-  'compliance',
-  'table_context',
-] as const;
+import { CHUNK_TYPES } from '../../api/validate.js';
+
+// The chunk types are the interface's vocabulary (section 2.4): one list, kept with the contract.
+export { CHUNK_TYPES };
 export type ChunkType = (typeof CHUNK_TYPES)[number];
 
 export function isChunkType(value: unknown): value is ChunkType {
