@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDuck, sqlPathList, sqlString } from '../src/output/duckdb.js';
-import { createPartWriter, publishSnapshot } from '../src/output/index.js';
+import { createPartWriter, DEFAULT_ROW_GROUP_ROWS, publishSnapshot } from '../src/output/index.js';
 import { FACT_COLUMNS } from '../src/output/schemas/fact.js';
 import { syntheticFactRow } from '../src/output/synthetic-rows.js';
 import type { PartPointer } from '../src/types.js';
@@ -356,9 +356,9 @@ export async function run(): Promise<BenchResult[]> {
         name: 'publish peak RSS',
         value: publish.maxRssMb,
         unit: 'MB',
-        target: '< 600',
-        ok: publish.maxRssMb < 600,
-        note: `DuckDB memory_limit 512MB, 1 thread, row groups 122880; max of ${RUNS} runs`,
+        target: '< 256',
+        ok: publish.maxRssMb < 256,
+        note: `1 DuckDB thread, row groups of ${DEFAULT_ROW_GROUP_ROWS} rows; max of ${RUNS} runs`,
       },
       { group: g, name: 'DuckDB baseline peak RSS', value: duck.maxRssMb, unit: 'MB' },
     ];

@@ -17,6 +17,7 @@ import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
 import { startEmulator } from '../src/emulator/index.js';
 import { startPrivateRedis } from '../src/infra/redis-server.js';
 import { silentLogger } from '../src/log.js';
+import { DEFAULT_ROW_GROUP_ROWS } from '../src/output/index.js';
 import { openExporter } from '../src/pipeline/exporter.js';
 import { followSnapshot } from '../src/pipeline/follow.js';
 import { runSnapshot } from '../src/pipeline/run-snapshot.js';
@@ -41,6 +42,19 @@ function benchConfig(apiUrl: string, redisUrl: string, outDir: string, prefix: s
     'log.level': 'silent',
   }).map(([path, value]) => ({ path, value, flag: `bench ${path}` }));
   return loadConfig({ env: { FILINGS_API_KEY: DEMO_API_KEY }, flags });
+}
+
+/** Resident set size of a process now (Linux VmRSS), in MB. */
+async function rssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const m = /VmRSS:\s+(\d+) kB/.exec(status);
+  return m?.[1] ? Number(m[1]) / 1024 : NaN;
+}
+
+/** The row-group size the control worker publishes with (its config, else the output default). */
+function rowGroupRows(env: NodeJS.ProcessEnv): number {
+  const config = loadConfig({ env: { ...env, FILINGS_API_KEY: DEMO_API_KEY } });
+  return config.output.row_group_rows ?? DEFAULT_ROW_GROUP_ROWS;
 }
 
 /** Peak resident set size of a process (Linux VmHWM), in MB. */
@@ -129,6 +143,7 @@ export async function run(): Promise<BenchResult[]> {
       };
       const partsWorker = await startWorker(['worker', '--only', 'parts'], env);
       const controlWorker = await startWorker(['worker', '--only', 'control'], env);
+      const idleMb = await rssMb(controlWorker.pid ?? 0);
       const exporter = await openExporter({ config, logger: silentLogger(), apiKey: requireApiKey(config) });
       try {
         const t0 = performance.now();
@@ -162,6 +177,7 @@ export async function run(): Promise<BenchResult[]> {
           unit: 'MB',
           target: `< ${RSS_LIMIT_MB} MB`,
           ok: rec.state === 'published' && publishPeak < RSS_LIMIT_MB,
+          note: `idle ${Math.round(idleMb)} MB before publishing; Parquet row groups of ${rowGroupRows(env)} rows`,
         });
       } finally {
         await exporter.close();

@@ -12,12 +12,14 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError, type Job } from 'bullmq';
 import { z } from 'zod';
-import { withBudget, type Budget, type RateLimiterLike } from '../src/budget/index.js';
+import { putBack, withBudget, type Budget, type RateLimiterLike } from '../src/budget/index.js';
 import {
   AuthenticationError,
   BadRequestError,
   ForbiddenError,
   NotFoundError,
+  QuotaExceededError,
+  RateLimitedError,
   RequestValidationError,
   TransportError,
   coerceError,
@@ -29,7 +31,7 @@ import { CIK_PATTERN_10, TICKER_PATTERN } from '../src/config/schema.js';
 import { DATASET_SPECS } from '../src/pipeline/datasets.js';
 import { SNAPSHOT_ID_PATTERN } from '../src/pipeline/ids.js';
 import { parsePayload } from '../src/pipeline/payload.js';
-import type { PartFetcher, PartWriter, PartWriterFactory } from '../src/pipeline/ports.js';
+import type { PartFetcher, PartResponse, PartWriter, PartWriterFactory } from '../src/pipeline/ports.js';
 import type { SnapshotStore } from '../src/pipeline/snapshot-store.js';
 import { companyKey } from '../src/pipeline/universe.js';
 import { DATASETS, type Clock, type PartPointer } from '../src/types.js';
@@ -69,6 +71,12 @@ export interface ExportPartDeps {
   rateLimiter: RateLimiterLike;
   /** Marks the snapshot stopped and removes its parts that have not started. */
   stopSnapshot(snapshotId: string, message: string, job: Job): Promise<void>;
+  /**
+   * Aborted when the worker starts shutting down: a part still waiting for its rate-limit slot
+   * (a pacing sleep) goes back to the queue at once instead of sending its request. Requests
+   * already sent are left to finish. @defaultValue none (only the job's own signal)
+   */
+  closing?: AbortSignal;
   clock: Clock;
   logger: Logger;
 }
@@ -126,11 +134,23 @@ export function createExportPartProcessor(deps: ExportPartDeps) {
           operation: spec.operation,
           snapshotId: p.snapshotId,
           label,
+          // A part still waiting for its slot goes back to the queue when the worker shuts down.
+          signal: waitSignal(signal, deps.closing),
         },
         async (permit) => {
           const fetchedAt = new Date(deps.clock.now()).toISOString();
-          await store.countRequest(p.snapshotId, job.attemptsMade > 0);
-          const res = await deps.fetcher.fetch(p.dataset, p.company, signal);
+          let res: PartResponse;
+          try {
+            res = await deps.fetcher.fetch(p.dataset, p.company, signal);
+          } catch (err: unknown) {
+            // Counted once the answer is known; a request the client refused to send is not one.
+            if (!(err instanceof RequestValidationError))
+              await store.countRequest(p.snapshotId, {
+                rateLimited: err instanceof RateLimitedError || err instanceof QuotaExceededError,
+              });
+            throw err;
+          }
+          await store.countRequest(p.snapshotId, {});
           await permit.observe(res.rateLimit);
           const writer = deps.createWriter({
             root: p.outDir,
@@ -148,6 +168,15 @@ export function createExportPartProcessor(deps: ExportPartDeps) {
     } catch (err: unknown) {
       const e = coerceError(err);
       if (isBullMqControl(e)) throw e;
+      if (signal?.aborted === true) {
+        // The worker is shutting down past its deadline: the request was cut by us, not by a fault.
+        // Back to the queue without spending an attempt; another worker (or this one, restarted) runs it.
+        log.warn(
+          { reason: e.message },
+          'part aborted: the worker is shutting down; it goes back to the queue',
+        );
+        return await putBack({ job, token }, `${label}: aborted, the worker is shutting down`);
+      }
       if (e instanceof NotFoundError) {
         const pointer: PartPointer = { ...base, status: 'not_found', rows: 0, bytes: 0, message: e.message };
         await store.recordPart(p.snapshotId, pointer);
@@ -182,6 +211,7 @@ export function createExportPartProcessor(deps: ExportPartDeps) {
         log.error({ reason: message }, 'part failed');
         if (!retryable) throw new UnrecoverableError(message);
       } else {
+        await store.countRetry(p.snapshotId);
         log.warn({ code: errorCode(e), reason: e.message }, 'part attempt failed; will retry');
       }
       throw e;
@@ -239,6 +269,13 @@ async function stillValid(prev: PartPointer, outDir: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Aborts when either signal does (the job's own: cancelled; the worker's: shutting down). */
+function waitSignal(job: AbortSignal | undefined, closing: AbortSignal | undefined): AbortSignal | undefined {
+  if (job === undefined) return closing;
+  if (closing === undefined) return job;
+  return AbortSignal.any([job, closing]);
 }
 
 function isBullMqControl(e: Error): boolean {

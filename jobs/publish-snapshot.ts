@@ -122,6 +122,7 @@ export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps) {
         startedAt: new Date(rec.createdAtMs).toISOString(),
         requests: rec.requests,
         retries: rec.partRetries,
+        rateLimited429: rec.rateLimited429,
       });
       // Nothing silently dropped: the published files hold exactly the rows the parts fetched.
       for (const ds of p.datasets) {

@@ -200,7 +200,7 @@ describe('per-minute 429s', () => {
     ).toBe(200);
     const [job] = await h.run(['MSFT'], 5);
     expect(job!.failedReason).toMatch(
-      /issuer MSFT: rate limited \(429\) 3 times, more than budget\.maxRateLimitRequeues=2/,
+      /issuer MSFT: rate limited \(429\) 3 times, more than budget\.max_rate_limit_requeues=2/,
     );
     expect(job!.attemptsMade).toBe(1);
     expect(await keyStats(h)).toMatchObject({ requests: 4, rate_limited: 3 });

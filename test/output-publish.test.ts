@@ -5,7 +5,7 @@
  * catalog rows the emulator returns, with the awkward values: beyond 2^53, negative scales, null
  * dates, a significand wider than DECIMAL(38,0), unknown fields.
  */
-import { mkdtemp, readFile, rm, unlink } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -587,6 +587,59 @@ describe('publishSnapshot: file sizing', () => {
     await unlink(join(root, '_snapshots', 's3', 'manifest.json'));
     const second = await publishSnapshot(opts);
     expect(second.files).toEqual(first.files);
+  });
+});
+
+describe('publishSnapshot: staged lines are read exactly', () => {
+  /** Text that a line splitter or a CSV reader could mistake for structure. */
+  const awkward = [
+    'tab\there, comma; pipe| quote " backslash \\ hash # at start',
+    'control \u0001 \u0000 \u001f and the text \\x01',
+    'line\nbreak and\r\ncarriage return',
+    'non-BMP 😀 𝄞, accents éü, CJK 漢字, line separator \u2028 paragraph \u2029',
+    '{"looks":"like json"}',
+    '',
+  ];
+  const wide = `${'é'.repeat(100_000)}${'😀'.repeat(50_000)}${'x'.repeat(100_000)}`;
+
+  function rows(n: number): Row[] {
+    return evidenceRows('0000320193', n).map((r, i) => ({
+      ...r,
+      snippet_text: i === n - 2 ? wide : `${i}: ${awkward[i % awkward.length]!}`,
+    }));
+  }
+
+  async function publishedSnippets(root: string, id: string): Promise<unknown[]> {
+    const out = await duck.all(
+      `SELECT snippet_text FROM read_parquet('${root}/evidence/*/snapshot_id=${id}/*.parquet')`,
+    );
+    return out.map((r) => r.snippet_text);
+  }
+
+  it('keeps every character and the row order, with a 500 KB field among short ones', async () => {
+    const root = await newRoot();
+    const input = rows(40);
+    const parts = [await stage(root, 'l1', 'evidence', 'AAPL', input)];
+    await publishSnapshot({ root, snapshotId: 'l1', snapshotDate: DATE, formats: ['parquet'], parts });
+    expect(await publishedSnippets(root, 'l1')).toEqual(input.map((r) => r.snippet_text));
+  });
+
+  it('reads parts staged without a line-length record (older sidecar) or without a sidecar', async () => {
+    const root = await newRoot();
+    const a = rows(12);
+    const b = rows(9);
+    const parts = [
+      await stage(root, 'l2', 'evidence', 'AAA', a),
+      await stage(root, 'l2', 'evidence', 'BBB', b),
+    ];
+    const sidecarA = join(root, '_staging', 'l2', 'evidence', 'AAA.fields.json');
+    const old = JSON.parse(await readFile(sidecarA, 'utf8')) as Record<string, unknown>;
+    expect(old.max_line_chars).toBeGreaterThan(wide.length);
+    delete old.max_line_chars;
+    await writeFile(sidecarA, JSON.stringify(old));
+    await unlink(join(root, '_staging', 'l2', 'evidence', 'BBB.fields.json'));
+    await publishSnapshot({ root, snapshotId: 'l2', snapshotDate: DATE, formats: ['parquet'], parts });
+    expect(await publishedSnippets(root, 'l2')).toEqual([...a, ...b].map((r) => r.snippet_text));
   });
 });
 

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_BUDGET_CONFIG } from '../src/budget/index.js';
 import { loadConfig, requireApiKey } from '../src/config/load.js';
+import { budgetConfigFrom } from '../src/pipeline/context.js';
 import { ConfigError } from '../src/errors.js';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -71,6 +73,23 @@ describe('config layers', () => {
     expect(loadConfig({ configPath: p, env: {} }).datasets).toEqual(['facts_core']);
   });
 
+  it('budget.pacing defaults to even and reaches the budget as written in the file', async () => {
+    expect(loadConfig({ env: {} }).budget.pacing).toBe('even');
+    expect(budgetConfigFrom(loadConfig({ env: {} })).pacing).toBe('even');
+    const p = await file('burst.yaml', 'budget:\n  pacing: burst\n  requests_per_minute: 120\n');
+    const b = budgetConfigFrom(loadConfig({ configPath: p, env: {} }));
+    expect(b).toMatchObject({ pacing: 'burst', requestsPerMinute: 120 });
+  });
+
+  it('every budget setting of defaults.yaml maps onto one of the budget module', () => {
+    // The file names (snake_case) and the module's names (camelCase) stay one-to-one.
+    const fileNames = Object.keys(loadConfig({ env: {} }).budget).sort();
+    const moduleNames = Object.keys(DEFAULT_BUDGET_CONFIG)
+      .map((k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`))
+      .sort();
+    expect(fileNames).toEqual(moduleNames);
+  });
+
   it('the example config is valid', () => {
     const c = loadConfig({ configPath: 'config/example.yaml', env: {} });
     expect(c.universe.tickers).toContain('AAPL');
@@ -84,6 +103,12 @@ describe('config errors name the field and the source', () => {
     const e = configError(() => loadConfig({ configPath: p, env: {} }));
     expect(e.message).toBe(`config.budget.share: must be between 0 and 1 (got 1.5) in ${p}`);
     expect(e.code).toBe('CONFIG_INVALID');
+  });
+
+  it('unknown pacing', async () => {
+    const p = await file('pacing.yaml', 'budget:\n  pacing: smooth\n');
+    const e = configError(() => loadConfig({ configPath: p, env: {} }));
+    expect(e.message).toBe(`config.budget.pacing: must be even or burst (got "smooth") in ${p}`);
   });
 
   it('wrong type from the environment', () => {

@@ -42,7 +42,7 @@ export interface PartJobContext {
   snapshotId: string;
   /** Names the part in messages, e.g. `facts_full AAPL`. @defaultValue operation and job id */
   label?: string;
-  /** The processor's abort signal: a pacing sleep ends early and the job goes back to wait. */
+  /** The processor's abort signal: a pacing sleep ends early and the job goes back to the queue unsent. */
   signal?: AbortSignal | undefined;
 }
 
@@ -66,7 +66,7 @@ export async function withBudget<T>(
   // A pacing wait of up to a few seconds is slept here rather than by putting the job back, so
   // BullMQ's limiter counts one start per request; a longer one (low rates) holds the queue.
   while (outcome.kind === 'pace' && outcome.waitMs <= MAX_PACE_SLEEP_MS) {
-    if (!(await sleep(outcome.waitMs, ctx.signal))) throw new RateLimitError(); // closing: back to wait
+    if (!(await sleep(outcome.waitMs, ctx.signal))) await putBack(ctx, `${label}: put back unsent (aborted)`);
     outcome = await budget.acquire(ctx.operation);
   }
   if (outcome.kind !== 'granted') return await wait(budget, ctx, outcome);
@@ -83,8 +83,8 @@ export async function withBudget<T>(
       const n = await budget.countRequeue(jobKey);
       if (n > budget.config.maxRateLimitRequeues) {
         throw new UnrecoverableError(
-          `${label}: rate limited (429) ${n} times, more than budget.maxRateLimitRequeues=${budget.config.maxRateLimitRequeues}; ` +
-            `another client may be spending this key's limit: lower budget.share or budget.requestsPerMinute`,
+          `${label}: rate limited (429) ${n} times, more than budget.max_rate_limit_requeues=${budget.config.maxRateLimitRequeues}; ` +
+            `another client may be spending this key's limit: lower budget.share or budget.requests_per_minute`,
         );
       }
       await ctx.rateLimiter.rateLimit(hold.waitMs);
@@ -126,6 +126,16 @@ async function wait(
     default:
       return assertNever(outcome, 'budget outcome');
   }
+}
+
+/**
+ * Puts a job whose request was never sent back in the queue without spending an attempt (the
+ * worker is shutting down). Not RateLimitError: BullMQ then waits out its limiter's window before
+ * a closing worker finishes (up to 60 s); a job delayed until now closes at once.
+ */
+export async function putBack(ctx: Pick<PartJobContext, 'job' | 'token'>, message: string): Promise<never> {
+  await ctx.job.moveToDelayed(Date.now(), ctx.token);
+  throw new DelayedError(message);
 }
 
 /** Sleeps `ms`; false when `signal` aborted it first. */

@@ -40,6 +40,7 @@ export { planSnapshot, assertPlanFits } from './plan.js';
 export { createBudget, type Budget, type BudgetOptions, type BoundPermit } from './budget.js';
 export {
   withBudget,
+  putBack,
   MAX_PACE_SLEEP_MS,
   type PartJobContext,
   type PartJobLike,

@@ -88,6 +88,11 @@ export const configSchema = z.strictObject({
     publish_memory_mb: posInt.min(64, 'must be at least 64').nullable(),
     /** DuckDB threads while publishing; null = the output module's default. */
     publish_threads: posInt.max(64, 'must be at most 64').nullable(),
+    /** Parquet row-group size in rows (publishing memory follows it); null = the output module's default. */
+    row_group_rows: posInt
+      .min(1024, 'must be at least 1024')
+      .max(1_048_576, 'must be at most 1048576')
+      .nullable(),
   }),
   schedule: z.strictObject({
     cron,
@@ -134,6 +139,8 @@ export const configSchema = z.strictObject({
     max_rate_limit_requeues: nonNegInt,
     /** Let a snapshot that cannot fit the remaining monthly quota spread over several days. */
     allow_multi_day: z.boolean(),
+    /** `even` spreads a window's requests over the window; `burst` sends them as fast as workers allow. */
+    pacing: z.enum(['even', 'burst'], { error: 'must be even or burst' }),
     /** Quiet time either side of the server's window reset. */
     safety_margin_ms: nonNegInt,
   }),

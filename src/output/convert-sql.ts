@@ -11,7 +11,7 @@
  * original in `_extra` under the field's name, so nothing is ever dropped.
  */
 import { Kind } from './field-kinds.js';
-import { sqlIdent, sqlPathList, sqlString } from './duckdb.js';
+import { sqlIdent, sqlString } from './duckdb.js';
 import type { ColumnDef, ColumnType, DatasetSchema } from './schemas/index.js';
 
 export type ConvertMode = 'strict' | 'tolerant';
@@ -21,7 +21,7 @@ const STRING_KINDS = Kind.STRING | Kind.DATE_STRING;
 
 interface ReadColumn {
   name: string;
-  /** How read_ndjson reads it: text, or JSON when the field mixes strings with other kinds. */
+  /** How the row's JSON is read into it: text, or JSON when the field mixes strings with other kinds. */
   readAs: 'VARCHAR' | 'JSON';
 }
 
@@ -34,15 +34,18 @@ export interface ConvertInput {
   mode: ConvertMode;
 }
 
-/** The staged files of one output file and the row range to take from their concatenation. */
+/** The staged rows of one output file and the row range to take from them. */
 export interface ConvertSource {
-  files: readonly string[];
-  /** Rows of the concatenation to skip (a big part split across output files). */
+  /** One gzip NDJSON file: a staged part, or several parts concatenated (dataset-writer.ts). */
+  file: string;
+  /** Rows to skip (a big part split across output files). */
   skip: number;
-  /** Rows to take. */
+  /** Rows to take (after skip). */
   take: number;
-  /** Rows in the concatenation; when skip = 0 and take = total, no row numbering is needed. */
+  /** Rows in the file; when skip = 0 and take = total, no row numbering is needed. */
   total: number;
+  /** Longest line of the file in bytes (maxLineBytesFor); sizes the line reader's buffer. */
+  maxLineBytes: number;
 }
 
 function readType(kinds: number | undefined, target: ColumnType | 'extra'): 'VARCHAR' | 'JSON' {
@@ -181,12 +184,40 @@ export function convertSelect(input: ConvertInput, source: ConvertSource): strin
       : `CAST(NULLIF(CAST(to_json(map_from_entries(list_filter([${entries.join(', ')}], lambda e: e.value IS NOT NULL))) AS VARCHAR), '{}') AS JSON) AS ${sqlIdent('_extra')}`;
   const list = select.map((s) => (s === '__EXTRA__' ? extra : s)).join(',\n  ');
 
-  const columns = `{${reads.map((r) => `${sqlString(r.name)}: '${r.readAs}'`).join(', ')}}`;
-  const scan = `read_ndjson(${sqlPathList(source.files)}, columns = ${columns}, format = 'newline_delimited', compression = 'gzip', hive_partitioning = false)`;
-  if (source.skip === 0 && source.take === source.total) return `SELECT\n  ${list}\nFROM ${scan}`;
-  // Row numbering in file order (insertion order is preserved); LIMIT stops the scan early.
-  const aliases = [...reads.map((r) => sqlIdent(r.name)), '"__fx_row"'].join(', ');
-  return `SELECT\n  ${list}\nFROM ${scan} WITH ORDINALITY AS src(${aliases})\nWHERE "__fx_row" > ${source.skip}\nLIMIT ${source.take}`;
+  // One JSON parse per row, into text (or JSON) fields by name; the reader only splits lines.
+  const structure = sqlString(JSON.stringify(Object.fromEntries(reads.map((r) => [r.name, r.readAs]))));
+  const lines = lineScan(source.file, source.maxLineBytes);
+  if (source.skip === 0 && source.take === source.total)
+    return `SELECT\n  ${list}\nFROM (SELECT unnest(json_transform(line, ${structure})) FROM ${lines})`;
+  // Row numbering in file order (insertion order is preserved): skipped lines are not even parsed,
+  // and LIMIT stops the scan early.
+  return `SELECT\n  ${list}\nFROM (SELECT unnest(json_transform(line, ${structure})) FROM ${lines} WITH ORDINALITY AS src(line, "__fx_row")\n  WHERE "__fx_row" > ${source.skip} LIMIT ${source.take})`;
+}
+
+/**
+ * Longest line the line reader accepts, in bytes, for staged parts whose longest line is `chars`
+ * UTF-16 units (UTF-8 needs at most 3 bytes per unit). Unknown (an older sidecar): 16 MiB, what
+ * DuckDB's JSON reader accepted.
+ */
+export function maxLineBytesFor(chars: number | undefined): number {
+  if (chars === undefined) return UNKNOWN_MAX_LINE_BYTES;
+  return Math.max(MIN_MAX_LINE_BYTES, 3 * chars + 2);
+}
+
+const UNKNOWN_MAX_LINE_BYTES = 16 * 1024 * 1024;
+const MIN_MAX_LINE_BYTES = 4096;
+const MIN_LINE_BUFFER_BYTES = 1024 * 1024;
+
+/**
+ * A gzip NDJSON file as one text column `line`, in file order: read_csv with a delimiter that
+ * cannot occur (JSON.stringify escapes every control character) and no quoting only splits lines,
+ * through one buffer sized to the longest line (1 MiB for facts rows). DuckDB's read_ndjson holds
+ * ~36 MB of fixed buffers instead (maximum_object_size cannot go below 16 MiB): a third of the
+ * publishing worker's memory budget (docs/decisions.md, "publishing memory").
+ */
+function lineScan(file: string, maxLineBytes: number): string {
+  const buffer = Math.max(MIN_LINE_BUFFER_BYTES, 2 * maxLineBytes);
+  return `read_csv(${sqlString(file)}, columns = {'line': 'VARCHAR'}, delim = chr(1), quote = '', escape = '', header = false, auto_detect = false, compression = 'gzip', max_line_size = ${maxLineBytes}, buffer_size = ${buffer}, hive_partitioning = false)`;
 }
 
 /** The NDJSON projection of typed rows: exact decimals as strings, timestamps as ISO-8601 UTC. */

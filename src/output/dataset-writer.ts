@@ -8,10 +8,17 @@ import { join } from 'node:path';
 import type { Logger } from '../log.js';
 import { coerceError, OutputError } from '../errors.js';
 import type { DatasetName, OutputFormat } from '../types.js';
-import { convertSelect, ndjsonSelect, type ConvertInput, type ConvertMode } from './convert-sql.js';
+import {
+  convertSelect,
+  maxLineBytesFor,
+  ndjsonSelect,
+  type ConvertInput,
+  type ConvertMode,
+  type ConvertSource,
+} from './convert-sql.js';
 import { sqlString, type DuckSession } from './duckdb.js';
 import { nextSlice, type Cursor, type PlannedPart } from './file-plan.js';
-import { fsyncFile, hashFile } from './fs-util.js';
+import { concatFiles, fsyncFile, hashFile } from './fs-util.js';
 import { dataFileName } from './paths.js';
 import { hasPeriodEnd, type DatasetSchema } from './schemas/index.js';
 
@@ -24,6 +31,8 @@ export interface DatasetWriteOptions {
   formats: readonly OutputFormat[];
   /** Folder the files are written to (renamed into the layout later). */
   dir: string;
+  /** Folder for transient files (the staged parts of one output file, concatenated). */
+  scratchDir: string;
   targetFileBytes: number;
   rowGroupRows: number;
   compression: 'zstd' | 'snappy';
@@ -63,6 +72,7 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
   let stagedSoFar = 0;
   let outputSoFar = 0;
   let cursor: Cursor = { part: 0, row: 0 };
+  const lineChars = new Map(o.parts.map((p) => [p.path, p.maxLineChars]));
   let rows = 0;
 
   for (let index = 0; ; index++) {
@@ -70,9 +80,24 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
     if (slice === undefined) break;
     cursor = slice.next;
     const parquetPath = join(o.dir, dataFileName(index, 'parquet'));
+    // DuckDB's CSV reader keeps every buffer of a compressed file when one scan reads several files
+    // (up to a whole part, uncompressed, in memory): several parts are read as one concatenated gzip.
+    const input =
+      slice.files.length === 1 ? slice.files[0]! : join(o.scratchDir, `concat-${index}.ndjson.gz`);
+    if (input !== slice.files[0]) {
+      await mkdir(o.scratchDir, { recursive: true });
+      await concatFiles(slice.files, input);
+    }
+    const source: ConvertSource = {
+      file: input,
+      skip: slice.skip,
+      take: slice.take,
+      total: slice.total,
+      maxLineBytes: maxLineBytesOf(lineChars, slice.files),
+    };
     const convert = (mode: ConvertMode): string => {
-      const input: ConvertInput = { schema: o.schema, kinds: o.kinds, extraFields: o.extraFields, mode };
-      return `COPY (${convertSelect(input, slice)}) TO ${sqlString(parquetPath)} (FORMAT parquet, COMPRESSION ${o.compression}, ROW_GROUP_SIZE ${o.rowGroupRows})`;
+      const sel: ConvertInput = { schema: o.schema, kinds: o.kinds, extraFields: o.extraFields, mode };
+      return `COPY (${convertSelect(sel, source)}) TO ${sqlString(parquetPath)} (FORMAT parquet, COMPRESSION ${o.compression}, ROW_GROUP_SIZE ${o.rowGroupRows})`;
     };
     try {
       await o.duck.run(convert('strict'));
@@ -93,6 +118,8 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
         );
       }
       tolerantFiles.push({ file: dataFileName(index, sizing), reason });
+    } finally {
+      if (input !== slice.files[0]) await rm(input, { force: true });
     }
 
     const stats = await o.duck.all(
@@ -136,6 +163,16 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
   // Files in layout order: part-00000.parquet, part-00000.ndjson.gz, part-00001…
   files.sort((a, b) => (a.name < b.name ? -1 : 1));
   return { files, rows, tolerantFiles };
+}
+
+/** The line reader's limit for a slice: the longest line of its staged files (unknown → the safe default). */
+function maxLineBytesOf(
+  lineChars: ReadonlyMap<string, number | undefined>,
+  files: readonly string[],
+): number {
+  let max = 0;
+  for (const f of files) max = Math.max(max, maxLineBytesFor(lineChars.get(f)));
+  return max;
 }
 
 async function finishFile(

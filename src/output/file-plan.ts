@@ -11,6 +11,8 @@ export interface PlannedPart {
   rows: number;
   /** Staged (gzip NDJSON) bytes. */
   bytes: number;
+  /** Longest staged line in UTF-16 code units; undefined when unknown. */
+  maxLineChars?: number | undefined;
 }
 
 export interface Cursor {

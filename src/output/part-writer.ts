@@ -89,6 +89,8 @@ class NdjsonPartWriter implements PartWriter {
   private bytes = 0;
   private buf = '';
   private count = 0;
+  /** Longest line in UTF-16 units: sizes the line reader's buffer when publishing. */
+  private maxLineChars = 0;
   private seenNames = 0;
   private reservedSeen = false;
   private failure: Error | undefined;
@@ -116,7 +118,10 @@ class NdjsonPartWriter implements PartWriter {
     // zlib passes stream options through to its Transform (the typings omit them).
     const gzipOptions: ZlibOptions & TransformOptions = {
       level: opts.gzipLevel ?? 1,
-      chunkSize: 256 * 1024,
+      // 64 KiB output chunks: with 256 KiB ones a worker staging 1M rows carried ~100 MB more
+      // Buffer memory between full GCs (output slices keep their chunk alive), at no gain in speed
+      // (docs/decisions.md, "staging writer tuning").
+      chunkSize: 64 * 1024,
       writableHighWaterMark: HIGH_WATER_MARK,
     };
     this.gzip = createGzip(gzipOptions);
@@ -153,7 +158,9 @@ class NdjsonPartWriter implements PartWriter {
     this.tracker.observe(row);
     if (this.tracker.names.length !== this.seenNames) this.noteNewNames();
     const json = rowToJson(this.reservedSeen ? renameReserved(row) : row);
-    this.buf += withSuffix(json, this.suffix);
+    const line = withSuffix(json, this.suffix);
+    if (line.length > this.maxLineChars) this.maxLineChars = line.length;
+    this.buf += line;
     this.count++;
     if (this.buf.length >= this.chunkBytes) return this.flush();
   }
@@ -198,7 +205,12 @@ class NdjsonPartWriter implements PartWriter {
       const fields = this.tracker.snapshot();
       fields.names = fields.names.map((n) => (RESERVED_NAMES.has(n) ? `_api${n}` : n));
       // The sidecar goes first: a data file under its final name always has its field list.
-      await writeFieldsSidecar(fieldsSidecarPath(this.finalPath), { rows: this.count, sha256, fields });
+      await writeFieldsSidecar(fieldsSidecarPath(this.finalPath), {
+        rows: this.count,
+        sha256,
+        fields,
+        maxLineChars: this.maxLineChars,
+      });
       await rename(this.tmpPath, this.finalPath);
       await fsyncDir(dirname(this.finalPath));
       this.state = 'finished';

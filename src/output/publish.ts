@@ -80,7 +80,11 @@ export interface PublishOptions {
   stats?: SnapshotStats;
   /** Target size of each output file (Parquet when written, else NDJSON). @defaultValue 128 MiB */
   targetFileBytes?: number;
-  /** Parquet row-group size in rows; bounds the writer's memory. @defaultValue 122880 */
+  /**
+   * Parquet row-group size in rows. The writer holds one row group in memory (about 1.8 KB per
+   * facts row while converting), so this bounds publishing memory, not the file size.
+   * @defaultValue 24576 (docs/decisions.md: "Output: publishing memory")
+   */
   rowGroupRows?: number;
   /** @defaultValue `zstd` */
   compression?: 'zstd' | 'snappy';
@@ -95,7 +99,7 @@ export interface PublishOptions {
 }
 
 export const DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024;
-export const DEFAULT_ROW_GROUP_ROWS = 122_880;
+export const DEFAULT_ROW_GROUP_ROWS = 24_576;
 
 const WRITER_VERSION = readWriterVersion();
 
@@ -207,9 +211,15 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
         schema: resolved.schema,
         kinds: observed,
         extraFields: [...resolved.extraFields.keys()],
-        parts: checked.map((c) => ({ path: c.path, rows: c.rows, bytes: c.bytes })),
+        parts: checked.map((c) => ({
+          path: c.path,
+          rows: c.rows,
+          bytes: c.bytes,
+          maxLineChars: c.maxLineChars,
+        })),
         formats,
         dir,
+        scratchDir: join(staging, '_scratch'),
         targetFileBytes,
         rowGroupRows,
         compression: o.compression ?? 'zstd',
@@ -271,6 +281,7 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
   } finally {
     duck.close();
     await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    await rm(join(staging, '_scratch'), { recursive: true, force: true }).catch(() => undefined);
   }
 }
 

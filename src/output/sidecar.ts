@@ -13,6 +13,8 @@ export interface FieldsSidecar {
   rows: number;
   sha256: string;
   fields: FieldKinds;
+  /** Longest line in UTF-16 code units, newline included (absent in sidecars of older writers). */
+  maxLineChars?: number;
 }
 
 interface SidecarJson {
@@ -20,6 +22,7 @@ interface SidecarJson {
   rows: number;
   sha256: string;
   fields: { name: string; kinds: string[] }[];
+  max_line_chars?: number;
 }
 
 export async function writeFieldsSidecar(path: string, s: FieldsSidecar): Promise<void> {
@@ -28,6 +31,7 @@ export async function writeFieldsSidecar(path: string, s: FieldsSidecar): Promis
     rows: s.rows,
     sha256: s.sha256,
     fields: s.fields.names.map((name, i) => ({ name, kinds: kindsToNames(s.fields.kinds[i] ?? 0) })),
+    ...(s.maxLineChars === undefined ? {} : { max_line_chars: s.maxLineChars }),
   };
   await writeFileAtomic(path, `${JSON.stringify(json)}\n`);
 }
@@ -47,6 +51,9 @@ export async function readFieldsSidecar(path: string): Promise<FieldsSidecar | u
       rows: j.rows,
       sha256: j.sha256,
       fields: { names: j.fields.map((f) => f.name), kinds: j.fields.map((f) => namesToKinds(f.kinds)) },
+      ...(Number.isSafeInteger(j.max_line_chars) && (j.max_line_chars ?? -1) >= 0
+        ? { maxLineChars: j.max_line_chars }
+        : {}),
     };
   } catch {
     return undefined;
@@ -57,14 +64,19 @@ export async function readFieldsSidecar(path: string): Promise<FieldsSidecar | u
  * Field kinds of a staged file by reading it (the fallback when the sidecar is unusable). Big
  * integers read as JSON numbers are classified FLOAT here (not safe integers), never mis-typed INT.
  */
-export async function scanFieldKinds(path: string): Promise<{ rows: number; fields: FieldKinds }> {
+export async function scanFieldKinds(
+  path: string,
+): Promise<{ rows: number; fields: FieldKinds; maxLineChars: number }> {
   const tracker = new FieldTracker();
   let rows = 0;
+  let maxLineChars = 0;
   const lines = createInterface({ input: createReadStream(path).pipe(createGunzip()), crlfDelay: Infinity });
   for await (const line of lines) {
     if (line.trim() === '') continue;
     tracker.observe(JSON.parse(line) as Record<string, unknown>);
+    // +1: the newline readline strips.
+    if (line.length + 1 > maxLineChars) maxLineChars = line.length + 1;
     rows++;
   }
-  return { rows, fields: tracker.snapshot() };
+  return { rows, fields: tracker.snapshot(), maxLineChars };
 }

@@ -18,6 +18,8 @@ export interface CheckedPart {
   rows: number;
   bytes: number;
   fields: FieldKinds;
+  /** Longest line in UTF-16 code units; undefined when the sidecar predates the field. */
+  maxLineChars: number | undefined;
 }
 
 export interface CheckOptions {
@@ -69,14 +71,17 @@ export async function checkStagedPart(
   const sidecar = await readFieldsSidecar(fieldsSidecarPath(path));
   let rows: number;
   let fields: FieldKinds;
+  let maxLineChars: number | undefined;
   if (sidecar !== undefined && (pointer.sha256 === undefined || sidecar.sha256 === pointer.sha256)) {
     rows = sidecar.rows;
     fields = sidecar.fields;
+    maxLineChars = sidecar.maxLineChars;
   } else {
     // No sidecar of this very file (another attempt's, or none): read the rows themselves.
     const scanned = await scanFieldKinds(path);
     rows = scanned.rows;
     fields = scanned.fields;
+    maxLineChars = scanned.maxLineChars;
   }
   if (rows !== pointer.rows) {
     throw new OutputError(
@@ -84,5 +89,5 @@ export async function checkStagedPart(
       `part ${label}: staged file ${pointer.file} holds ${rows} rows, its pointer says ${pointer.rows}`,
     );
   }
-  return { pointer, path, rows, bytes: size, fields };
+  return { pointer, path, rows, bytes: size, fields, maxLineChars };
 }

@@ -44,6 +44,7 @@ export function budgetConfigFrom(config: Config): BudgetConfig {
       maxRetryAfterMs: b.max_retry_after_ms,
       maxRateLimitRequeues: b.max_rate_limit_requeues,
       allowMultiDay: b.allow_multi_day,
+      pacing: b.pacing,
       safetyMarginMs: b.safety_margin_ms,
     },
     'config.budget',

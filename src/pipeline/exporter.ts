@@ -66,6 +66,7 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
           ...(config.output.publish_threads !== null
             ? { publishThreads: config.output.publish_threads }
             : {}),
+          ...(config.output.row_group_rows !== null ? { rowGroupRows: config.output.row_group_rows } : {}),
         })),
         budget,
         clock,

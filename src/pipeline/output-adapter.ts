@@ -17,6 +17,8 @@ export interface OutputPortOptions {
   publishMemoryMb?: number;
   /** DuckDB threads while publishing. @defaultValue the output module's */
   publishThreads?: number;
+  /** Parquet row-group size in rows. @defaultValue the output module's (DEFAULT_ROW_GROUP_ROWS) */
+  rowGroupRows?: number;
 }
 
 export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputPorts> {
@@ -38,7 +40,14 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
         snapshotDate: req.snapshotDate,
         formats: req.formats,
         parts: req.parts,
-        stats: { waits: req.waits, startedAt: req.startedAt, requests: req.requests, retries: req.retries },
+        stats: {
+          waits: req.waits,
+          startedAt: req.startedAt,
+          requests: req.requests,
+          retries: req.retries,
+          rateLimited429: req.rateLimited429,
+        },
+        ...(opts.rowGroupRows !== undefined ? { rowGroupRows: opts.rowGroupRows } : {}),
         duckdb: {
           ...(opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {}),
           ...(opts.publishThreads !== undefined ? { threads: opts.publishThreads } : {}),

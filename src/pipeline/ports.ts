@@ -58,8 +58,10 @@ export interface PublishRequest {
   startedAt: string;
   /** Requests sent for the snapshot, all attempts. */
   requests: number;
-  /** Attempts beyond the first, over all parts. */
+  /** Failed attempts that were retried, over all parts. */
   retries: number;
+  /** 429 answers (per-minute and quota) the parts received. */
+  rateLimited429: number;
 }
 
 export interface PublishResult {

@@ -4,7 +4,8 @@
  * by accident, and it holds what `status` shows (counts and rows per dataset, quota waits).
  *
  * Keys (`<prefix>:<queue base>:` namespace, never a BullMQ queue name):
- *   snapshot:<id>        hash: spec, status, timestamps, counters `n:<dataset>:<status>`, `rows:<dataset>`
+ *   snapshot:<id>        hash: spec, status, timestamps, counters `n:<dataset>:<status>`, `rows:<dataset>`,
+ *                        `requests`, `part_retries`, `rate_limited_429`
  *   snapshot:<id>:parts  hash: `<dataset>/<company>` -> PartPointer JSON (the last result of each part)
  *   snapshots            zset: id by creation time
  */
@@ -62,9 +63,12 @@ export interface SnapshotRecord {
   quotaWaits: QuotaWait[];
   /** How often the snapshot was re-enqueued with --retry. */
   retries: number;
-  /** Requests its parts sent (every attempt) and attempts beyond the first. */
+  /** Requests its parts sent (every attempt, also those answered 429). */
   requests: number;
+  /** Failed attempts that were retried (5xx, timeouts, resets, truncated bodies), over all parts. */
   partRetries: number;
+  /** 429 answers its parts received (per-minute and quota). */
+  rateLimited429: number;
 }
 
 export interface SnapshotStoreOptions {
@@ -198,6 +202,7 @@ export class SnapshotStore {
       retries: Number(h.retries ?? 0),
       requests: Number(h.requests ?? 0),
       partRetries: Number(h.part_retries ?? 0),
+      rateLimited429: Number(h.rate_limited_429 ?? 0),
     };
   }
 
@@ -234,11 +239,19 @@ export class SnapshotStore {
     return raw ? (JSON.parse(raw) as PartPointer) : undefined;
   }
 
-  /** Counts one request about to be sent by a part (a retry when it is not the part's first attempt). */
-  async countRequest(snapshotId: string, retry: boolean): Promise<void> {
+  /**
+   * Counts one request a part sent, once its answer (or failure) is known; `rateLimited` when the
+   * answer was a 429. With countRetry, the manifest's `totals.requests` and `rate_limited_429`.
+   */
+  async countRequest(snapshotId: string, o: { rateLimited?: boolean } = {}): Promise<void> {
     const m = this.redis.multi().hincrby(this.key(snapshotId), 'requests', 1);
-    if (retry) m.hincrby(this.key(snapshotId), 'part_retries', 1);
+    if (o.rateLimited === true) m.hincrby(this.key(snapshotId), 'rate_limited_429', 1);
     await m.exec();
+  }
+
+  /** Counts a failed attempt of a part that BullMQ will retry (the manifest's `totals.retries`). */
+  async countRetry(snapshotId: string): Promise<void> {
+    await this.redis.hincrby(this.key(snapshotId), 'part_retries', 1);
   }
 
   /** Every recorded part result. */

@@ -20,7 +20,10 @@ export interface StatusReport {
   message: string | null;
   /** Quota waits the snapshot went through. */
   waits: { message: string; since: string; until: string }[];
+  /** How often the snapshot was re-enqueued with --retry. */
   retries: number;
+  /** API requests its parts sent, how many were answered 429, failed attempts retried. */
+  requests: { sent: number; rate_limited_429: number; retried: number };
 }
 
 export function statusReport(
@@ -43,6 +46,7 @@ export function statusReport(
     message: rec.message,
     waits: waits.map((w) => ({ message: w.message, since: w.since, until: w.until })),
     retries: rec.retries,
+    requests: { sent: rec.requests, rate_limited_429: rec.rateLimited429, retried: rec.partRetries },
   };
 }
 
@@ -74,6 +78,10 @@ export function formatStatus(r: StatusReport, nowMs: number = Date.now()): strin
   if (r.message) lines.push(`message: ${r.message}`);
   for (const w of r.waits)
     if (w.until !== r.waiting?.until) lines.push(`waited: ${w.message} (${w.since} -> ${w.until})`);
+  if (r.requests.sent > 0)
+    lines.push(
+      `requests: ${fmt(r.requests.sent)} sent, ${fmt(r.requests.rate_limited_429)} answered 429, ${fmt(r.requests.retried)} failed attempt(s) retried`,
+    );
   if (r.retries > 0) lines.push(`retried: ${r.retries} time(s)`);
   return lines.join('\n').trimEnd();
 }

@@ -62,9 +62,13 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
     if (parent) await parent.removeUnprocessedChildren();
   };
 
+  // Aborted when close() starts: parts still waiting for a rate-limit slot go back to the queue.
+  const closing = new AbortController();
+
   if (roles.parts) {
     const budgetConfig = budgetConfigFrom(config);
     const processor = createExportPartProcessor({
+      closing: closing.signal,
       fetcher: deps.fetcher,
       createWriter: deps.createWriter,
       store,
@@ -162,18 +166,19 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
   return {
     workers,
     async close(deadlineMs = config.worker.shutdown_timeout_ms) {
-      const closing = Promise.all(workers.map((w) => w.close()));
+      closing.abort();
+      const closed = Promise.all(workers.map((w) => w.close()));
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<'deadline'>((resolve) => {
         timer = setTimeout(() => resolve('deadline'), deadlineMs);
         timer.unref();
       });
-      if ((await Promise.race([closing.then(() => 'closed' as const), deadline])) === 'deadline') {
-        // Running jobs get an abort signal; their requests end, the jobs fail and are retried
-        // elsewhere (or become stalled and are picked up after lockDuration).
+      if ((await Promise.race([closed.then(() => 'closed' as const), deadline])) === 'deadline') {
+        // Running jobs get an abort signal: their requests end and the jobs go back to the queue
+        // without spending an attempt (or become stalled and are picked up after lockDuration).
         logger.warn({ deadlineMs }, 'shutdown deadline reached; aborting running jobs');
         for (const w of workers) w.cancelAllJobs('worker shutting down');
-        await Promise.race([closing, new Promise((r) => setTimeout(r, 5000).unref())]);
+        await Promise.race([closed, new Promise((r) => setTimeout(r, 5000).unref())]);
         await Promise.all(workers.map((w) => w.close(true)));
       }
       if (timer) clearTimeout(timer);

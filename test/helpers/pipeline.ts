@@ -24,10 +24,22 @@ import type { PartWriterFactory, SnapshotPublisher } from '../../src/pipeline/po
 import type { SnapshotRecord, SnapshotSpec } from '../../src/pipeline/snapshot-store.js';
 import { parseCompany } from '../../src/pipeline/universe.js';
 import { startWorkers, type RunningWorkers } from '../../src/pipeline/worker-runner.js';
-import type { DatasetName } from '../../src/types.js';
+import type { Clock, DatasetName } from '../../src/types.js';
 import { systemClock } from '../../src/types.js';
 import { startTestEmulator, type TestEmulator } from './emulator.js';
 import type { EmulatorOptions } from '../../src/emulator/index.js';
+
+/** What `GET /_emulator/stats` counts (src/emulator/server/stats.ts), in total and per key id. */
+export interface EmulatorCounter {
+  requests: number;
+  status_429: number;
+  by_status: Record<string, number>;
+}
+
+export interface EmulatorStats {
+  total: EmulatorCounter;
+  by_key: Record<string, EmulatorCounter>;
+}
 
 export interface HarnessOptions {
   emulator?: Partial<EmulatorOptions>;
@@ -37,6 +49,8 @@ export interface HarnessOptions {
   config?: Record<string, unknown>;
   /** Output ports. @defaultValue the real output module */
   output?: { createWriter: PartWriterFactory; publish: SnapshotPublisher };
+  /** One clock for the emulator, the budget, the client and the workers. @defaultValue systemClock */
+  clock?: Clock;
 }
 
 export interface PipelineHarness {
@@ -52,13 +66,14 @@ export interface PipelineHarness {
   spec(tickers: string[], datasets: DatasetName[], id: string): SnapshotSpec;
   /** Enqueues and follows to the end. */
   runToEnd(spec: SnapshotSpec, opts?: { retry?: boolean }): Promise<SnapshotRecord>;
-  stats(): Promise<{ total: { requests: number; by_status: Record<string, number> } }>;
+  stats(): Promise<EmulatorStats>;
   setFaults(rules: Record<string, unknown>[]): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startPipelineHarness(opts: HarnessOptions = {}): Promise<PipelineHarness> {
-  const emulator = await startTestEmulator(opts.emulator ?? {});
+  const clock = opts.clock ?? systemClock;
+  const emulator = await startTestEmulator({ ...(opts.clock ? { clock } : {}), ...opts.emulator });
   const outDir = await mkdtemp(join(tmpdir(), 'fx-pipeline-out-'));
   const prefix = `t${randomBytes(5).toString('hex')}`;
   const overrides: Record<string, unknown> = {
@@ -89,10 +104,11 @@ export async function startPipelineHarness(opts: HarnessOptions = {}): Promise<P
     redis: ctx.redis,
     config: budgetConfigFrom(config),
     apiKey: requireApiKey(config).reveal(),
+    clock,
     logger,
     prefix: budgetPrefix(config),
   });
-  const client = new FilingsClient({ baseUrl: emulator.url, apiKey, connections: 8 });
+  const client = new FilingsClient({ baseUrl: emulator.url, apiKey, connections: 8, clock });
   const running: RunningWorkers[] = [];
 
   const env: NodeJS.ProcessEnv = {
@@ -119,7 +135,7 @@ export async function startPipelineHarness(opts: HarnessOptions = {}): Promise<P
         fetcher: clientFetcher(client),
         ...(opts.output ?? (await outputPorts())),
         budget,
-        clock: systemClock,
+        clock,
         ...(roles ? { roles } : {}),
       });
       running.push(w);
@@ -142,7 +158,7 @@ export async function startPipelineHarness(opts: HarnessOptions = {}): Promise<P
     },
     async stats() {
       const res = await fetch(`${emulator.url}/_emulator/stats`);
-      return (await res.json()) as { total: { requests: number; by_status: Record<string, number> } };
+      return (await res.json()) as EmulatorStats;
     },
     async setFaults(rules) {
       await fetch(`${emulator.url}/_emulator/faults`, { method: 'DELETE' });
