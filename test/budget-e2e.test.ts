@@ -5,31 +5,13 @@
  * its manifest that it waited, and publishes files identical to those of an uninterrupted run
  * (apart from the `_fetched_at` lineage timestamps).
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, describe, expect, inject, it } from 'vitest';
-import { FilingsClient } from '../src/api/index.js';
-import { createBudget, type Budget } from '../src/budget/index.js';
-import { loadConfig, requireApiKey, type FlagOverride } from '../src/config/load.js';
-import { silentLogger } from '../src/log.js';
-import { clientFetcher } from '../src/pipeline/client-fetcher.js';
-import {
-  budgetConfigFrom,
-  budgetPrefix,
-  openPipeline,
-  type PipelineContext,
-} from '../src/pipeline/context.js';
-import { followSnapshot } from '../src/pipeline/follow.js';
-import { outputPorts } from '../src/pipeline/output-adapter.js';
-import type { SnapshotRecord, SnapshotSpec } from '../src/pipeline/snapshot-store.js';
-import { parseCompany } from '../src/pipeline/universe.js';
-import { startWorkers, type RunningWorkers } from '../src/pipeline/worker-runner.js';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { DatasetName } from '../src/types.js';
 import { TestClock } from './helpers/clock.js';
-import { startTestEmulator, type TestEmulator } from './helpers/emulator.js';
+import { startPipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
 
 // The five bundled companies, two datasets: 10 parts, 10 requests.
 const TICKERS = ['AAPL', 'NVDA', 'TSLA', 'GOOGL', 'WMT'];
@@ -37,100 +19,24 @@ const DATASETS: DatasetName[] = ['series_catalog', 'issuer_reference'];
 const SNAPSHOT = 'budget-e2e-quota';
 const MIDNIGHT = Date.UTC(2026, 11, 1); // also a month boundary: the daily reset is what matters here
 
-interface Pipeline {
-  emulator: TestEmulator;
-  ctx: PipelineContext;
-  budget: Budget;
-  outDir: string;
-  run(): Promise<SnapshotRecord>;
-  stats(): Promise<{ requests: number; quota_exceeded: number; by_status: Record<string, number> }>;
-  close(): Promise<void>;
-}
-
-const open: Pipeline[] = [];
+const open: PipelineHarness[] = [];
 afterAll(async () => {
   for (const p of open) await p.close();
 });
 
-/** A whole pipeline (own Redis prefix, output dir and emulator), driven by `clock`. */
-async function pipeline(clock: TestClock, dailyQuota: number | null): Promise<Pipeline> {
-  const emulator = await startTestEmulator({ clock, dailyQuota });
-  const outDir = await mkdtemp(join(tmpdir(), 'ffx-budget-e2e-'));
-  const prefix = `tb${randomBytes(5).toString('hex')}`;
-  const overrides: Record<string, unknown> = {
-    'api.url': emulator.url,
-    'redis.url': inject('redisUrl'),
-    'redis.prefix': prefix,
-    'output.dir': outDir,
-    'output.formats': ['ndjson'],
-    'budget.requests_per_minute': 1000,
-    'worker.concurrency': 4,
-    'log.level': 'silent',
-  };
-  const flags: FlagOverride[] = Object.entries(overrides).map(([path, value]) => ({
-    path,
-    value,
-    flag: `test ${path}`,
-  }));
-  const config = loadConfig({ env: { FILINGS_API_KEY: emulator.apiKey }, flags });
-  const logger = silentLogger();
-  const ctx = await openPipeline(config, logger);
-  const budget = createBudget({
-    redis: ctx.redis,
-    config: budgetConfigFrom(config),
-    apiKey: requireApiKey(config).reveal(),
+/** A whole pipeline (own Redis prefix, output dir and emulator) with 4 part workers, driven by `clock`. */
+async function pipeline(clock: TestClock, dailyQuota: number | null): Promise<PipelineHarness> {
+  const p = await startPipelineHarness({
     clock,
-    logger,
-    prefix: budgetPrefix(config),
+    emulator: { dailyQuota },
+    config: { 'worker.concurrency': 4 },
   });
-  const client = new FilingsClient({ baseUrl: emulator.url, apiKey: emulator.apiKey, clock });
-  const workers: RunningWorkers = await startWorkers({
-    ctx,
-    fetcher: clientFetcher(client),
-    ...(await outputPorts()),
-    budget,
-    clock,
-  });
-  const spec: SnapshotSpec = {
-    id: SNAPSHOT,
-    date: '2026-11-30',
-    trigger: 'manual',
-    companies: TICKERS.map((t, i) => parseCompany(t, `tickers[${i}]`)),
-    datasets: DATASETS,
-    formats: config.output.formats,
-    outDir,
-  };
-  const p: Pipeline = {
-    emulator,
-    ctx,
-    budget,
-    outDir,
-    async run() {
-      await ctx.enqueue(spec);
-      return followSnapshot(ctx.store, spec.id, { pollMs: 100 });
-    },
-    async stats() {
-      const s = (await (await fetch(`${emulator.url}/_emulator/stats`)).json()) as {
-        total: { requests: number; quota_exceeded: number; by_status: Record<string, number> };
-      };
-      return s.total;
-    },
-    async close() {
-      await workers.close(2000);
-      await client.close();
-      await budget.close();
-      await ctx.partsQueue.obliterate({ force: true }).catch(() => undefined);
-      await ctx.snapshotsQueue.obliterate({ force: true }).catch(() => undefined);
-      const keys = await ctx.redis.keys(`${prefix}:*`);
-      if (keys.length > 0) await ctx.redis.del(...keys);
-      await ctx.close();
-      await emulator.close();
-      await rm(outDir, { recursive: true, force: true });
-    },
-  };
   open.push(p);
+  await p.startWorkers();
   return p;
 }
+
+const run = (p: PipelineHarness) => p.runToEnd(p.spec(TICKERS, DATASETS, SNAPSHOT));
 
 /**
  * Every published data file: relative path → its rows without `_fetched_at`, in file order, with
@@ -169,20 +75,20 @@ describe('a snapshot that meets an exhausted daily quota', () => {
     // Uninterrupted: no quota.
     const plainClock = new TestClock(MIDNIGHT - 3_600_000);
     const plain = await pipeline(plainClock, null);
-    const plainRecord = await plain.run();
+    const plainRecord = await run(plain);
     expect(plainRecord.state, plainRecord.message ?? '').toBe('published');
 
     // Interrupted: 6 requests a day for 10 parts; midnight is 3 s away when the snapshot starts.
     const clock = new TestClock();
     const paused = await pipeline(clock, 6);
     clock.set(MIDNIGHT - 3_000);
-    const record = await paused.run();
+    const record = await run(paused);
     expect(record.state, record.message ?? '').toBe('published');
     expect(clock.now()).toBeGreaterThanOrEqual(MIDNIGHT);
 
     // Six before midnight, four after: nothing fetched twice. The first quota 429 taught the
     // ledger; requests already in flight then (at most the 4 workers' slots) met it too.
-    const s = await paused.stats();
+    const s = (await paused.stats()).total;
     expect(s.by_status['200']).toBe(10);
     expect(s.by_status['429']).toBeGreaterThanOrEqual(1);
     expect(s.by_status['429']).toBeLessThanOrEqual(4);

@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 function keyCounter(stats: { by_key: Record<string, EmulatorCounter> }, keyId: string): EmulatorCounter {
-  return stats.by_key[keyId] ?? { requests: 0, status_429: 0, by_status: {} };
+  return stats.by_key[keyId] ?? { requests: 0, status_429: 0, quota_exceeded: 0, by_status: {} };
 }
 
 describe('manifest totals', () => {

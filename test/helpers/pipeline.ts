@@ -33,6 +33,7 @@ import type { EmulatorOptions } from '../../src/emulator/index.js';
 export interface EmulatorCounter {
   requests: number;
   status_429: number;
+  quota_exceeded: number;
   by_status: Record<string, number>;
 }
 
