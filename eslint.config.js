@@ -13,6 +13,7 @@ export default tseslint.config(
       'src/api/openapi.gen.ts',
       'bin/**',
       'scripts/*.mjs',
+      '.dependency-cruiser.cjs',
     ],
   },
   js.configs.recommended,

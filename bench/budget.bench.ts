@@ -20,13 +20,9 @@ import { fileURLToPath } from 'node:url';
 import { Queue, RateLimitError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { FilingsClient } from '../src/api/index.js';
-import {
-  concurrencyFor,
-  createBudget,
-  limiterFor,
-  resolveBudgetConfig,
-  withBudget,
-} from '../src/budget/index.js';
+import { concurrencyFor, createBudget, limiterFor, resolveBudgetConfig } from '../src/budget/index.js';
+import { withBudget } from '../src/pipeline/part-budget.js';
+import { SnapshotStore } from '../src/pipeline/snapshot-store.js';
 import { startEmulator, type KeysFile } from '../src/emulator/index.js';
 import { startPrivateRedis } from '../src/infra/redis-server.js';
 import { ApiError, RateLimitedError } from '../src/errors.js';
@@ -348,10 +344,24 @@ async function workerMain(spec: WorkerSpec): Promise<void> {
       prefix: spec.budgetPrefix,
     });
     const client = new FilingsClient({ baseUrl: spec.apiUrl, apiKey: s.apiKey });
+    const storeRedis = new Redis(spec.redisUrl);
+    const store = new SnapshotStore(storeRedis, {
+      prefix: spec.budgetPrefix,
+      queueBase: s.queue,
+      recordTtlSeconds: 3600,
+    });
     const withGate = async (job: Job<{ ticker: string }>, token?: string): Promise<number> =>
       withBudget(
         budget,
-        { job, token, rateLimiter: queue, operation: 'issuer/reference', snapshotId: 'bench' },
+        {
+          job,
+          token,
+          rateLimiter: queue,
+          operation: 'issuer/reference',
+          snapshotId: 'bench',
+          part: `issuer_reference/${job.data.ticker}`,
+          store,
+        },
         async (permit) => {
           const res = await counted(s.name, () => client.issuerReference({ ticker: job.data.ticker }));
           await permit.observe(res.rateLimit);
@@ -379,6 +389,7 @@ async function workerMain(spec: WorkerSpec): Promise<void> {
       await worker.close();
       await queue.close();
       await budget.close();
+      await storeRedis.quit();
       await client.close();
     });
   }

@@ -18,6 +18,7 @@ import { startEmulator } from '../src/emulator/index.js';
 import { startPrivateRedis } from '../src/infra/redis-server.js';
 import { silentLogger } from '../src/log.js';
 import { DEFAULT_ROW_GROUP_ROWS } from '../src/output/index.js';
+import { jobProcessors } from '../jobs/index.js';
 import { openExporter } from '../src/pipeline/exporter.js';
 import { followSnapshot } from '../src/pipeline/follow.js';
 import { runSnapshot } from '../src/pipeline/run-snapshot.js';
@@ -76,7 +77,12 @@ export async function run(): Promise<BenchResult[]> {
     const emulator = await startEmulator({ port: 0, store, rateLimitPerMinute: null });
     try {
       const config = benchConfig(emulator.url, redisUrl, outDir, prefix);
-      const exporter = await openExporter({ config, logger: silentLogger(), apiKey: requireApiKey(config) });
+      const exporter = await openExporter({
+        config,
+        logger: silentLogger(),
+        apiKey: requireApiKey(config),
+        processors: jobProcessors,
+      });
       try {
         const companies = store
           .companies()
@@ -144,7 +150,12 @@ export async function run(): Promise<BenchResult[]> {
       const partsWorker = await startWorker(['worker', '--only', 'parts'], env);
       const controlWorker = await startWorker(['worker', '--only', 'control'], env);
       const idleMb = await rssMb(controlWorker.pid ?? 0);
-      const exporter = await openExporter({ config, logger: silentLogger(), apiKey: requireApiKey(config) });
+      const exporter = await openExporter({
+        config,
+        logger: silentLogger(),
+        apiKey: requireApiKey(config),
+        processors: jobProcessors,
+      });
       try {
         const t0 = performance.now();
         await exporter.ctx.enqueue({

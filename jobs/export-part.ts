@@ -1,88 +1,36 @@
 /**
  * Job `export-part`: one part of a snapshot = one (company, dataset) = exactly one API request per
  * attempt. Streams the rows from the client into the part writer (staging) and returns a pointer
- * (file, rows, bytes, sha256), never the rows. Failure policy (interface section 7):
- *   404           -> part recorded not_found, the snapshot goes on
- *   400           -> part recorded bad_request, no retry
- *   401/403       -> the whole snapshot stops at once (no retries burned, siblings skip)
- *   5xx/transport -> thrown: BullMQ retries with exponential backoff + jitter up to `attempts`
- *   429           -> the budget puts the job back (rate) or delays it to the reset (quota), no attempt spent
+ * (file, rows, bytes, sha256), never the rows. What a failure does is the failure policy's row for
+ * its error code (src/pipeline/failure-policy.ts, rendered in docs/architecture.md "Failures").
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError, type Job } from 'bullmq';
-import { z } from 'zod';
-import { putBack, withBudget, type Budget, type RateLimiterLike } from '../src/budget/index.js';
 import {
-  AuthenticationError,
-  BadRequestError,
-  ForbiddenError,
-  NotFoundError,
-  QuotaExceededError,
-  RateLimitedError,
   RequestValidationError,
   TransportError,
   coerceError,
   errorCode,
   isRetryable,
 } from '../src/errors.js';
-import type { Logger } from '../src/log.js';
-import { CIK_PATTERN_10, TICKER_PATTERN } from '../src/config/schema.js';
 import { DATASET_SPECS } from '../src/pipeline/datasets.js';
-import { SNAPSHOT_ID_PATTERN } from '../src/pipeline/ids.js';
-import { parsePayload } from '../src/pipeline/payload.js';
-import type { PartFetcher, PartResponse, PartWriter, PartWriterFactory } from '../src/pipeline/ports.js';
-import type { SnapshotStore } from '../src/pipeline/snapshot-store.js';
+import { failureAction } from '../src/pipeline/failure-policy.js';
+import {
+  EXPORT_PART_JOB,
+  parseExportPartPayload,
+  type ExportPartPayload,
+} from '../src/pipeline/job-payloads.js';
+import type { ExportPartDeps, ExportPartProcessor } from '../src/pipeline/job-processors.js';
+import { putBack, withBudget } from '../src/pipeline/part-budget.js';
+import type { PartResponse, PartWriter } from '../src/pipeline/ports.js';
 import { companyKey } from '../src/pipeline/universe.js';
-import { DATASETS, type Clock, type PartPointer } from '../src/types.js';
+import { assertNever, type PartPointer } from '../src/types.js';
 
-export const name = 'export-part';
-
-const companySchema = z.discriminatedUnion('kind', [
-  z.strictObject({
-    kind: z.literal('ticker'),
-    ticker: z.string().regex(TICKER_PATTERN, 'must be an upper-case ticker'),
-  }),
-  z.strictObject({ kind: z.literal('cik'), cik: z.string().regex(CIK_PATTERN_10, 'must be a 10-digit CIK') }),
-]);
-
-const payloadSchema = z.strictObject({
-  v: z.literal(1, 'must be 1 (payload version)'),
-  snapshotId: z.string().regex(SNAPSHOT_ID_PATTERN, 'must be a snapshot id'),
-  snapshotDate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD'),
-  dataset: z.enum(DATASETS, `must be one of ${DATASETS.join(', ')}`),
-  company: companySchema,
-  outDir: z.string().min(1, 'must be the output root'),
-});
-
-export type ExportPartPayload = z.infer<typeof payloadSchema>;
-
-/** Checks the job data of an export-part job; throws an InputError naming the bad field. */
-export function parseExportPartPayload(data: unknown): ExportPartPayload {
-  return parsePayload(payloadSchema, data, name);
-}
-
-export interface ExportPartDeps {
-  fetcher: PartFetcher;
-  createWriter: PartWriterFactory;
-  store: SnapshotStore;
-  budget: Budget;
-  /** Holds the whole parts queue on a 429 (a Queue of the parts queue, or the Worker). */
-  rateLimiter: RateLimiterLike;
-  /** Marks the snapshot stopped and removes its parts that have not started. */
-  stopSnapshot(snapshotId: string, message: string, job: Job): Promise<void>;
-  /**
-   * Aborted when the worker starts shutting down: a part still waiting for its rate-limit slot
-   * (a pacing sleep) goes back to the queue at once instead of sending its request. Requests
-   * already sent are left to finish. @defaultValue none (only the job's own signal)
-   */
-  closing?: AbortSignal;
-  clock: Clock;
-  logger: Logger;
-}
+export { EXPORT_PART_JOB, parseExportPartPayload, type ExportPartPayload, type ExportPartDeps };
 
 /** The part processor: `new Worker(partsQueue, createExportPartProcessor(deps), …)`. */
-export function createExportPartProcessor(deps: ExportPartDeps) {
+export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProcessor {
   const { store, logger } = deps;
 
   return async function processExportPart(
@@ -133,6 +81,8 @@ export function createExportPartProcessor(deps: ExportPartDeps) {
           rateLimiter: deps.rateLimiter,
           operation: spec.operation,
           snapshotId: p.snapshotId,
+          part: `${p.dataset}/${key}`,
+          store,
           label,
           // A part still waiting for its slot goes back to the queue when the worker shuts down.
           signal: waitSignal(signal, deps.closing),
@@ -144,10 +94,12 @@ export function createExportPartProcessor(deps: ExportPartDeps) {
             res = await deps.fetcher.fetch(p.dataset, p.company, signal);
           } catch (err: unknown) {
             // Counted once the answer is known; a request the client refused to send is not one.
-            if (!(err instanceof RequestValidationError))
+            if (!(err instanceof RequestValidationError)) {
+              const action = failureAction(err);
               await store.countRequest(p.snapshotId, {
-                rateLimited: err instanceof RateLimitedError || err instanceof QuotaExceededError,
+                rateLimited: action === 'hold_queue' || action === 'wait_quota_reset',
               });
+            }
             throw err;
           }
           await store.countRequest(p.snapshotId, {});
@@ -177,44 +129,63 @@ export function createExportPartProcessor(deps: ExportPartDeps) {
         );
         return await putBack({ job, token }, `${label}: aborted, the worker is shutting down`);
       }
-      if (e instanceof NotFoundError) {
-        const pointer: PartPointer = { ...base, status: 'not_found', rows: 0, bytes: 0, message: e.message };
-        await store.recordPart(p.snapshotId, pointer);
-        log.warn({ reason: e.message }, 'company not found; part recorded as not_found');
-        return pointer;
+      const action = failureAction(e);
+      const failed = async (message: string): Promise<void> =>
+        store.recordPart(p.snapshotId, { ...base, status: 'failed', rows: 0, bytes: 0, message });
+      switch (action) {
+        case 'record_not_found': {
+          const pointer: PartPointer = {
+            ...base,
+            status: 'not_found',
+            rows: 0,
+            bytes: 0,
+            message: e.message,
+          };
+          await store.recordPart(p.snapshotId, pointer);
+          log.warn({ reason: e.message }, 'company not found; part recorded as not_found');
+          return pointer;
+        }
+        case 'record_bad_request': {
+          const pointer: PartPointer = {
+            ...base,
+            status: 'bad_request',
+            rows: 0,
+            bytes: 0,
+            message: e.message,
+          };
+          await store.recordPart(p.snapshotId, pointer);
+          log.error({ reason: e.message }, 'request refused as invalid; part recorded as bad_request');
+          return pointer;
+        }
+        case 'stop_snapshot': {
+          // The client's message names the status and what to do (e.g. rotate the key).
+          await failed(e.message);
+          log.error({ reason: e.message }, 'the API refused the key; stopping the snapshot');
+          await deps.stopSnapshot(p.snapshotId, e.message, job);
+          throw new UnrecoverableError(`snapshot stopped: ${e.message}`);
+        }
+        // withBudget turns 429s into BullMQ holds and delays; one reaching here escaped it
+        // (e.g. thrown after the budget released the permit): retried like a transient fault.
+        case 'hold_queue':
+        case 'wait_quota_reset':
+        case 'retry':
+        case 'fail': {
+          const attempts = job.opts.attempts ?? 1;
+          const retryable = action !== 'fail' && isRetryable(e);
+          if (!retryable || job.attemptsMade + 1 >= attempts) {
+            const message = `${errorCode(e)}: ${e.message} (attempt ${job.attemptsMade + 1} of ${attempts})`;
+            await failed(message);
+            log.error({ reason: message }, 'part failed');
+            if (!retryable) throw new UnrecoverableError(message);
+          } else {
+            await store.countRetry(p.snapshotId);
+            log.warn({ code: errorCode(e), reason: e.message }, 'part attempt failed; will retry');
+          }
+          throw e;
+        }
+        default:
+          return assertNever(action, 'failure action');
       }
-      if (e instanceof BadRequestError || e instanceof RequestValidationError) {
-        const pointer: PartPointer = {
-          ...base,
-          status: 'bad_request',
-          rows: 0,
-          bytes: 0,
-          message: e.message,
-        };
-        await store.recordPart(p.snapshotId, pointer);
-        log.error({ reason: e.message }, 'request refused as invalid; part recorded as bad_request');
-        return pointer;
-      }
-      if (e instanceof AuthenticationError || e instanceof ForbiddenError) {
-        // The client's message names the status and what to do (e.g. rotate the key).
-        const message = e.message;
-        await store.recordPart(p.snapshotId, { ...base, status: 'failed', rows: 0, bytes: 0, message });
-        log.error({ reason: message }, 'the API refused the key; stopping the snapshot');
-        await deps.stopSnapshot(p.snapshotId, message, job);
-        throw new UnrecoverableError(`snapshot stopped: ${message}`);
-      }
-      const attempts = job.opts.attempts ?? 1;
-      const retryable = isRetryable(e);
-      if (!retryable || job.attemptsMade + 1 >= attempts) {
-        const message = `${errorCode(e)}: ${e.message} (attempt ${job.attemptsMade + 1} of ${attempts})`;
-        await store.recordPart(p.snapshotId, { ...base, status: 'failed', rows: 0, bytes: 0, message });
-        log.error({ reason: message }, 'part failed');
-        if (!retryable) throw new UnrecoverableError(message);
-      } else {
-        await store.countRetry(p.snapshotId);
-        log.warn({ code: errorCode(e), reason: e.message }, 'part attempt failed; will retry');
-      }
-      throw e;
     }
   };
 }

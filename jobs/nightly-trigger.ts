@@ -5,52 +5,23 @@
  * Running it twice for the same night (a retry, a duplicate scheduler job) enqueues nothing new.
  */
 import { UnrecoverableError, type Job } from 'bullmq';
-import { z } from 'zod';
-import { TICKER_PATTERN, CIK_PATTERN_10 } from '../src/config/schema.js';
 import { coerceError } from '../src/errors.js';
-import type { Logger } from '../src/log.js';
-import type { EnqueueOutcome } from '../src/pipeline/enqueue.js';
 import { localDate, nightlySnapshotId } from '../src/pipeline/ids.js';
-import { parsePayload } from '../src/pipeline/payload.js';
+import {
+  NIGHTLY_TRIGGER_JOB,
+  parseNightlyTriggerPayload,
+  type NightlyTriggerPayload,
+} from '../src/pipeline/job-payloads.js';
+import type { NightlyTriggerDeps, NightlyTriggerProcessor } from '../src/pipeline/job-processors.js';
 import type { SnapshotSpec } from '../src/pipeline/snapshot-store.js';
-import { DATASETS, OUTPUT_FORMATS, type Clock } from '../src/types.js';
+import type { Clock } from '../src/types.js';
 
-export const name = 'nightly-trigger';
-
-const payloadSchema = z.strictObject({
-  v: z.literal(1, 'must be 1 (payload version)'),
-  /** Time zone that dates the snapshot (the scheduler's tz). */
-  tz: z.string().min(1),
-  companies: z
-    .array(
-      z.discriminatedUnion('kind', [
-        z.strictObject({
-          kind: z.literal('ticker'),
-          ticker: z.string().regex(TICKER_PATTERN, 'must be a ticker'),
-        }),
-        z.strictObject({
-          kind: z.literal('cik'),
-          cik: z.string().regex(CIK_PATTERN_10, 'must be a 10-digit CIK'),
-        }),
-      ]),
-    )
-    .min(1, 'must name at least one company'),
-  datasets: z.array(z.enum(DATASETS, `must be one of ${DATASETS.join(', ')}`)).min(1),
-  formats: z.array(z.enum(OUTPUT_FORMATS, `must be one of ${OUTPUT_FORMATS.join(', ')}`)).min(1),
-  outDir: z.string().min(1),
-});
-
-export type NightlyTriggerPayload = z.infer<typeof payloadSchema>;
-
-export function parseNightlyTriggerPayload(data: unknown): NightlyTriggerPayload {
-  return parsePayload(payloadSchema, data, name);
-}
-
-export interface NightlyTriggerDeps {
-  enqueue(spec: SnapshotSpec): Promise<EnqueueOutcome>;
-  clock: Clock;
-  logger: Logger;
-}
+export {
+  NIGHTLY_TRIGGER_JOB,
+  parseNightlyTriggerPayload,
+  type NightlyTriggerPayload,
+  type NightlyTriggerDeps,
+};
 
 /** When the scheduler meant this job to run: scheduler job ids end in `:<epoch ms>`. */
 export function scheduledAtMs(job: Pick<Job, 'id' | 'timestamp' | 'opts'>, clock: Clock): number {
@@ -60,10 +31,8 @@ export function scheduledAtMs(job: Pick<Job, 'id' | 'timestamp' | 'opts'>, clock
   return clock.now();
 }
 
-export function createNightlyTriggerProcessor(deps: NightlyTriggerDeps) {
-  return async function processNightlyTrigger(
-    job: Job,
-  ): Promise<{ snapshotId: string; outcome: EnqueueOutcome['kind'] }> {
+export function createNightlyTriggerProcessor(deps: NightlyTriggerDeps): NightlyTriggerProcessor {
+  return async function processNightlyTrigger(job: Job) {
     let p: NightlyTriggerPayload;
     try {
       p = parseNightlyTriggerPayload(job.data);

@@ -6,53 +6,29 @@
  * stopped by a 401/403, ends as failed/stopped and is not published (no manifest, no _SUCCESS).
  */
 import { UnrecoverableError, type Job } from 'bullmq';
-import { z } from 'zod';
-import type { Budget } from '../src/budget/index.js';
 import { OutputError, coerceError, errorCode } from '../src/errors.js';
-import type { Logger } from '../src/log.js';
-import { SNAPSHOT_ID_PATTERN, parsePartJobId } from '../src/pipeline/ids.js';
-import { parsePayload } from '../src/pipeline/payload.js';
-import type { SnapshotPublisher } from '../src/pipeline/ports.js';
-import type { SnapshotStore } from '../src/pipeline/snapshot-store.js';
-import { DATASETS, OUTPUT_FORMATS, isDatasetName, type Clock, type PartPointer } from '../src/types.js';
+import { parsePartJobId } from '../src/pipeline/ids.js';
+import {
+  PUBLISH_SNAPSHOT_JOB,
+  parsePublishSnapshotPayload,
+  type PublishSnapshotPayload,
+} from '../src/pipeline/job-payloads.js';
+import type {
+  PublishSnapshotDeps,
+  PublishSnapshotProcessor,
+  PublishSnapshotResult,
+} from '../src/pipeline/job-processors.js';
+import { isDatasetName, type PartPointer } from '../src/types.js';
 
-export const name = 'publish-snapshot';
+export {
+  PUBLISH_SNAPSHOT_JOB,
+  parsePublishSnapshotPayload,
+  type PublishSnapshotPayload,
+  type PublishSnapshotDeps,
+  type PublishSnapshotResult,
+};
 
-const payloadSchema = z.strictObject({
-  v: z.literal(1, 'must be 1 (payload version)'),
-  snapshotId: z.string().regex(SNAPSHOT_ID_PATTERN, 'must be a snapshot id'),
-  snapshotDate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD'),
-  outDir: z.string().min(1, 'must be the output root'),
-  formats: z.array(z.enum(OUTPUT_FORMATS, `must be one of ${OUTPUT_FORMATS.join(', ')}`)).min(1),
-  datasets: z.array(z.enum(DATASETS, `must be one of ${DATASETS.join(', ')}`)).min(1),
-  /** Parts in the flow (companies x datasets). */
-  total: z.number().int().nonnegative(),
-});
-
-export type PublishSnapshotPayload = z.infer<typeof payloadSchema>;
-
-export function parsePublishSnapshotPayload(data: unknown): PublishSnapshotPayload {
-  return parsePayload(payloadSchema, data, name);
-}
-
-export interface PublishSnapshotDeps {
-  store: SnapshotStore;
-  publish: SnapshotPublisher;
-  budget: Pick<Budget, 'snapshotWaits'>;
-  clock: Clock;
-  logger: Logger;
-  /** How long the per-part hash stays after publication. */
-  partsTtlSeconds: number;
-}
-
-export interface PublishSnapshotResult {
-  snapshotId: string;
-  status: 'published' | 'failed' | 'stopped';
-  manifest: string | null;
-  rows: Record<string, number>;
-}
-
-export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps) {
+export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps): PublishSnapshotProcessor {
   const { store, logger } = deps;
 
   return async function processPublishSnapshot(job: Job): Promise<PublishSnapshotResult> {
@@ -110,7 +86,7 @@ export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps) {
     }
 
     try {
-      const waits = await deps.budget.snapshotWaits(p.snapshotId);
+      const waits = await store.quotaWaits(p.snapshotId);
       const result = await deps.publish({
         root: p.outDir,
         snapshotId: p.snapshotId,

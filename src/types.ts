@@ -61,8 +61,7 @@ export interface RateLimitState {
 }
 
 /** Quota kinds and scopes of the interface (section 7, 429 quota body). */
-export type QuotaKind = 'daily' | 'monthly';
-export type QuotaScope = 'account' | 'api_key';
+export type { QuotaKind, QuotaScope } from './contract/vocabulary.js';
 
 /** Terminal and intermediate states of a part, as recorded in status and the manifest. */
 export type PartStatus = 'pending' | 'done' | 'not_found' | 'bad_request' | 'failed';

@@ -94,7 +94,7 @@ describe('a snapshot that meets an exhausted daily quota', () => {
     expect(s.by_status['429']).toBeLessThanOrEqual(4);
     expect(s.quota_exceeded).toBe(s.by_status['429']);
     expect(Object.keys(s.by_status).sort()).toEqual(['200', '429']);
-    const waits = await paused.budget.snapshotWaits(SNAPSHOT);
+    const waits = await paused.ctx.store.quotaWaits(SNAPSHOT);
     expect(waits).toHaveLength(1);
     expect(waits[0]).toMatchObject({
       quota: 'daily',

@@ -12,7 +12,7 @@ import { generateKey } from '../src/emulator/auth/keygen.js';
 import { loadKeysFile, parseKeysFile } from '../src/emulator/auth/keys-file.js';
 import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
 import { BUNDLED_KEYS_FILE, startEmulator } from '../src/emulator/index.js';
-import { ConfigError } from '../src/errors.js';
+import { EmulatorConfigError } from '../src/emulator/errors.js';
 import { validateResponse } from './helpers/contract.js';
 import {
   bundledTestStore,
@@ -171,7 +171,7 @@ describe('keys file', () => {
     f.accounts[0]!.keys[1]!.sha256 = 'zz';
     await writeFile(shape, JSON.stringify(f));
     const err = await startEmulator({ port: 0, keys: shape }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ConfigError);
+    expect(err).toBeInstanceOf(EmulatorConfigError);
     expect((err as Error).message).toBe(
       `keys file ${shape}: accounts[0].keys[1].sha256: expected 64 hex characters`,
     );

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InputError } from '../src/errors.js';
+import { EmulatorDataError } from '../src/emulator/errors.js';
 import { defaultDataDir, loadStore, type DataStore } from '../src/emulator/data/index.js';
 import type { FactRow } from '../src/emulator/store.js';
 
@@ -527,9 +527,9 @@ describe('other data dirs', () => {
     await expect(loadStore({ dataDir: empty })).rejects.toThrow(/no company data/);
     const broken = await layout('broken', { 'companyfacts/CIK0000000001.json': '{"cik":1,"facts":{' });
     const err: unknown = await loadStore({ dataDir: broken }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(InputError);
-    expect((err as InputError).message).toContain('CIK0000000001.json');
-    expect((err as InputError).code).toBe('DATA_INVALID');
+    expect(err).toBeInstanceOf(EmulatorDataError);
+    expect((err as EmulatorDataError).message).toContain('CIK0000000001.json');
+    expect((err as EmulatorDataError).code).toBe('DATA_INVALID');
   });
 
   it('keeps values beyond 2^53 exact and takes byte offsets in multi-byte UTF-8 documents', async () => {

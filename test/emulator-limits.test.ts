@@ -4,7 +4,7 @@
  * the monthly quota, day and month rollover, CLI-style overrides, and /_emulator/reset.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../src/errors.js';
+import { EmulatorConfigError } from '../src/emulator/errors.js';
 import { startEmulator } from '../src/emulator/index.js';
 import { validateResponse } from './helpers/contract.js';
 import { TestClock } from './helpers/clock.js';
@@ -297,7 +297,7 @@ describe('null overrides mean no limit', () => {
     ];
     for (const [name, value] of bad) {
       const start = startEmulator({ port: 0, keys: tightKeys, store, [name]: value });
-      await expect(start).rejects.toBeInstanceOf(ConfigError);
+      await expect(start).rejects.toBeInstanceOf(EmulatorConfigError);
       await expect(start).rejects.toThrow(new RegExp(`^${name} must be a whole number >= 0, or null`));
     }
   });

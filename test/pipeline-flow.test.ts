@@ -190,10 +190,10 @@ describe('a spent daily quota', () => {
     const spec = h.spec(['WMT', 'AAPL', 'TSLA', 'NVDA'], ['series_catalog'], 'flow-quota');
     await h.ctx.enqueue(spec);
     const deadline = Date.now() + 20_000;
-    let wait = await h.budget.currentSnapshotWait(spec.id);
+    let wait = await h.ctx.store.currentQuotaWait(spec.id);
     while (!wait && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 100));
-      wait = await h.budget.currentSnapshotWait(spec.id);
+      wait = await h.ctx.store.currentQuotaWait(spec.id);
     }
     expect(wait).not.toBeNull();
     const rec = await h.ctx.store.get(spec.id);

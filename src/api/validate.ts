@@ -7,44 +7,24 @@
 import { RequestValidationError } from '../errors.js';
 import { assertNever } from '../types.js';
 import type { B2bOperation } from './types.js';
+import {
+  CHUNK_TYPES,
+  CIK_PATTERN,
+  ENTITY_TYPES,
+  LIMITS,
+  METRIC_ID_PATTERN,
+  SERIES_KEY_PATTERN,
+  WIRE_TICKER_PATTERN,
+} from '../contract/vocabulary.js';
 
 type Body = Record<string, unknown>;
 
-export const LIMITS = {
-  factsLatestLimit: { min: 1, max: 500 },
-  seriesKeysPerCall: 100,
-  seriesIdsPerCall: 100,
-  fetchTopMax: 5,
-  searchEntitiesLimit: { min: 1, max: 50 },
-  searchEntitiesOffset: { min: 0, max: 200 },
-  searchEntitiesQueryMin: 2,
-  searchSeriesLimit: { min: 1, max: 50 },
-  searchFilingsLimit: { min: 1, max: 50, crossCompanyMax: 25 },
-  searchFilingsSeriesLimit: { min: 1, max: 12 },
-  crossCompanyMinTerms: 2,
-  queryMaxLength: 500,
-  sandboxFactsLimit: { min: 1, max: 20 },
-  sandboxSearchLimit: { min: 1, max: 10 },
-} as const;
+export { LIMITS, CHUNK_TYPES, ENTITY_TYPES };
 
-export const CHUNK_TYPES = [
-  'mda',
-  'notes',
-  'business',
-  'risk',
-  'legal',
-  'properties',
-  'market_risk',
-  'controls',
-  'compliance',
-  'table_context',
-] as const;
-export const ENTITY_TYPES = ['metric', 'member', 'series'] as const;
-
-const SERIES_KEY = /^[0-9a-f]{64}$/;
-const CIK = /^[0-9]{1,10}$/;
-const METRIC_ID = /^[A-Za-z0-9_.-]+#[A-Za-z0-9_.-]+$/;
-const TICKER = /^[A-Za-z0-9.-]{1,20}$/;
+const SERIES_KEY = SERIES_KEY_PATTERN;
+const CIK = CIK_PATTERN;
+const METRIC_ID = METRIC_ID_PATTERN;
+const TICKER = WIRE_TICKER_PATTERN;
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const AFTER_RELATIVE = /^(\d{1,2})y$/;
 

@@ -4,7 +4,7 @@ import type { Logger } from '../log.js';
 import { systemClock, type Clock, type QuotaKind, type QuotaScope, type RateLimitState } from '../types.js';
 import { effectiveRate } from './config.js';
 import { keyFingerprint } from './fingerprint.js';
-import { planSnapshot } from './plan.js';
+import { planRequests } from './plan.js';
 import { ACQUIRE, OBSERVE, QUOTA_EXCEEDED, RATE_LIMITED, REFUND, runScript } from './scripts.js';
 import { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from './time.js';
 import {
@@ -16,7 +16,6 @@ import {
   type Plan,
   type QuotaSource,
   type QuotaUsage,
-  type SnapshotWait,
 } from './types.js';
 
 export interface BudgetOptions {
@@ -35,7 +34,7 @@ export interface BudgetOptions {
   prefix?: string;
 }
 
-/** A permit bound to its budget, as handed to `withBudget`'s send function. */
+/** A permit bound to its budget: `observe` feeds the response's headers back to the gate. */
 export interface BoundPermit extends Permit {
   /** Feeds the response's rate-limit headers to the shared gate. Call once the headers are in. */
   observe(rateLimit: RateLimitState): Promise<void>;
@@ -64,22 +63,9 @@ export interface Budget {
     permit: Permit | null,
     err: QuotaExceededError,
   ): Promise<{ quota: QuotaKind; scope: QuotaScope; untilMs: number; message: string }>;
-  /** Records that a snapshot waits for a quota reset (deduplicated per quota and reset time). */
-  recordSnapshotWait(
-    snapshotId: string,
-    wait: Extract<AcquireOutcome, { kind: 'quota' }>,
-  ): Promise<SnapshotWait>;
-  /** Every quota wait a snapshot went through, oldest first (for the manifest). */
-  snapshotWaits(snapshotId: string): Promise<SnapshotWait[]>;
-  /** The wait in force now for the snapshot, or null (for `status`). */
-  currentSnapshotWait(snapshotId: string): Promise<SnapshotWait | null>;
-  /** 429 requeues of one job so far, incremented (bounded by maxRateLimitRequeues in withBudget). */
-  countRequeue(jobKey: string): Promise<number>;
-  /** Forgets a job's requeue count (its request went through). */
-  clearRequeues(jobKey: string): Promise<void>;
   /** Rate, window, holds and quota usage now. */
   describe(): Promise<BudgetDescription>;
-  /** Plans a snapshot of `requests` requests against the state now (see planSnapshot). */
+  /** Plans a snapshot of `requests` requests against the state now (see planRequests). */
   plan(requests: number, opts?: { telemetryRequests?: number; allowMultiDay?: boolean }): Promise<Plan>;
   /** Closes the Redis connection if the budget opened it. */
   close(): Promise<void>;
@@ -89,8 +75,6 @@ export interface Budget {
 const MONTHLY_EXEMPT = new Set(['telemetry/proof-open']);
 const DAY_TTL_S = 3 * 86_400;
 const MONTH_TTL_S = 40 * 86_400;
-const REQUEUE_TTL_S = 7 * 86_400;
-const SNAPSHOT_TTL_S = 90 * 86_400;
 
 export function createBudget(opts: BudgetOptions): Budget {
   return new RedisBudget(opts);
@@ -126,7 +110,7 @@ class RedisBudget implements Budget {
     }
   }
 
-  // ---- Redis key names: per key fingerprint, per account, per snapshot ----
+  // ---- Redis key names: per key fingerprint, per account ----
   private get gateKey(): string {
     return `${this.prefix}:key:${this.keyFingerprint}:gate`;
   }
@@ -323,69 +307,6 @@ class RedisBudget implements Budget {
     return { quota: err.quota, scope: err.scope, untilMs, message };
   }
 
-  private waitsKey(snapshotId: string): string {
-    return `${this.prefix}:snapshot:${snapshotId}:waits`;
-  }
-
-  async recordSnapshotWait(
-    snapshotId: string,
-    wait: Extract<AcquireOutcome, { kind: 'quota' }>,
-  ): Promise<SnapshotWait> {
-    const record: SnapshotWait = {
-      reason: 'quota',
-      quota: wait.quota,
-      scope: wait.scope,
-      source: wait.source,
-      since: new Date(this.now()).toISOString(),
-      until: new Date(wait.untilMs).toISOString(),
-      message: wait.message,
-    };
-    const key = this.waitsKey(snapshotId);
-    const field = `${wait.quota}:${wait.untilMs}`;
-    // Every part job of the snapshot meets the same wait: the first one records it.
-    const [[, created]] = (await this.redis
-      .multi()
-      .hsetnx(key, field, JSON.stringify(record))
-      .expire(key, SNAPSHOT_TTL_S)
-      .exec()) as [[Error | null, number], [Error | null, number]];
-    if (created === 1) return record;
-    const existing = await this.redis.hget(key, field);
-    return existing ? (JSON.parse(existing) as SnapshotWait) : record;
-  }
-
-  async snapshotWaits(snapshotId: string): Promise<SnapshotWait[]> {
-    const all = await this.redis.hvals(this.waitsKey(snapshotId));
-    return all
-      .map((v) => JSON.parse(v) as SnapshotWait)
-      .sort((a, b) => a.since.localeCompare(b.since) || a.until.localeCompare(b.until));
-  }
-
-  async currentSnapshotWait(snapshotId: string): Promise<SnapshotWait | null> {
-    const now = this.now();
-    const active = (await this.snapshotWaits(snapshotId)).filter((w) => Date.parse(w.until) > now);
-    return active.reduce<SnapshotWait | null>(
-      (best, w) => (best === null || w.until > best.until ? w : best),
-      null,
-    );
-  }
-
-  private requeueKey(jobKey: string): string {
-    return `${this.prefix}:requeue:${jobKey}`;
-  }
-
-  async countRequeue(jobKey: string): Promise<number> {
-    const key = this.requeueKey(jobKey);
-    const [[, n]] = (await this.redis.multi().incr(key).expire(key, REQUEUE_TTL_S).exec()) as [
-      [Error | null, number],
-      unknown,
-    ];
-    return n;
-  }
-
-  async clearRequeues(jobKey: string): Promise<void> {
-    await this.redis.del(this.requeueKey(jobKey));
-  }
-
   async describe(): Promise<BudgetDescription> {
     const now = this.now();
     const day = utcDay(now);
@@ -461,7 +382,7 @@ class RedisBudget implements Budget {
     requests: number,
     opts: { telemetryRequests?: number; allowMultiDay?: boolean } = {},
   ): Promise<Plan> {
-    return planSnapshot({
+    return planRequests({
       requests,
       telemetryRequests: opts.telemetryRequests ?? 0,
       state: await this.describe(),
@@ -488,5 +409,5 @@ function quotaMessage(
     source === 'configured'
       ? `configured ${quota} quota of ${limit} requests (${who}) is spent: ${used} used`
       : `server reports the ${who}'s ${quota} quota spent${limit >= 0 ? `: ${used >= 0 ? used : '?'} of ${limit} used` : ''}`;
-  return `${what}; the snapshot waits until ${new Date(untilMs).toISOString()} and then resumes by itself`;
+  return `${what}; requests wait until ${new Date(untilMs).toISOString()} and then resume by themselves`;
 }

@@ -16,7 +16,7 @@ function fmtDuration(ms: number): string {
  * whether it fits today's and this month's quota, how many UTC days it spans with daily pauses.
  * Refuses (ok: false) only when it cannot fit the month and multi-day is not allowed.
  */
-export function planSnapshot(input: PlanInput): Plan {
+export function planRequests(input: PlanInput): Plan {
   const { requests, state, now } = input;
   if (!Number.isInteger(requests) || requests < 0)
     throw new RangeError(`plan: requests must be an integer >= 0, got ${requests}`);

@@ -98,19 +98,6 @@ export type AcquireOutcome =
 /** Who said the quota is spent: our own ledger against a configured quota, or the server's 429. */
 export type QuotaSource = 'configured' | 'server';
 
-/** A pause of one snapshot waiting for a quota reset, as recorded for `status` and the manifest. */
-export interface SnapshotWait {
-  reason: 'quota';
-  quota: QuotaKind;
-  scope: QuotaScope;
-  source: QuotaSource;
-  /** ISO timestamps (UTC). */
-  since: string;
-  until: string;
-  /** Human-readable, e.g. `daily quota of 5000 requests spent (api_key); resumes at 2026-11-22T00:00:00.000Z`. */
-  message: string;
-}
-
 /** Usage of one quota period. */
 export interface QuotaUsage {
   /** `YYYY-MM-DD` (daily) or `YYYY-MM` (monthly), UTC. */

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { CliApp } from './app.js';
 import { registerEmulatorCommand } from './emulator-command.js';
 import { registerPipelineCommands } from './pipeline-command.js';
 import { registerDdlCommand } from './ddl-command.js';
@@ -8,10 +9,9 @@ import { registerVerifyCommand } from './verify-command.js';
  * Registers every subcommand. Each lives in its own module under src/cli/ and is imported lazily,
  * so `filings-export emulator` does not load BullMQ and `worker` does not load the emulator.
  */
-export function registerCommands(program: Command): void {
-  void program;
+export function registerCommands(program: Command, app: CliApp): void {
   registerEmulatorCommand(program);
-  registerPipelineCommands(program);
+  registerPipelineCommands(program, app);
   registerVerifyCommand(program);
   registerDdlCommand(program);
 }

@@ -6,9 +6,7 @@
  */
 import { relative } from 'node:path';
 import { loadConfig, requireApiKey, type FlagOverride } from '../config/load.js';
-import { loadStore } from '../emulator/data/index.js';
-import { DEMO_API_KEY } from '../emulator/demo-key.js';
-import { startEmulator, type RunningEmulator } from '../emulator/index.js';
+import { DEMO_API_KEY, loadStore, startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { startPrivateRedis, type PrivateRedis } from '../infra/redis-server.js';
 import { createLogger } from '../log.js';
 import { DEMO_METRIC, annualRevenueSql, groupDigits, queryAnnualRevenue } from '../pipeline/demo-query.js';
@@ -16,6 +14,7 @@ import { openExporter, type Exporter } from '../pipeline/exporter.js';
 import { resultLine, runSnapshot } from '../pipeline/run-snapshot.js';
 import { parseCompany, type Company } from '../pipeline/universe.js';
 import { DEFAULT_DATASETS } from '../types.js';
+import type { CliApp } from './app.js';
 import { onShutdownSignal, type CommonCliOptions } from './command-support.js';
 
 export interface DemoCliOptions extends CommonCliOptions {
@@ -23,7 +22,7 @@ export interface DemoCliOptions extends CommonCliOptions {
   tickers?: string[];
 }
 
-export async function runDemoCommand(o: DemoCliOptions): Promise<void> {
+export async function runDemoCommand(o: DemoCliOptions, app: CliApp): Promise<void> {
   const say = (line: string): void => void process.stderr.write(`${line}\n`);
   const print = (line: string): void => void process.stdout.write(`${line}\n`);
   let redis: PrivateRedis | undefined;
@@ -75,7 +74,12 @@ export async function runDemoCommand(o: DemoCliOptions): Promise<void> {
     const date = now.toISOString().slice(0, 10);
     say(`demo: exporting ${companies.length} companies x ${config.datasets.join(', ')} as snapshot ${id}`);
 
-    exporter = await openExporter({ config, logger: workerLogger, apiKey: requireApiKey(config) });
+    exporter = await openExporter({
+      config,
+      logger: workerLogger,
+      apiKey: requireApiKey(config),
+      processors: await app.loadJobs(),
+    });
     const started = Date.now();
     const { record } = await runSnapshot({
       exporter,

@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { coerceError } from '../errors.js';
-import { parseLimitText } from '../emulator/limits/overrides.js';
+import { parseLimitText } from './option-parsers.js';
 
 interface EmulatorCliOptions {
   port: number;
@@ -103,20 +103,14 @@ export function registerEmulatorCommand(program: Command): void {
 }
 
 async function runEmulator(o: EmulatorCliOptions): Promise<void> {
-  const [{ startEmulator, BUNDLED_KEYS_FILE }, { createLogger }, { DEMO_API_KEY }, { sha256Hex }, keysMod] =
-    await Promise.all([
-      import('../emulator/index.js'),
-      import('../log.js'),
-      import('../emulator/demo-key.js'),
-      import('../emulator/auth/authenticator.js'),
-      import('../emulator/auth/keys-file.js'),
-    ]);
+  const [{ startEmulator, BUNDLED_KEYS_FILE, DEMO_API_KEY, sha256Hex, loadKeysFile }, { createLogger }] =
+    await Promise.all([import('../emulator/index.js'), import('../log.js')]);
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
   const keysPath = o.keys ?? BUNDLED_KEYS_FILE;
   let running;
   let shownKey = '<API_KEY>';
   try {
-    const keys = await keysMod.loadKeysFile(keysPath);
+    const keys = await loadKeysFile(keysPath);
     running = await startEmulator({
       port: o.port,
       host: o.host,
@@ -166,7 +160,7 @@ async function runEmulator(o: EmulatorCliOptions): Promise<void> {
 }
 
 async function runKeygen(prefix: string): Promise<void> {
-  const { generateKey } = await import('../emulator/auth/keygen.js');
+  const { generateKey } = await import('../emulator/index.js');
   let generated;
   try {
     generated = generateKey(prefix);

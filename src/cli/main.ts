@@ -4,18 +4,24 @@
  */
 import { Command, CommanderError } from 'commander';
 import { FilingsExportError, coerceError } from '../errors.js';
+import type { CliApp } from './app.js';
 import { registerCommands } from './commands.js';
 
-const program = new Command('filings-export')
-  .description('Export the Filing Facts API into warehouse snapshots; emulate the API locally.')
-  .showHelpAfterError()
-  .exitOverride();
+/** Runs the CLI on `argv`; sets process.exitCode, never calls process.exit on success. */
+export async function runCli(argv: readonly string[], app: CliApp): Promise<void> {
+  const program = new Command('filings-export')
+    .description('Export the Filing Facts API into warehouse snapshots; emulate the API locally.')
+    .showHelpAfterError()
+    .exitOverride();
+  registerCommands(program, app);
+  try {
+    await program.parseAsync([...argv]);
+  } catch (err: unknown) {
+    reportFailure(err);
+  }
+}
 
-registerCommands(program);
-
-try {
-  await program.parseAsync(process.argv);
-} catch (err: unknown) {
+function reportFailure(err: unknown): void {
   if (err instanceof CommanderError) {
     process.exitCode = err.exitCode;
   } else {

@@ -3,6 +3,7 @@
  * loaded here; each command's module (and BullMQ, the client, the output) loads when it runs.
  */
 import { InvalidArgumentError, type Command } from 'commander';
+import type { CliApp } from './app.js';
 import { commaList } from './option-parsers.js';
 
 function positiveInt(flag: string) {
@@ -15,7 +16,7 @@ function positiveInt(flag: string) {
 
 const CONFIG_HELP = 'config file (YAML or JSON); default $FILINGS_EXPORT_CONFIG';
 
-export function registerPipelineCommands(program: Command): void {
+export function registerPipelineCommands(program: Command, app: CliApp): void {
   program
     .command('run')
     .description('Export a snapshot now (prints the plan; --wait follows it and ends with one JSON line)')
@@ -37,7 +38,7 @@ export function registerPipelineCommands(program: Command): void {
     .option('--local', 'also run the workers in this process (implies --wait)')
     .option('--allow-multi-day', 'start even when the snapshot exceeds the remaining monthly quota')
     .option('--retry', 'run a failed or stopped snapshot again (finished parts are reused)')
-    .action(async (o) => (await import('./run-command.js')).runRunCommand(o));
+    .action(async (o) => (await import('./run-command.js')).runRunCommand(o, app));
 
   program
     .command('worker')
@@ -49,7 +50,7 @@ export function registerPipelineCommands(program: Command): void {
         throw new InvalidArgumentError('--only must be "parts" or "control"');
       return v;
     })
-    .action(async (o) => (await import('./worker-command.js')).runWorkerCommand(o));
+    .action(async (o) => (await import('./worker-command.js')).runWorkerCommand(o, app));
 
   program
     .command('schedule')
@@ -75,5 +76,5 @@ export function registerPipelineCommands(program: Command): void {
     .option('--config <file>', CONFIG_HELP)
     .option('--out <dir>', 'output root (default: ./out)')
     .option('--tickers <list>', 'only these bundled companies', commaList)
-    .action(async (o) => (await import('./demo-command.js')).runDemoCommand(o));
+    .action(async (o) => (await import('./demo-command.js')).runDemoCommand(o, app));
 }

@@ -9,6 +9,7 @@ import { openExporter } from '../pipeline/exporter.js';
 import { resultLine, runSnapshot } from '../pipeline/run-snapshot.js';
 import { buildSnapshotSpec } from '../pipeline/snapshot-request.js';
 import { loadUniverse, readUniverseFile, dedupe } from '../pipeline/universe.js';
+import type { CliApp } from './app.js';
 import { onShutdownSignal, setup, type CommonCliOptions } from './command-support.js';
 
 export interface RunCliOptions extends CommonCliOptions {
@@ -24,7 +25,7 @@ export interface RunCliOptions extends CommonCliOptions {
   retry?: boolean;
 }
 
-export async function runRunCommand(o: RunCliOptions): Promise<void> {
+export async function runRunCommand(o: RunCliOptions, app: CliApp): Promise<void> {
   const flags: FlagOverride[] = [
     { path: 'datasets', value: o.datasets, flag: '--datasets' },
     { path: 'output.formats', value: o.formats, flag: '--formats' },
@@ -56,6 +57,7 @@ export async function runRunCommand(o: RunCliOptions): Promise<void> {
     config,
     logger: quiet ? logger.child({}, { level: 'warn' }) : logger,
     apiKey,
+    processors: await app.loadJobs(),
   });
   const abort = new AbortController();
   const offSignals = onShutdownSignal((signal) => {

@@ -3,9 +3,8 @@
  * failed / pending, rows), the state, and what the snapshot waits for. Without an id: the most
  * recent snapshot, and a line for each other recent one. `--json` prints the report as JSON.
  */
-import { createBudget, keyFingerprint } from '../budget/index.js';
 import { InputError } from '../errors.js';
-import { budgetConfigFrom, budgetPrefix, openPipeline } from '../pipeline/context.js';
+import { openPipeline } from '../pipeline/context.js';
 import { formatStatus, statusReport } from '../pipeline/status-view.js';
 import { totals } from '../pipeline/snapshot-store.js';
 import { setup, type CommonCliOptions } from './command-support.js';
@@ -18,13 +17,6 @@ export interface StatusCliOptions extends CommonCliOptions {
 export async function runStatusCommand(snapshotId: string | undefined, o: StatusCliOptions): Promise<void> {
   const { config, logger } = setup(o);
   const ctx = await openPipeline(config, logger);
-  // Quota waits are recorded per snapshot, whatever the key; a fingerprint only names the budget.
-  const budget = createBudget({
-    redis: ctx.redis,
-    config: budgetConfigFrom(config),
-    keyFingerprint: config.api.key ? keyFingerprint(config.api.key.reveal()) : '0000000000000000',
-    prefix: budgetPrefix(config),
-  });
   try {
     const recent = await ctx.store.list(o.limit ?? 10);
     const id = snapshotId ?? recent[0];
@@ -35,7 +27,7 @@ export async function runStatusCommand(snapshotId: string | undefined, o: Status
     }
     const rec = await ctx.store.get(id);
     if (!rec) throw new InputError(`snapshot ${id}: no such snapshot (or its record expired)`);
-    const report = statusReport(rec, await budget.currentSnapshotWait(id), await budget.snapshotWaits(id));
+    const report = statusReport(rec, await ctx.store.currentQuotaWait(id), await ctx.store.quotaWaits(id));
     if (o.json) {
       process.stdout.write(`${JSON.stringify(report)}\n`);
       return;
@@ -53,7 +45,6 @@ export async function runStatusCommand(snapshotId: string | undefined, o: Status
       }
     }
   } finally {
-    await budget.close();
     await ctx.close();
   }
 }

@@ -8,6 +8,7 @@ import { requireApiKey } from '../config/load.js';
 import { effectiveRate } from '../budget/index.js';
 import { budgetConfigFrom } from '../pipeline/context.js';
 import { openExporter } from '../pipeline/exporter.js';
+import type { CliApp } from './app.js';
 import { onShutdownSignal, setup, type CommonCliOptions } from './command-support.js';
 
 export interface WorkerCliOptions extends CommonCliOptions {
@@ -16,11 +17,11 @@ export interface WorkerCliOptions extends CommonCliOptions {
   only?: 'parts' | 'control';
 }
 
-export async function runWorkerCommand(o: WorkerCliOptions): Promise<void> {
+export async function runWorkerCommand(o: WorkerCliOptions, app: CliApp): Promise<void> {
   const flags: FlagOverride[] = [{ path: 'worker.concurrency', value: o.concurrency, flag: '--concurrency' }];
   const { config, logger } = setup(o, flags);
   const apiKey = requireApiKey(config);
-  const exporter = await openExporter({ config, logger, apiKey });
+  const exporter = await openExporter({ config, logger, apiKey, processors: await app.loadJobs() });
   try {
     const roles = o.only ? { parts: o.only === 'parts', control: o.only === 'control' } : undefined;
     await exporter.startWorkers(roles);

@@ -40,9 +40,7 @@ const cron = z
   .refine((s) => [5, 6].includes(s.trim().split(/\s+/).length), 'must be a cron pattern with 5 or 6 fields');
 
 export const TICKER_PATTERN = /^[A-Z][A-Z0-9.-]{0,14}$/;
-export const CIK_PATTERN = /^\d{1,10}$/;
-/** A CIK in its zero-padded 10-digit form. */
-export const CIK_PATTERN_10 = /^\d{10}$/;
+export { CIK_PATTERN, CIK_PATTERN_10 } from '../contract/vocabulary.js';
 
 const keepJobs = z.strictObject({
   /** Seconds a finished job stays in Redis. */

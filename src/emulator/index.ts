@@ -7,10 +7,10 @@ import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, coerceError } from '../errors.js';
-import type { Logger } from '../log.js';
-import { silentLogger } from '../log.js';
-import { systemClock, type Clock } from '../types.js';
+import { EmulatorConfigError, toError } from './errors.js';
+import type { Logger } from './runtime.js';
+import { silentLogger } from './runtime.js';
+import { systemClock, type Clock } from './runtime.js';
 import { Authenticator } from './auth/authenticator.js';
 import { loadKeysFile, parseKeysFile, type KeysFile } from './auth/keys-file.js';
 import { loadStore } from './data/index.js';
@@ -25,6 +25,13 @@ import { Stats } from './server/stats.js';
 import type { EmulatorStore } from './store.js';
 
 export type { KeysFile } from './auth/keys-file.js';
+export { loadKeysFile, parseKeysFile } from './auth/keys-file.js';
+export { sha256Hex } from './auth/authenticator.js';
+export { generateKey } from './auth/keygen.js';
+export { loadStore, type DataStore } from './data/index.js';
+export { DEMO_API_KEY } from './demo-key.js';
+export { EmulatorConfigError, EmulatorDataError, EmulatorError, type EmulatorErrorCode } from './errors.js';
+export type { Clock, Logger } from './runtime.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The bundled SEC data (gzip copy). */
@@ -44,7 +51,7 @@ export interface EmulatorOptions {
   keys?: KeysFile | string;
   /**
    * Per-minute limit of every key (overrides the file): a whole number >= 0, or null = no limit (no
-   * X-RateLimit-* headers, never a rate 429). Anything else is a ConfigError. @defaultValue from the keys file
+   * X-RateLimit-* headers, never a rate 429). Anything else is a EmulatorConfigError. @defaultValue from the keys file
    */
   rateLimitPerMinute?: number | null;
   /** Daily quota of every account and key (overrides the file); null = none. @defaultValue from the keys file */
@@ -150,10 +157,13 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     });
   } catch (err: unknown) {
     await owned?.close();
-    const e = coerceError(err) as NodeJS.ErrnoException;
-    throw new ConfigError(`cannot listen on ${host}:${opts.port ?? DEFAULT_PORT}: ${e.code ?? e.message}`, {
-      cause: e,
-    });
+    const e = toError(err) as NodeJS.ErrnoException;
+    throw new EmulatorConfigError(
+      `cannot listen on ${host}:${opts.port ?? DEFAULT_PORT}: ${e.code ?? e.message}`,
+      {
+        cause: e,
+      },
+    );
   }
   const port = (server.address() as AddressInfo).port;
   const shownHost =
@@ -194,7 +204,7 @@ async function warmUp(store: EmulatorStore, signal: AbortSignal, logger: Logger)
         await store[dataset](company.cik);
       } catch (err: unknown) {
         logger.warn(
-          { err: coerceError(err), cik: company.cik, dataset },
+          { err: toError(err), cik: company.cik, dataset },
           'emulator: warm-up failed for a company',
         );
       }
@@ -205,6 +215,6 @@ async function warmUp(store: EmulatorStore, signal: AbortSignal, logger: Logger)
 
 function checkNumber(name: string, v: number | undefined, min: number, max: number): void {
   if (v !== undefined && !(Number.isFinite(v) && v >= min && v <= max)) {
-    throw new ConfigError(`${name} must be a number from ${min} to ${max} (got ${v})`);
+    throw new EmulatorConfigError(`${name} must be a number from ${min} to ${max} (got ${v})`);
   }
 }

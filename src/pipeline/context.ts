@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { resolveBudgetConfig, type BudgetConfig } from '../budget/index.js';
 import type { Config } from '../config/load.js';
 import type { Logger } from '../log.js';
+import { systemClock, type Clock } from '../types.js';
 import { enqueueSnapshot, type EnqueueOutcome } from './enqueue.js';
 import { queueNames, type FlowSettings, type QueueNames } from './flow.js';
 import { SnapshotStore, type SnapshotSpec } from './snapshot-store.js';
@@ -59,7 +60,17 @@ export function budgetPrefix(config: Config): string {
   return `${config.redis.prefix}:budget`;
 }
 
-export async function openPipeline(config: Config, logger: Logger): Promise<PipelineContext> {
+export interface OpenPipelineOptions {
+  /** Timestamps of snapshot records and quota waits. @defaultValue systemClock */
+  clock?: Clock;
+}
+
+export async function openPipeline(
+  config: Config,
+  logger: Logger,
+  opts: OpenPipelineOptions = {},
+): Promise<PipelineContext> {
+  const clock = opts.clock ?? systemClock;
   const redis = new Redis(config.redis.url, {
     maxRetriesPerRequest: null, // BullMQ requirement: commands wait for a reconnect instead of failing
     lazyConnect: true,
@@ -86,6 +97,7 @@ export async function openPipeline(config: Config, logger: Logger): Promise<Pipe
     prefix: config.redis.prefix,
     queueBase: config.queue.name,
     recordTtlSeconds: config.retention.snapshot_record_days * 86_400,
+    now: () => clock.now(),
   });
   const flowSettings: FlowSettings = {
     queues: names,

@@ -7,6 +7,7 @@ import { createBudget, type Budget } from '../budget/index.js';
 import type { Config } from '../config/load.js';
 import type { Secret } from '../config/secret.js';
 import type { Logger } from '../log.js';
+import type { JobProcessors } from './job-processors.js';
 import { systemClock, type Clock } from '../types.js';
 import { clientFetcher } from './client-fetcher.js';
 import { budgetConfigFrom, budgetPrefix, openPipeline, type PipelineContext } from './context.js';
@@ -26,6 +27,8 @@ export interface OpenExporterOptions {
   config: Config;
   logger: Logger;
   apiKey: Secret;
+  /** The job processors of jobs/, injected by the composition root (the program entry). */
+  processors: JobProcessors;
   /** @defaultValue systemClock */
   clock?: Clock;
 }
@@ -33,7 +36,7 @@ export interface OpenExporterOptions {
 export async function openExporter(opts: OpenExporterOptions): Promise<Exporter> {
   const { config, logger } = opts;
   const clock = opts.clock ?? systemClock;
-  const ctx = await openPipeline(config, logger);
+  const ctx = await openPipeline(config, logger, { clock });
   const budget = createBudget({
     redis: ctx.redis,
     config: budgetConfigFrom(config),
@@ -58,6 +61,7 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
       });
       const running = await startWorkers({
         ctx,
+        processors: opts.processors,
         fetcher: clientFetcher(client),
         ...(await outputPorts({
           ...(config.output.publish_memory_mb !== null

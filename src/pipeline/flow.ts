@@ -9,8 +9,12 @@ import { BACKOFF_TYPE } from './backoff.js';
 import { partJobId, publishJobId } from './ids.js';
 import type { SnapshotSpec } from './snapshot-store.js';
 import { companyKey } from './universe.js';
-import type { ExportPartPayload } from '../../jobs/export-part.js';
-import type { PublishSnapshotPayload } from '../../jobs/publish-snapshot.js';
+import {
+  EXPORT_PART_JOB,
+  PUBLISH_SNAPSHOT_JOB,
+  type ExportPartPayload,
+  type PublishSnapshotPayload,
+} from './job-payloads.js';
 
 export interface QueueNames {
   /** Part jobs: rate-limited by the budget (one job start = one request). */
@@ -47,7 +51,7 @@ export function buildSnapshotFlow(spec: SnapshotSpec, s: FlowSettings): FlowJob 
         outDir: spec.outDir,
       };
       children.push({
-        name: 'export-part',
+        name: EXPORT_PART_JOB,
         queueName: s.queues.parts,
         data,
         opts: {
@@ -71,7 +75,7 @@ export function buildSnapshotFlow(spec: SnapshotSpec, s: FlowSettings): FlowJob 
     total: spec.companies.length * spec.datasets.length,
   };
   return {
-    name: 'publish-snapshot',
+    name: PUBLISH_SNAPSHOT_JOB,
     queueName: s.queues.snapshots,
     data: parent,
     opts: {

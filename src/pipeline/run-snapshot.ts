@@ -87,7 +87,7 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
       const record = await followSnapshot(store, spec.id, {
         ...(o.signal ? { signal: o.signal } : {}),
         onUpdate: async (rec) => {
-          const wait = await exporter.budget.currentSnapshotWait(spec.id).catch(() => null);
+          const wait = await exporter.ctx.store.currentQuotaWait(spec.id).catch(() => null);
           progress.update(rec, wait ? wait.message : null);
         },
       });

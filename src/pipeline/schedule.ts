@@ -4,8 +4,7 @@
  * live (#2988, #2876, #3085). The template carries the universe and datasets as they are when
  * `schedule` runs; run it again after changing them (an upsert replaces the template).
  */
-import type { NightlyTriggerPayload } from '../../jobs/nightly-trigger.js';
-import { name as nightlyTriggerName } from '../../jobs/nightly-trigger.js';
+import { NIGHTLY_TRIGGER_JOB, type NightlyTriggerPayload } from './job-payloads.js';
 import type { PipelineContext } from './context.js';
 
 export interface ScheduleInfo {
@@ -30,7 +29,7 @@ export async function upsertNightlySchedule(
     id,
     { pattern: config.schedule.cron, tz: config.schedule.tz },
     {
-      name: nightlyTriggerName,
+      name: NIGHTLY_TRIGGER_JOB,
       data: payload,
       opts: {
         attempts: 5,

@@ -7,9 +7,12 @@
  *   snapshot:<id>        hash: spec, status, timestamps, counters `n:<dataset>:<status>`, `rows:<dataset>`,
  *                        `requests`, `part_retries`, `rate_limited_429`
  *   snapshot:<id>:parts  hash: `<dataset>/<company>` -> PartPointer JSON (the last result of each part)
+ *   snapshot:<id>:waits  hash: `<quota>:<until ms>` -> QuotaWait JSON (each quota reset waited for, once)
+ *   snapshot:<id>:requeues hash: `<dataset>/<company>` -> per-minute 429s the part was put back after
  *   snapshots            zset: id by creation time
  */
 import type { Redis } from 'ioredis';
+import type { QuotaKind, QuotaScope } from '../types.js';
 import type { DatasetName, OutputFormat, PartPointer, PartStatus } from '../types.js';
 import type { Company } from './universe.js';
 
@@ -42,11 +45,18 @@ export interface DatasetProgress {
   rows: number;
 }
 
-/** A wait for a daily or monthly quota reset that a snapshot went through. */
+/** A pause of one snapshot waiting for a quota reset, as recorded for `status` and the manifest. */
 export interface QuotaWait {
-  reason: string;
-  sinceMs: number;
-  untilMs: number;
+  reason: 'quota';
+  quota: QuotaKind;
+  scope: QuotaScope;
+  /** Who said the quota is spent: our own ledger against a configured quota, or the server's 429. */
+  source: 'configured' | 'server';
+  /** ISO timestamps (UTC). */
+  since: string;
+  until: string;
+  /** Human-readable, e.g. `daily quota of 5000 requests spent (api_key); resumes at 2026-11-22T00:00:00.000Z`. */
+  message: string;
 }
 
 export interface SnapshotRecord {
@@ -60,7 +70,6 @@ export interface SnapshotRecord {
   progress: Record<string, DatasetProgress>;
   manifest: string | null;
   message: string | null;
-  quotaWaits: QuotaWait[];
   /** How often the snapshot was re-enqueued with --retry. */
   retries: number;
   /** Requests its parts sent (every attempt, also those answered 429). */
@@ -164,7 +173,11 @@ export class SnapshotStore {
 
   /** Removes a record that never got its flow enqueued (enqueue failed). */
   async discard(id: string): Promise<void> {
-    await this.redis.multi().del(this.key(id), this.partsKey(id)).zrem(`${this.ns}snapshots`, id).exec();
+    await this.redis
+      .multi()
+      .del(this.key(id), this.partsKey(id), this.waitsKey(id), this.requeuesKey(id))
+      .zrem(`${this.ns}snapshots`, id)
+      .exec();
   }
 
   async get(id: string): Promise<SnapshotRecord | undefined> {
@@ -198,7 +211,6 @@ export class SnapshotStore {
       progress,
       manifest: h.manifest ?? null,
       message: h.message ?? null,
-      quotaWaits: h.quota_waits ? (JSON.parse(h.quota_waits) as QuotaWait[]) : [],
       retries: Number(h.retries ?? 0),
       requests: Number(h.requests ?? 0),
       partRetries: Number(h.part_retries ?? 0),
@@ -310,15 +322,74 @@ export class SnapshotStore {
     return moved;
   }
 
-  /** Notes a quota wait (shown by status, written into the manifest). */
-  async noteQuotaWait(id: string, wait: QuotaWait): Promise<void> {
-    const raw = await this.redis.hget(this.key(id), 'quota_waits');
-    const waits = raw ? (JSON.parse(raw) as QuotaWait[]) : [];
-    const last = waits[waits.length - 1];
-    // Every part that meets the same pause reports it: keep one entry per pause.
-    if (last && last.reason === wait.reason && Math.abs(last.untilMs - wait.untilMs) < 60_000) return;
-    waits.push(wait);
-    await this.redis.hset(this.key(id), 'quota_waits', JSON.stringify(waits.slice(-50)));
+  private waitsKey(id: string): string {
+    return `${this.ns}snapshot:${id}:waits`;
+  }
+
+  private requeuesKey(id: string): string {
+    return `${this.ns}snapshot:${id}:requeues`;
+  }
+
+  /**
+   * Records that the snapshot waits for a quota reset. Every part of the snapshot meets the same
+   * wait: the first one records it (one entry per quota and reset time).
+   */
+  async recordQuotaWait(
+    id: string,
+    wait: Omit<QuotaWait, 'reason' | 'since' | 'until'> & { untilMs: number },
+  ): Promise<QuotaWait> {
+    const record: QuotaWait = {
+      reason: 'quota',
+      quota: wait.quota,
+      scope: wait.scope,
+      source: wait.source,
+      since: new Date(this.now()).toISOString(),
+      until: new Date(wait.untilMs).toISOString(),
+      message: wait.message,
+    };
+    const key = this.waitsKey(id);
+    const field = `${wait.quota}:${wait.untilMs}`;
+    const [[, created]] = (await this.redis
+      .multi()
+      .hsetnx(key, field, JSON.stringify(record))
+      .expire(key, this.ttl)
+      .exec()) as [[Error | null, number], [Error | null, number]];
+    if (created === 1) return record;
+    const existing = await this.redis.hget(key, field);
+    return existing ? (JSON.parse(existing) as QuotaWait) : record;
+  }
+
+  /** Every quota wait the snapshot went through, oldest first (for the manifest). */
+  async quotaWaits(id: string): Promise<QuotaWait[]> {
+    const all = await this.redis.hvals(this.waitsKey(id));
+    return all
+      .map((v) => JSON.parse(v) as QuotaWait)
+      .sort((a, b) => a.since.localeCompare(b.since) || a.until.localeCompare(b.until));
+  }
+
+  /** The quota wait in force now, or null (for `status`). */
+  async currentQuotaWait(id: string): Promise<QuotaWait | null> {
+    const now = this.now();
+    const active = (await this.quotaWaits(id)).filter((w) => Date.parse(w.until) > now);
+    return active.reduce<QuotaWait | null>(
+      (best, w) => (best === null || w.until > best.until ? w : best),
+      null,
+    );
+  }
+
+  /** Counts one more per-minute-429 put-back of a part; bounded by budget.max_rate_limit_requeues. */
+  async countRequeue(id: string, part: string): Promise<number> {
+    const key = this.requeuesKey(id);
+    const [[, n]] = (await this.redis.multi().hincrby(key, part, 1).expire(key, this.ttl).exec()) as [
+      [Error | null, number],
+      unknown,
+    ];
+    return n;
+  }
+
+  /** Forgets a part's put-backs once its request went through. */
+  async clearRequeues(id: string, part: string): Promise<void> {
+    await this.redis.hdel(this.requeuesKey(id), part);
   }
 
   /** Drops a finished snapshot's per-part hash after `seconds` (the manifest has it all by then). */

@@ -2,7 +2,7 @@
  * What `status` shows: per dataset done / not_found / bad_request / failed / pending parts and
  * rows, the state, and what the snapshot waits for. As a table for people and as JSON.
  */
-import type { SnapshotWait } from '../budget/index.js';
+import type { QuotaWait } from './snapshot-store.js';
 import { totals, type DatasetProgress, type SnapshotRecord } from './snapshot-store.js';
 
 export interface StatusReport {
@@ -28,8 +28,8 @@ export interface StatusReport {
 
 export function statusReport(
   rec: SnapshotRecord,
-  current: SnapshotWait | null,
-  waits: SnapshotWait[] = [],
+  current: QuotaWait | null,
+  waits: QuotaWait[] = [],
 ): StatusReport {
   const running = rec.state === 'running' || rec.state === 'enqueuing';
   return {

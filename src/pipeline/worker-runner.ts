@@ -13,13 +13,14 @@ import type { Clock } from '../types.js';
 import { backoffStrategy } from './backoff.js';
 import { budgetConfigFrom, type PipelineContext } from './context.js';
 import { publishJobId } from './ids.js';
+import { EXPORT_PART_JOB, NIGHTLY_TRIGGER_JOB, PUBLISH_SNAPSHOT_JOB } from './job-payloads.js';
+import type { JobProcessors } from './job-processors.js';
 import type { PartFetcher, PartWriterFactory, SnapshotPublisher } from './ports.js';
-import { createExportPartProcessor, name as exportPartName } from '../../jobs/export-part.js';
-import { createNightlyTriggerProcessor, name as nightlyTriggerName } from '../../jobs/nightly-trigger.js';
-import { createPublishSnapshotProcessor, name as publishSnapshotName } from '../../jobs/publish-snapshot.js';
 
 export interface WorkerRunnerDeps {
   ctx: PipelineContext;
+  /** The processor factories of jobs/, injected by the composition root. */
+  processors: JobProcessors;
   fetcher: PartFetcher;
   createWriter: PartWriterFactory;
   publish: SnapshotPublisher;
@@ -67,7 +68,7 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
 
   if (roles.parts) {
     const budgetConfig = budgetConfigFrom(config);
-    const processor = createExportPartProcessor({
+    const processor = deps.processors.exportPart({
       closing: closing.signal,
       fetcher: deps.fetcher,
       createWriter: deps.createWriter,
@@ -102,15 +103,14 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
   }
 
   if (roles.control) {
-    const publish = createPublishSnapshotProcessor({
+    const publish = deps.processors.publishSnapshot({
       store,
       publish: deps.publish,
-      budget: deps.budget,
       clock: deps.clock,
       logger: logger.child({ worker: 'control' }),
       partsTtlSeconds: PARTS_TTL_AFTER_PUBLISH_S,
     });
-    const trigger = createNightlyTriggerProcessor({
+    const trigger = deps.processors.nightlyTrigger({
       enqueue: (spec) => ctx.enqueue(spec),
       clock: deps.clock,
       logger: logger.child({ worker: 'control' }),
@@ -119,9 +119,9 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
       ctx.names.snapshots,
       async (job: Job, token?: string) => {
         switch (job.name) {
-          case publishSnapshotName:
+          case PUBLISH_SNAPSHOT_JOB:
             return publish(job);
-          case nightlyTriggerName:
+          case NIGHTLY_TRIGGER_JOB:
             return trigger(job);
           default:
             throw new Error(
@@ -138,13 +138,13 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
     w.on('error', (err) => logger.error({ err: coerceError(err), queue: w.name }, 'worker error'));
     w.on('failed', (job, err) => {
       if (!job) return;
-      if (job.name === exportPartName) {
+      if (job.name === EXPORT_PART_JOB) {
         logger.debug({ job: job.id, reason: err.message, attempts: job.attemptsMade }, 'part attempt failed');
         return;
       }
       // A publish job that died without its processor noticing (stalled too often, a crash
       // mid-write) must not leave the snapshot "running" for ever.
-      if (job.name === publishSnapshotName && job.finishedOn) {
+      if (job.name === PUBLISH_SNAPSHOT_JOB && job.finishedOn) {
         const id =
           typeof job.data === 'object' && job.data
             ? (job.data as { snapshotId?: unknown }).snapshotId

@@ -26,6 +26,7 @@ import { parseCompany } from '../../src/pipeline/universe.js';
 import { startWorkers, type RunningWorkers } from '../../src/pipeline/worker-runner.js';
 import type { Clock, DatasetName } from '../../src/types.js';
 import { systemClock } from '../../src/types.js';
+import { jobProcessors } from '../../jobs/index.js';
 import { startTestEmulator, type TestEmulator } from './emulator.js';
 import type { EmulatorOptions } from '../../src/emulator/index.js';
 
@@ -100,7 +101,7 @@ export async function startPipelineHarness(opts: HarnessOptions = {}): Promise<P
   const apiKey = emulator.keys[opts.key ?? 'active'];
   const config = loadConfig({ env: { FILINGS_API_KEY: apiKey }, flags });
   const logger = silentLogger();
-  const ctx = await openPipeline(config, logger);
+  const ctx = await openPipeline(config, logger, { clock });
   const budget = createBudget({
     redis: ctx.redis,
     config: budgetConfigFrom(config),
@@ -133,6 +134,7 @@ export async function startPipelineHarness(opts: HarnessOptions = {}): Promise<P
     async startWorkers(roles) {
       const w = await startWorkers({
         ctx,
+        processors: jobProcessors,
         fetcher: clientFetcher(client),
         ...(opts.output ?? (await outputPorts())),
         budget,

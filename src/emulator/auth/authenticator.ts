@@ -3,7 +3,7 @@
  * account and key states then decide 401/403 with the exact strings of section 7.
  */
 import { createHash } from 'node:crypto';
-import type { Clock } from '../../types.js';
+import type { Clock } from '../runtime.js';
 import type { AccountEntry, KeyEntry, KeysFile } from './keys-file.js';
 
 /** The exact 401/403 `error` strings of section 7. */

@@ -1,6 +1,6 @@
 /** `filings-export emulator keygen`: a new random plaintext key, its sha256 and a keys-file entry. */
 import { randomBytes } from 'node:crypto';
-import { ConfigError } from '../../errors.js';
+import { EmulatorConfigError } from '../errors.js';
 import { sha256Hex } from './authenticator.js';
 import type { KeyEntry } from './keys-file.js';
 
@@ -17,7 +17,9 @@ export interface GeneratedKey {
 /** @param prefix must end in `_b2b_` (section 5.1). @defaultValue `ffx_live_b2b_` */
 export function generateKey(prefix = DEFAULT_KEY_PREFIX): GeneratedKey {
   if (!/^[A-Za-z0-9_]*_b2b_$/.test(prefix)) {
-    throw new ConfigError(`--prefix "${prefix}": a key prefix is letters, digits and _ ending in "_b2b_"`);
+    throw new EmulatorConfigError(
+      `--prefix "${prefix}": a key prefix is letters, digits and _ ending in "_b2b_"`,
+    );
   }
   // 160 random bits, hex: no characters that need quoting in shells or headers.
   const key = `${prefix}${randomBytes(20).toString('hex')}`;

@@ -6,7 +6,7 @@
  * "status":"active|revoked|disabled","expires_at","entitlements","rate_limit_per_minute","quota"}]}]}`.
  */
 import { readFile } from 'node:fs/promises';
-import { ConfigError, coerceError } from '../../errors.js';
+import { EmulatorConfigError, toError } from '../errors.js';
 
 export type AccountStatus = 'active' | 'disabled';
 export type KeyStatus = 'active' | 'revoked' | 'disabled';
@@ -50,26 +50,26 @@ export async function loadKeysFile(path: string): Promise<KeysFile> {
   try {
     text = await readFile(path, 'utf8');
   } catch (err: unknown) {
-    const e = coerceError(err) as NodeJS.ErrnoException;
+    const e = toError(err) as NodeJS.ErrnoException;
     const why = e.code === 'ENOENT' ? 'file not found' : e.message;
-    throw new ConfigError(`keys file ${path}: ${why}`, { cause: e });
+    throw new EmulatorConfigError(`keys file ${path}: ${why}`, { cause: e });
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err: unknown) {
-    throw new ConfigError(`keys file ${path}: invalid JSON: ${coerceError(err).message}`, { cause: err });
+    throw new EmulatorConfigError(`keys file ${path}: invalid JSON: ${toError(err).message}`, { cause: err });
   }
   return parseKeysFile(json, path);
 }
 
 /**
  * Validates a keys-file object (already parsed). `source` names it in messages, e.g. a path.
- * Throws ConfigError `keys file <source>: accounts[0].keys[1].sha256: expected 64 hex characters`.
+ * Throws EmulatorConfigError `keys file <source>: accounts[0].keys[1].sha256: expected 64 hex characters`.
  */
 export function parseKeysFile(json: unknown, source = '(inline)'): KeysFile {
   const fail = (path: string, what: string): never => {
-    throw new ConfigError(`keys file ${source}: ${path}: ${what}`);
+    throw new EmulatorConfigError(`keys file ${source}: ${path}: ${what}`);
   };
   if (!isObject(json)) return fail('(root)', 'expected an object with an "accounts" array');
   if (!Array.isArray(json.accounts)) return fail('accounts', 'expected an array');

@@ -8,7 +8,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
-import { InputError } from '../../errors.js';
+import { EmulatorDataError } from '../errors.js';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -43,7 +43,7 @@ export async function readDataFile(file: DataFile): Promise<Buffer> {
   try {
     raw = await readFile(file.abs);
   } catch (err) {
-    throw new InputError(`data file ${file.abs} cannot be read: ${(err as Error).message}`, {
+    throw new EmulatorDataError(`data file ${file.abs} cannot be read: ${(err as Error).message}`, {
       code: 'DATA_INVALID',
       cause: err,
     });
@@ -52,7 +52,7 @@ export async function readDataFile(file: DataFile): Promise<Buffer> {
   try {
     return await gunzipAsync(raw);
   } catch (err) {
-    throw new InputError(`data file ${file.abs} is not valid gzip: ${(err as Error).message}`, {
+    throw new EmulatorDataError(`data file ${file.abs} is not valid gzip: ${(err as Error).message}`, {
       code: 'DATA_INVALID',
       cause: err,
     });
@@ -96,9 +96,9 @@ export async function scanDataDir(dataDirInput: string): Promise<DataLayout> {
   try {
     st = await stat(dataDir);
   } catch {
-    throw new InputError(`data dir ${dataDir} does not exist`, { code: 'DATA_INVALID' });
+    throw new EmulatorDataError(`data dir ${dataDir} does not exist`, { code: 'DATA_INVALID' });
   }
-  if (!st.isDirectory()) throw new InputError(`data dir ${dataDir} is not a directory`, { code: 'DATA_INVALID' });
+  if (!st.isDirectory()) throw new EmulatorDataError(`data dir ${dataDir} is not a directory`, { code: 'DATA_INVALID' });
 
   const layout: DataLayout = {
     dataDir,

@@ -2,11 +2,11 @@
  * JSON of the data dir. companyfacts values must arrive exactly as written (391035000000, 6.11,
  * numbers beyond 2^53): `parseJsonQuotingKeys` turns the number tokens after the named keys into
  * strings before JSON.parse sees them. A reviver would be too late (the float already exists) and
- * Node 20 has no JSON source-text access. Every failure is a DATA_INVALID InputError naming the file.
+ * Node 20 has no JSON source-text access. Every failure is a DATA_INVALID EmulatorDataError naming the file.
  */
-import { InputError } from '../../errors.js';
+import { EmulatorDataError } from '../errors.js';
 
-function invalid(file: string, original: string, err: unknown): InputError {
+function invalid(file: string, original: string, err: unknown): EmulatorDataError {
   // Report the position in the file as written, not in the quoted copy.
   let reason = err instanceof Error ? err.message : String(err);
   try {
@@ -14,7 +14,7 @@ function invalid(file: string, original: string, err: unknown): InputError {
   } catch (e) {
     reason = e instanceof Error ? e.message : String(e);
   }
-  return new InputError(`data file ${file} is not valid JSON: ${reason}`, { code: 'DATA_INVALID', cause: err });
+  return new EmulatorDataError(`data file ${file} is not valid JSON: ${reason}`, { code: 'DATA_INVALID', cause: err });
 }
 
 /** JSON.parse with the data-dir error. Use only where every number is a safe integer. */

@@ -3,9 +3,9 @@
  * files and validates the JSON; each company is parsed and built on first use and cached (LRU).
  */
 import type { Logger } from 'pino';
-import { coerceError, InputError } from '../../errors.js';
-import { silentLogger } from '../../log.js';
-import type { Clock } from '../../types.js';
+import { EmulatorDataError, toError } from '../errors.js';
+import { silentLogger } from '../runtime.js';
+import type { Clock } from '../runtime.js';
 import type {
   Company,
   EmulatorStore,
@@ -145,7 +145,7 @@ export async function loadStore(opts: LoadStoreOptions = {}): Promise<DataStore>
 
   const entryOf = (cik: string): Entry => {
     const e = entries.get(cik);
-    if (e === undefined) throw new InputError(`unknown company CIK ${cik}`);
+    if (e === undefined) throw new EmulatorDataError(`unknown company CIK ${cik}`);
     return e;
   };
 
@@ -224,7 +224,7 @@ export async function loadStore(opts: LoadStoreOptions = {}): Promise<DataStore>
         try {
           await loadData(c.cik);
         } catch (err) {
-          logger.warn({ cik: c.cik, err: coerceError(err).message }, 'warm-up build failed');
+          logger.warn({ cik: c.cik, err: toError(err).message }, 'warm-up build failed');
         }
       }
     })();
@@ -286,7 +286,7 @@ export async function loadStore(opts: LoadStoreOptions = {}): Promise<DataStore>
     },
     async readDocument(path): Promise<Buffer> {
       const f = documentFiles.get(path.replace(/\.gz$/, ''));
-      if (f === undefined) throw new InputError(`no bundled document ${path}`);
+      if (f === undefined) throw new EmulatorDataError(`no bundled document ${path}`);
       return readDataFile(f);
     },
     async filingDocuments(cik) {

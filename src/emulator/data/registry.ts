@@ -5,7 +5,7 @@
  * submissions or a filings/<TICKER>/ folder; tickers of the map without any data are not served.
  */
 import type { Logger } from 'pino';
-import { InputError } from '../../errors.js';
+import { EmulatorDataError } from '../errors.js';
 import { readDataFile, type DataFile, type DataLayout } from './files.js';
 import { parseReadmeCatalog, type ReadmeCatalogEntry } from './documents.js';
 import {
@@ -91,7 +91,7 @@ export async function buildRegistry(layout: DataLayout, logger: Logger, validate
     if (validateCompanyFacts) {
       const parsed = parseCompanyFacts((await readDataFile(file)).toString('utf8'), file.abs);
       if (parsed.cik !== cik) {
-        throw new InputError(`data file ${file.abs}: cik ${parsed.cik} does not match the file name`, { code: 'DATA_INVALID' });
+        throw new EmulatorDataError(`data file ${file.abs}: cik ${parsed.cik} does not match the file name`, { code: 'DATA_INVALID' });
       }
       if (parsed.entityName !== null) entityNames.set(cik, parsed.entityName);
       if (keep) preparsed.set(cik, parsed);
@@ -107,7 +107,7 @@ export async function buildRegistry(layout: DataLayout, logger: Logger, validate
           continue;
         }
         if (s.cik !== cik) {
-          throw new InputError(`data file ${f.abs}: cik ${s.cik} does not match the file name`, { code: 'DATA_INVALID' });
+          throw new EmulatorDataError(`data file ${f.abs}: cik ${s.cik} does not match the file name`, { code: 'DATA_INVALID' });
         }
         merged = s;
       } else merged.filings.push(...s.filings);
@@ -154,7 +154,7 @@ export async function buildRegistry(layout: DataLayout, logger: Logger, validate
     (a.ticker ?? `~${a.cik}`).localeCompare(b.ticker ?? `~${b.cik}`),
   );
   if (companies.length === 0) {
-    throw new InputError(
+    throw new EmulatorDataError(
       `data dir ${layout.dataDir} holds no company data (expected companyfacts/CIK##########.json, submissions/CIK##########.json or filings/<TICKER>/, optionally .gz)`,
       { code: 'DATA_INVALID' },
     );

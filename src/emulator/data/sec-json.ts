@@ -3,7 +3,7 @@
  * values arrive as their exact source text (see json.ts); the other files hold only safe integers.
  * Every structural problem names the file.
  */
-import { InputError } from '../../errors.js';
+import { EmulatorDataError } from '../errors.js';
 import { parseJson, parseJsonQuotingKeys } from './json.js';
 
 export interface TickerEntry {
@@ -56,8 +56,8 @@ export interface CompanyFacts {
   observations: CompanyFactsObservation[];
 }
 
-function bad(file: string, what: string): InputError {
-  return new InputError(`data file ${file}: ${what}`, { code: 'DATA_INVALID' });
+function bad(file: string, what: string): EmulatorDataError {
+  return new EmulatorDataError(`data file ${file}: ${what}`, { code: 'DATA_INVALID' });
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

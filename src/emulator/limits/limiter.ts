@@ -4,7 +4,8 @@
  * spends one window slot, one daily unit and (except telemetry) one monthly unit for its account
  * and its key, whatever its outcome afterwards (400, 404, 503 and injected faults included).
  */
-import type { Clock, QuotaKind, QuotaScope } from '../../types.js';
+import type { Clock } from '../runtime.js';
+import type { QuotaKind, QuotaScope } from '../../contract/vocabulary.js';
 import type { AuthenticatedKey } from '../auth/authenticator.js';
 import { checkLimitOverrides, type LimitOverrides } from './overrides.js';
 import { periodEndMs, QuotaLedger } from './quota-ledger.js';

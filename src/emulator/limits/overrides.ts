@@ -5,7 +5,7 @@
  * Anything else (NaN, '', -3, 1.5, 'abc') is refused with a message naming the option, never read
  * as a limit: an empty string once slipped through and limited every key to nothing.
  */
-import { ConfigError } from '../../errors.js';
+import { EmulatorConfigError } from '../errors.js';
 
 /** Overrides of the keys file, applied to every key (and every account for quotas). */
 export interface LimitOverrides {
@@ -17,31 +17,16 @@ export interface LimitOverrides {
   monthlyQuota?: number | null;
 }
 
-/** Words that mean "no limit" on the command line (case-insensitive). */
-export const NO_LIMIT_WORDS = ['none', 'unlimited'] as const;
-
-/**
- * Parses a limit as typed by a user: a whole number ≥ 0, or `none`/`unlimited` → null.
- * Returns undefined when the text is neither.
- */
-export function parseLimitText(text: string): number | null | undefined {
-  const t = text.trim();
-  if ((NO_LIMIT_WORDS as readonly string[]).includes(t.toLowerCase())) return null;
-  if (!/^\d+$/.test(t)) return undefined;
-  const n = Number(t);
-  return Number.isSafeInteger(n) ? n : undefined;
-}
-
 function isLimit(v: unknown): v is number | null | undefined {
   return v === undefined || v === null || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0);
 }
 
-/** Throws a ConfigError naming the first override that is not undefined, null or a whole number ≥ 0. */
+/** Throws a EmulatorConfigError naming the first override that is not undefined, null or a whole number ≥ 0. */
 export function checkLimitOverrides(o: LimitOverrides): void {
   for (const name of ['rateLimitPerMinute', 'dailyQuota', 'monthlyQuota'] as const) {
     const v: unknown = o[name];
     if (!isLimit(v)) {
-      throw new ConfigError(
+      throw new EmulatorConfigError(
         `${name} must be a whole number >= 0, or null for no limit (got ${JSON.stringify(v) ?? String(v)})`,
       );
     }

@@ -3,7 +3,7 @@
  * belongs to one period; reading it in a later period starts it at 0, so rollover needs no timer
  * and follows the injected clock.
  */
-import type { QuotaKind } from '../../types.js';
+import type { QuotaKind } from '../../contract/vocabulary.js';
 
 interface Counter {
   period: string;

@@ -9,7 +9,7 @@
  */
 import type { TextBlock } from './html-blocks.js';
 
-import { CHUNK_TYPES } from '../../api/validate.js';
+import { CHUNK_TYPES } from '../../contract/vocabulary.js';
 
 // The chunk types are the interface's vocabulary (section 2.4): one list, kept with the contract.
 export { CHUNK_TYPES };

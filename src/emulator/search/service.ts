@@ -5,8 +5,8 @@
  * resolution for search scopes (the store's companies, then companies known only from bundled
  * filing documents).
  */
-import type { Logger } from '../../log.js';
-import { silentLogger } from '../../log.js';
+import type { Logger } from '../runtime.js';
+import { silentLogger } from '../runtime.js';
 import type { EmulatorStore } from '../store.js';
 import { buildCorpus } from './corpus.js';
 import { listFilingDocuments, type FilingDocument } from './documents.js';

@@ -9,7 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { coerceError } from '../../errors.js';
+import { toError } from '../errors.js';
 import type { AuthenticatedKey, Authenticator } from '../auth/authenticator.js';
 import { FAULT_KINDS, isFaultKind, type Fault, type FaultPlan } from '../faults/fault-plan.js';
 import type { Limiter } from '../limits/limiter.js';
@@ -160,7 +160,7 @@ export async function handleB2b(
       res.destroy();
       return;
     }
-    const e = coerceError(err);
+    const e = toError(err);
     p.deps.logger.error({ err: e, operation: op.id }, 'emulator: operation failed');
     if (res.headersSent) {
       res.destroy();

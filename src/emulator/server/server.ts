@@ -3,7 +3,7 @@
  * to the operation table through the b2b pipeline, and everything else to the raw routes.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { coerceError } from '../../errors.js';
+import { toError } from '../errors.js';
 import { handleB2b, type B2bPipeline } from './b2b.js';
 import { handleControl, type ControlPlane } from './control.js';
 import { HttpError } from './http-error.js';
@@ -87,7 +87,7 @@ async function dispatch(
       await sendJson(res, err.status, { error: err.message }, err.headers);
       return;
     }
-    const e = coerceError(err);
+    const e = toError(err);
     parts.deps.logger.error({ err: e, path }, 'emulator: request failed');
     await sendJson(res, 500, { error: `Internal server error: ${e.message}` });
   } finally {

@@ -10,8 +10,8 @@
  * and one line in routes/index.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../../../log.js';
-import type { Clock } from '../../../types.js';
+import type { Logger } from '../../runtime.js';
+import type { Clock } from '../../runtime.js';
 import type { AuthenticatedKey } from '../../auth/authenticator.js';
 import { hasEntitlement, notEntitledMessage } from '../../auth/entitlements.js';
 import type { EmulatorStore } from '../../store.js';

@@ -1,5 +1,5 @@
 /**
- * withBudget inside real BullMQ workers (real Redis, real emulator over HTTP): an exhausted daily
+ * withBudget (src/pipeline/part-budget.ts) inside real BullMQ workers (real Redis, real emulator over HTTP): an exhausted daily
  * quota delays the part jobs until the next UTC midnight of the injected clock without spending
  * an attempt, records the wait for status and the manifest, and resumes by itself; per-minute
  * 429s put a job back without spending attempts, up to maxRateLimitRequeues, then fail it clearly.
@@ -13,10 +13,11 @@ import {
   createBudget,
   limiterFor,
   resolveBudgetConfig,
-  withBudget,
   type Budget,
   type BudgetConfigInput,
 } from '../src/budget/index.js';
+import { withBudget } from '../src/pipeline/part-budget.js';
+import { SnapshotStore } from '../src/pipeline/snapshot-store.js';
 import { TestClock } from './helpers/clock.js';
 import { postOperation, startTestEmulator, type TestEmulator } from './helpers/emulator.js';
 
@@ -39,6 +40,7 @@ interface Harness {
   emulator: TestEmulator;
   queue: Queue;
   budget: Budget;
+  store: SnapshotStore;
   client: FilingsClient;
   /** Sets the clock to `startAt` (when given), adds one job per ticker and waits until all finished. */
   run(tickers: string[], attempts?: number, startAt?: number): Promise<Job[]>;
@@ -67,6 +69,14 @@ async function harness(opts: {
     prefix: `${prefix}:${seq}`,
   });
   cleanups.push(() => budget.close());
+  const storeRedis = new Redis(inject('redisUrl'));
+  cleanups.push(async () => void (await storeRedis.quit()));
+  const store = new SnapshotStore(storeRedis, {
+    prefix: `${prefix}:${seq}`,
+    queueBase: 'q',
+    recordTtlSeconds: 3600,
+    now: () => opts.clock.now(),
+  });
   const client = new FilingsClient({ baseUrl: emulator.url, apiKey: emulator.apiKey, clock: opts.clock });
   cleanups.push(() => client.close());
   const worker = new Worker(
@@ -80,6 +90,8 @@ async function harness(opts: {
           rateLimiter: queue,
           operation: 'issuer/reference',
           snapshotId: 'snap-1',
+          part: `issuer_reference/${job.data.ticker}`,
+          store,
           label: `issuer ${job.data.ticker}`,
         },
         async (permit) => {
@@ -99,6 +111,7 @@ async function harness(opts: {
   return {
     emulator,
     queue,
+    store,
     budget,
     client,
     async run(tickers, attempts = 3, startAt) {
@@ -161,7 +174,7 @@ describe('a spent daily quota pauses the part jobs until midnight and resumes th
     expect(st.status_429).toBeGreaterThanOrEqual(1);
     expect(st.status_429).toBeLessThanOrEqual(2);
     expect(st.quota_exceeded).toBe(st.status_429);
-    const waits = await h.budget.snapshotWaits('snap-1');
+    const waits = await h.store.quotaWaits('snap-1');
     expect(waits).toHaveLength(1);
     expect(waits[0]).toMatchObject({
       reason: 'quota',
@@ -169,7 +182,7 @@ describe('a spent daily quota pauses the part jobs until midnight and resumes th
       source: 'server',
       until: new Date(midnight).toISOString(),
     });
-    expect(await h.budget.currentSnapshotWait('snap-1')).toBeNull();
+    expect(await h.store.currentQuotaWait('snap-1')).toBeNull();
   });
 
   it('configured quota: the exporter never sends the request that would exceed it', async () => {
@@ -180,7 +193,7 @@ describe('a spent daily quota pauses the part jobs until midnight and resumes th
     const before = jobs.filter((j) => (j.returnvalue as { finishedAt: number }).finishedAt < midnight);
     expect(before).toHaveLength(3);
     expect(await keyStats(h)).toMatchObject({ requests: 5, status_429: 0 });
-    expect(await h.budget.snapshotWaits('snap-1')).toMatchObject([{ quota: 'daily', source: 'configured' }]);
+    expect(await h.store.quotaWaits('snap-1')).toMatchObject([{ quota: 'daily', source: 'configured' }]);
     expect((await h.budget.describe()).daily).toMatchObject({ period: '2026-11-22', used: 2, remaining: 1 });
   });
 });

@@ -1,6 +1,7 @@
 /**
- * The budget inside a BullMQ part job processor: one child job = one API request. Maps the
- * budget's decisions onto BullMQ's own mechanisms so that waiting never spends an attempt:
+ * The budget inside a BullMQ part job processor: one child job = one API request. The budget
+ * (src/budget) knows only the key: permits, response headers, the quota ledger. This glue maps its
+ * decisions onto BullMQ's own mechanisms, per snapshot, so that waiting never spends an attempt:
  * - window spent / 429 hold → `rateLimiter.rateLimit(ms)` holds the whole queue (every worker
  *   process, every machine), then RateLimitError puts the job back at the head of the wait list;
  * - quota spent → `job.moveToDelayed(reset)` + DelayedError: the job sleeps until 00:00 UTC (or
@@ -8,6 +9,7 @@
  * - a job put back after per-minute 429s more than maxRateLimitRequeues times → UnrecoverableError.
  */
 import { DelayedError, RateLimitError, UnrecoverableError } from 'bullmq';
+import type { AcquireOutcome, BoundPermit, Budget } from '../budget/index.js';
 import {
   ApiError,
   QuotaExceededError,
@@ -15,9 +17,9 @@ import {
   RequestValidationError,
   coerceError,
 } from '../errors.js';
-import type { BoundPermit, Budget } from './budget.js';
 import { assertNever } from '../types.js';
-import type { AcquireOutcome } from './types.js';
+import { failureAction } from './failure-policy.js';
+import type { SnapshotStore } from './snapshot-store.js';
 
 /** What withBudget needs of a BullMQ job (a bullmq `Job` satisfies it). */
 export interface PartJobLike {
@@ -40,6 +42,10 @@ export interface PartJobContext {
   /** Operation path, e.g. `facts/full`. */
   operation: string;
   snapshotId: string;
+  /** The part's key within its snapshot (`<dataset>/<company>`): its 429 put-backs are counted under it. */
+  part: string;
+  /** Where the snapshot's quota waits and put-back counts are kept. */
+  store: Pick<SnapshotStore, 'recordQuotaWait' | 'countRequeue' | 'clearRequeues'>;
   /** Names the part in messages, e.g. `facts_full AAPL`. @defaultValue operation and job id */
   label?: string;
   /** The processor's abort signal: a pacing sleep ends early and the job goes back to the queue unsent. */
@@ -61,7 +67,6 @@ export async function withBudget<T>(
   send: (permit: BoundPermit) => Promise<T>,
 ): Promise<T> {
   const label = ctx.label ?? `${ctx.operation} (job ${ctx.job.id ?? '?'})`;
-  const jobKey = `${ctx.job.queueName}:${ctx.job.id ?? label}`;
   let outcome = await budget.acquire(ctx.operation);
   // A pacing wait of up to a few seconds is slept here rather than by putting the job back, so
   // BullMQ's limiter counts one start per request; a longer one (low rates) holds the queue.
@@ -78,9 +83,11 @@ export async function withBudget<T>(
     result = await send(bound);
   } catch (thrown) {
     const err = coerceError(thrown);
-    if (err instanceof RateLimitedError) {
+    // The failure policy says which 429 is which; the budget records what the server said.
+    const action = failureAction(err);
+    if (action === 'hold_queue' && err instanceof RateLimitedError) {
       const hold = await budget.onRateLimited(permit, err);
-      const n = await budget.countRequeue(jobKey);
+      const n = await ctx.store.countRequeue(ctx.snapshotId, ctx.part);
       if (n > budget.config.maxRateLimitRequeues) {
         throw new UnrecoverableError(
           `${label}: rate limited (429) ${n} times, more than budget.max_rate_limit_requeues=${budget.config.maxRateLimitRequeues}; ` +
@@ -90,7 +97,7 @@ export async function withBudget<T>(
       await ctx.rateLimiter.rateLimit(hold.waitMs);
       throw new RateLimitError();
     }
-    if (err instanceof QuotaExceededError) {
+    if (action === 'wait_quota_reset' && err instanceof QuotaExceededError) {
       const q = await budget.onQuotaExceeded(permit, err);
       return await wait(budget, ctx, { kind: 'quota', source: 'server', ...q });
     }
@@ -100,7 +107,7 @@ export async function withBudget<T>(
     throw thrown;
   }
   await budget.release(permit);
-  await budget.clearRequeues(jobKey);
+  await ctx.store.clearRequeues(ctx.snapshotId, ctx.part);
   return result;
 }
 
@@ -117,7 +124,7 @@ async function wait(
       await ctx.rateLimiter.rateLimit(Math.max(1, Math.ceil(outcome.waitMs)));
       throw new RateLimitError();
     case 'quota': {
-      await budget.recordSnapshotWait(ctx.snapshotId, outcome);
+      await ctx.store.recordQuotaWait(ctx.snapshotId, outcome);
       // BullMQ delays run on real time; the budget's clock may be offset (tests), so convert.
       const delayMs = Math.max(0, outcome.untilMs - budget.clock.now()) + budget.config.safetyMarginMs;
       await ctx.job.moveToDelayed(Date.now() + delayMs, ctx.token);

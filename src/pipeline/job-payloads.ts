@@ -1,0 +1,83 @@
+/**
+ * The job contract between the code that enqueues (flow.ts, schedule.ts, enqueue.ts) and the
+ * processors in jobs/: job names and payload schemas. It lives here, below jobs/, so that the
+ * enqueuing side never imports jobs/ (the arrow goes one way: jobs/ → src/). Payloads arrive as
+ * unknown JSON from Redis and are parsed before any use; `v` versions them.
+ */
+import { z } from 'zod';
+import { CIK_PATTERN_10, TICKER_PATTERN } from '../config/schema.js';
+import { DATASETS, OUTPUT_FORMATS } from '../types.js';
+import { SNAPSHOT_ID_PATTERN } from './ids.js';
+import { parsePayload } from './payload.js';
+
+/** One part of a snapshot: one (company, dataset), one API request per attempt. Parts queue. */
+export const EXPORT_PART_JOB = 'export-part';
+/** The parent of a snapshot's flow: publishes once every part has finished. Snapshots queue. */
+export const PUBLISH_SNAPSHOT_JOB = 'publish-snapshot';
+/** What the nightly job scheduler produces: enqueues `nightly-YYYY-MM-DD`. Snapshots queue. */
+export const NIGHTLY_TRIGGER_JOB = 'nightly-trigger';
+
+export const JOB_NAMES = [EXPORT_PART_JOB, PUBLISH_SNAPSHOT_JOB, NIGHTLY_TRIGGER_JOB] as const;
+export type JobName = (typeof JOB_NAMES)[number];
+
+const datePattern = /^\d{4}-\d{2}-\d{2}$/;
+
+const companySchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('ticker'),
+    ticker: z.string().regex(TICKER_PATTERN, 'must be an upper-case ticker'),
+  }),
+  z.strictObject({ kind: z.literal('cik'), cik: z.string().regex(CIK_PATTERN_10, 'must be a 10-digit CIK') }),
+]);
+
+const datasets = z.enum(DATASETS, `must be one of ${DATASETS.join(', ')}`);
+const formats = z.enum(OUTPUT_FORMATS, `must be one of ${OUTPUT_FORMATS.join(', ')}`);
+
+const exportPartSchema = z.strictObject({
+  v: z.literal(1, 'must be 1 (payload version)'),
+  snapshotId: z.string().regex(SNAPSHOT_ID_PATTERN, 'must be a snapshot id'),
+  snapshotDate: z.string().regex(datePattern, 'must be a date YYYY-MM-DD'),
+  dataset: datasets,
+  company: companySchema,
+  outDir: z.string().min(1, 'must be the output root'),
+});
+
+const publishSnapshotSchema = z.strictObject({
+  v: z.literal(1, 'must be 1 (payload version)'),
+  snapshotId: z.string().regex(SNAPSHOT_ID_PATTERN, 'must be a snapshot id'),
+  snapshotDate: z.string().regex(datePattern, 'must be a date YYYY-MM-DD'),
+  outDir: z.string().min(1, 'must be the output root'),
+  formats: z.array(formats).min(1),
+  datasets: z.array(datasets).min(1),
+  /** Parts in the flow (companies x datasets). */
+  total: z.number().int().nonnegative(),
+});
+
+const nightlyTriggerSchema = z.strictObject({
+  v: z.literal(1, 'must be 1 (payload version)'),
+  /** Time zone that dates the snapshot (the scheduler's tz). */
+  tz: z.string().min(1),
+  companies: z.array(companySchema).min(1, 'must name at least one company'),
+  datasets: z.array(datasets).min(1),
+  formats: z.array(formats).min(1),
+  outDir: z.string().min(1),
+});
+
+export type ExportPartPayload = z.infer<typeof exportPartSchema>;
+export type PublishSnapshotPayload = z.infer<typeof publishSnapshotSchema>;
+export type NightlyTriggerPayload = z.infer<typeof nightlyTriggerSchema>;
+
+/** Checks the job data of an export-part job; throws an InputError naming the bad field. */
+export function parseExportPartPayload(data: unknown): ExportPartPayload {
+  return parsePayload(exportPartSchema, data, EXPORT_PART_JOB);
+}
+
+/** Checks the job data of a publish-snapshot job; throws an InputError naming the bad field. */
+export function parsePublishSnapshotPayload(data: unknown): PublishSnapshotPayload {
+  return parsePayload(publishSnapshotSchema, data, PUBLISH_SNAPSHOT_JOB);
+}
+
+/** Checks the job data of a nightly-trigger job; throws an InputError naming the bad field. */
+export function parseNightlyTriggerPayload(data: unknown): NightlyTriggerPayload {
+  return parsePayload(nightlyTriggerSchema, data, NIGHTLY_TRIGGER_JOB);
+}

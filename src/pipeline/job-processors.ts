@@ -1,0 +1,67 @@
+/**
+ * What the worker runner hands the job processors of jobs/, and what it expects back. The
+ * processors are written in jobs/ (one file per job type) and injected here by the composition
+ * root (the program entry), so src/ never imports jobs/.
+ */
+import type { Job } from 'bullmq';
+import type { Budget } from '../budget/index.js';
+import type { Logger } from '../log.js';
+import type { Clock, PartPointer } from '../types.js';
+import type { EnqueueOutcome } from './enqueue.js';
+import type { RateLimiterLike } from './part-budget.js';
+import type { PartFetcher, PartWriterFactory, SnapshotPublisher } from './ports.js';
+import type { SnapshotSpec, SnapshotStore } from './snapshot-store.js';
+
+export interface ExportPartDeps {
+  fetcher: PartFetcher;
+  createWriter: PartWriterFactory;
+  store: SnapshotStore;
+  budget: Budget;
+  /** Holds the whole parts queue on a 429 (a Queue of the parts queue, or the Worker). */
+  rateLimiter: RateLimiterLike;
+  /** Marks the snapshot stopped and removes its parts that have not started. */
+  stopSnapshot(snapshotId: string, message: string, job: Job): Promise<void>;
+  /**
+   * Aborted when the worker starts shutting down: a part still waiting for its rate-limit slot
+   * (a pacing sleep) goes back to the queue at once instead of sending its request. Requests
+   * already sent are left to finish. @defaultValue none (only the job's own signal)
+   */
+  closing?: AbortSignal;
+  clock: Clock;
+  logger: Logger;
+}
+
+export interface PublishSnapshotDeps {
+  store: SnapshotStore;
+  publish: SnapshotPublisher;
+  clock: Clock;
+  logger: Logger;
+  /** How long the per-part hash stays after publication. */
+  partsTtlSeconds: number;
+}
+
+export interface PublishSnapshotResult {
+  snapshotId: string;
+  status: 'published' | 'failed' | 'stopped';
+  manifest: string | null;
+  rows: Record<string, number>;
+}
+
+export interface NightlyTriggerDeps {
+  enqueue(spec: SnapshotSpec): Promise<EnqueueOutcome>;
+  clock: Clock;
+  logger: Logger;
+}
+
+export type ExportPartProcessor = (job: Job, token?: string, signal?: AbortSignal) => Promise<PartPointer>;
+export type PublishSnapshotProcessor = (job: Job) => Promise<PublishSnapshotResult>;
+export type NightlyTriggerProcessor = (
+  job: Job,
+) => Promise<{ snapshotId: string; outcome: EnqueueOutcome['kind'] }>;
+
+/** The processor factories of every job type: jobs/index.ts provides them, the entry injects them. */
+export interface JobProcessors {
+  exportPart(deps: ExportPartDeps): ExportPartProcessor;
+  publishSnapshot(deps: PublishSnapshotDeps): PublishSnapshotProcessor;
+  nightlyTrigger(deps: NightlyTriggerDeps): NightlyTriggerProcessor;
+}

@@ -1,0 +1,86 @@
+/**
+ * The failure policy as data (src/pipeline/failure-policy.ts): every error of the hierarchy maps
+ * to exactly one action, foreign errors are INTERNAL, and docs/architecture.md shows the table
+ * exactly as the code has it. No Redis: the table is pure data.
+ */
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import {
+  AuthenticationError,
+  BadRequestError,
+  ForbiddenError,
+  NotFoundError,
+  OutputError,
+  QuotaExceededError,
+  RateLimitedError,
+  RequestValidationError,
+  ServerError,
+  TransportError,
+  UnexpectedStatusError,
+} from '../src/errors.js';
+import { FAILURE_POLICY, failureAction, renderFailurePolicy } from '../src/pipeline/failure-policy.js';
+import { FAILURE_DOC, withPolicyTable } from '../scripts/render-failure-policy.js';
+
+const ctx = { operation: 'facts/full', status: 0, rateLimit: {} };
+
+describe('failure policy', () => {
+  it('maps each kind of failure to the action the pipeline takes', () => {
+    expect(failureAction(new NotFoundError('no such company', { ...ctx, status: 404 }))).toBe(
+      'record_not_found',
+    );
+    expect(failureAction(new BadRequestError('bad', { ...ctx, status: 400 }))).toBe('record_bad_request');
+    expect(failureAction(new RequestValidationError('facts/full', 'ticker', 'bad'))).toBe(
+      'record_bad_request',
+    );
+    expect(
+      failureAction(new AuthenticationError('API_KEY_INVALID', 'invalid key', { ...ctx, status: 401 })),
+    ).toBe('stop_snapshot');
+    expect(failureAction(new ForbiddenError('API_KEY_REVOKED', 'revoked', { ...ctx, status: 403 }))).toBe(
+      'stop_snapshot',
+    );
+    expect(
+      failureAction(new RateLimitedError('slow down', { ...ctx, status: 429, retryAfterMs: 1000 })),
+    ).toBe('hold_queue');
+    expect(
+      failureAction(
+        new QuotaExceededError('daily quota', { ...ctx, status: 429, quota: 'daily', scope: 'api_key' }),
+      ),
+    ).toBe('wait_quota_reset');
+    expect(failureAction(new ServerError('boom', { ...ctx, status: 500 }))).toBe('retry');
+    expect(failureAction(new TransportError('TRANSPORT_RESET', 'ECONNRESET', ctx))).toBe('retry');
+    expect(failureAction(new TransportError('TRANSPORT_ABORTED', 'aborted', ctx))).toBe('fail');
+    expect(failureAction(new OutputError('OUTPUT_FAILED', 'ENOSPC: /out'))).toBe('fail');
+    // An unlisted status is retried under the 'retry' row only when the error itself is retryable.
+    const teapot = new UnexpectedStatusError('418', { ...ctx, status: 418 });
+    expect(failureAction(teapot)).toBe('retry');
+    expect(teapot.retryable).toBe(false);
+  });
+
+  it('treats foreign errors and non-errors as INTERNAL (retried, attempts bound it)', () => {
+    expect(failureAction(new Error('socket hang up'))).toBe('retry');
+    expect(failureAction('a string')).toBe('retry');
+    expect(FAILURE_POLICY.INTERNAL.action).toBe('retry');
+  });
+
+  it('every rule has a reason, and every action of the job appears in the table', () => {
+    for (const rule of Object.values(FAILURE_POLICY)) expect(rule.why.length).toBeGreaterThan(3);
+    const actions = new Set(Object.values(FAILURE_POLICY).map((r) => r.action));
+    expect([...actions].sort()).toEqual(
+      [
+        'fail',
+        'hold_queue',
+        'record_bad_request',
+        'record_not_found',
+        'retry',
+        'stop_snapshot',
+        'wait_quota_reset',
+      ].sort(),
+    );
+  });
+
+  it('docs/architecture.md shows the table exactly as the code has it (npm run docs:failures)', async () => {
+    const doc = await readFile(FAILURE_DOC, 'utf8');
+    expect(withPolicyTable(doc)).toBe(doc);
+    for (const code of Object.keys(FAILURE_POLICY)) expect(renderFailurePolicy()).toContain(`\`${code}\``);
+  });
+});
