@@ -20,8 +20,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDuck, sqlPathList, sqlString } from '../src/output/duckdb.js';
 import { createPartWriter, DEFAULT_ROW_GROUP_ROWS, publishSnapshot } from '../src/output/index.js';
-import { FACT_COLUMNS } from '../src/output/schemas/fact.js';
-import { syntheticFactRow } from '../src/output/synthetic-rows.js';
+import { FACT_COLUMNS } from '../src/datasets/index.js';
+import { syntheticFactRow } from '../test/helpers/synthetic-rows.js';
 import type { PartPointer } from '../src/types.js';
 import type { BenchResult } from './types.js';
 

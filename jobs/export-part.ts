@@ -14,7 +14,7 @@ import {
   errorCode,
   isRetryable,
 } from '../src/errors.js';
-import { DATASET_SPECS } from '../src/pipeline/datasets.js';
+import { datasetDefinition } from '../src/datasets/index.js';
 import { failureAction } from '../src/pipeline/failure-policy.js';
 import {
   EXPORT_PART_JOB,
@@ -71,7 +71,7 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
       return previous;
     }
 
-    const spec = DATASET_SPECS[p.dataset];
+    const spec = datasetDefinition(p.dataset);
     try {
       const pointer = await withBudget(
         deps.budget,

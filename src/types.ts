@@ -16,22 +16,9 @@
  *   they reset at 00:00 UTC and on the first day of the month (UTC).
  */
 
-/** Datasets the exporter can produce. The first three are the default set. */
-export const DATASETS = [
-  'facts_full',
-  'evidence',
-  'series_catalog',
-  'facts_core',
-  'facts_latest',
-  'dims_catalog',
-  'issuer_reference',
-] as const;
-export type DatasetName = (typeof DATASETS)[number];
-export const DEFAULT_DATASETS: readonly DatasetName[] = ['facts_full', 'evidence', 'series_catalog'];
-
-export function isDatasetName(value: unknown): value is DatasetName {
-  return typeof value === 'string' && (DATASETS as readonly string[]).includes(value);
-}
+/** Datasets come from the registry (src/datasets/registry.ts): one entry per dataset. */
+import type { DatasetName } from './datasets/index.js';
+export { DATASETS, DEFAULT_DATASETS, isDatasetName, type DatasetName } from './datasets/index.js';
 
 /** Output formats of a snapshot. */
 export const OUTPUT_FORMATS = ['parquet', 'ndjson'] as const;
@@ -79,9 +66,6 @@ export interface PartPointer {
   /** Human-readable reason for not_found / bad_request / failed. */
   message?: string;
 }
-
-/** Terminal states of a snapshot. */
-export type SnapshotStatus = 'running' | 'waiting_quota' | 'published' | 'failed' | 'stopped';
 
 /** Exhaustiveness guard for switches over unions. */
 export function assertNever(value: never, what = 'value'): never {

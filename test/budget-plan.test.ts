@@ -7,13 +7,12 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import {
   assertPlanFits,
-  concurrencyFor,
   createBudget,
-  limiterFor,
   resolveBudgetConfig,
   type Budget,
   type BudgetConfigInput,
 } from '../src/budget/index.js';
+import { concurrencyFor, limiterFor } from '../src/pipeline/worker-limits.js';
 import { BudgetError, ConfigError } from '../src/errors.js';
 import { TestClock } from './helpers/clock.js';
 

@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import { RequestValidationError } from '../src/errors.js';
 import { validateRequest as clientValidate, validateSandboxQuery } from '../src/api/validate.js';
-import { B2B_OPERATIONS, type B2bOperation } from '../src/api/types.js';
+import { B2B_OPERATIONS, type B2bOperation } from '../src/api/contract-types.js';
 import { contract, validateRequest as contractValidate } from './helpers/contract.js';
 
 const KEY = 'a'.repeat(64);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamOperation } from '../src/api/index.js';
-import { DATASET_SPECS } from '../src/pipeline/datasets.js';
+import { datasetDefinition } from '../src/datasets/index.js';
 import { partJobId } from '../src/pipeline/ids.js';
 import type { DatasetName } from '../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
@@ -45,7 +45,7 @@ async function apiRows(h: PipelineHarness, dataset: DatasetName, tickers: string
   let n = 0;
   for (const ticker of tickers) {
     const res = await h.client.stream(
-      DATASET_SPECS[dataset].operation as StreamOperation,
+      datasetDefinition(dataset).operation as StreamOperation,
       { ticker } as never,
     );
     for await (const _row of res.rows) n++;

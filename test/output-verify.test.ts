@@ -18,7 +18,7 @@ import {
   verifySnapshot,
   type Manifest,
 } from '../src/output/index.js';
-import { syntheticFactRow } from '../src/output/synthetic-rows.js';
+import { syntheticFactRow } from './helpers/synthetic-rows.js';
 import type { DatasetName, OutputFormat, PartPointer } from '../src/types.js';
 
 const run = promisify(execFile);

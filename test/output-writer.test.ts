@@ -16,7 +16,7 @@ import { createPartWriter } from '../src/output/index.js';
 import { assertSnapshotId, tickerFileName } from '../src/output/paths.js';
 import { inferType } from '../src/output/schema-registry.js';
 import { readFieldsSidecar } from '../src/output/sidecar.js';
-import { exactDecimal, syntheticFactRow } from '../src/output/synthetic-rows.js';
+import { exactDecimal, syntheticFactRow } from './helpers/synthetic-rows.js';
 
 let root: string;
 beforeAll(async () => {

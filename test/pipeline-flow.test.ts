@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamOperation } from '../src/api/index.js';
-import { DATASET_SPECS } from '../src/pipeline/datasets.js';
+import { datasetDefinition } from '../src/datasets/index.js';
 import { partJobId } from '../src/pipeline/ids.js';
 import type { StatusReport } from '../src/pipeline/status-view.js';
 import type { DatasetName } from '../src/types.js';
@@ -32,8 +32,8 @@ function runCli(
 
 async function countRows(h: PipelineHarness, dataset: DatasetName, ticker: string): Promise<number> {
   const res = await h.client.stream(
-    DATASET_SPECS[dataset].operation as StreamOperation,
-    { ticker, ...DATASET_SPECS[dataset].extraBody } as never,
+    datasetDefinition(dataset).operation as StreamOperation,
+    { ticker, ...datasetDefinition(dataset).extraBody } as never,
   );
   let n = 0;
   for await (const _row of res.rows) n++;

@@ -9,13 +9,12 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import { FilingsClient } from '../src/api/index.js';
 import {
-  concurrencyFor,
   createBudget,
-  limiterFor,
   resolveBudgetConfig,
   type Budget,
   type BudgetConfigInput,
 } from '../src/budget/index.js';
+import { concurrencyFor, limiterFor } from '../src/pipeline/worker-limits.js';
 import { withBudget } from '../src/pipeline/part-budget.js';
 import { SnapshotStore } from '../src/pipeline/snapshot-store.js';
 import { TestClock } from './helpers/clock.js';

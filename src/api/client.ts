@@ -23,8 +23,8 @@ import type {
   SandboxSearchQuery,
   SeriesBlob,
   StreamOperation,
-} from './types.js';
-import { STREAM_OPERATIONS } from './types.js';
+} from './contract-types.js';
+import { STREAM_OPERATIONS } from './contract-types.js';
 import { validateRequest, validateSandboxQuery } from './validate.js';
 
 export interface FilingsClientOptions {

@@ -6,7 +6,7 @@
  */
 import { RequestValidationError } from '../errors.js';
 import { assertNever } from '../types.js';
-import type { B2bOperation } from './types.js';
+import type { B2bOperation } from './contract-types.js';
 import {
   CHUNK_TYPES,
   CIK_PATTERN,

@@ -16,7 +16,7 @@ import {
   type Plan,
   type QuotaSource,
   type QuotaUsage,
-} from './types.js';
+} from './budget-types.js';
 
 export interface BudgetOptions {
   /** ioredis client or a Redis URL. Only non-blocking commands: it can share the worker's client. */

@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors.js';
-import type { BudgetConfig, BudgetConfigInput } from './types.js';
+import type { BudgetConfig, BudgetConfigInput } from './budget-types.js';
 
 export const DEFAULT_BUDGET_CONFIG: BudgetConfig = {
   requestsPerMinute: 60,

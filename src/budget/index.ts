@@ -15,11 +15,10 @@ export type {
   PlanInput,
   QuotaSource,
   QuotaUsage,
-} from './types.js';
-export { WINDOW_MS } from './types.js';
+} from './budget-types.js';
+export { WINDOW_MS } from './budget-types.js';
 export { DEFAULT_BUDGET_CONFIG, resolveBudgetConfig, effectiveRate } from './config.js';
 export { keyFingerprint } from './fingerprint.js';
 export { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from './time.js';
-export { limiterFor, concurrencyFor, type ConcurrencyInput } from './limiter.js';
 export { planRequests, assertPlanFits } from './plan.js';
 export { createBudget, type Budget, type BudgetOptions, type BoundPermit } from './budget.js';

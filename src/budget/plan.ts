@@ -1,6 +1,6 @@
 import { BudgetError } from '../errors.js';
 import { nextUtcMidnight } from './time.js';
-import { WINDOW_MS, type Plan, type PlanInput } from './types.js';
+import { WINDOW_MS, type Plan, type PlanInput } from './budget-types.js';
 
 const fmt = (n: number): string => n.toLocaleString('en-US');
 

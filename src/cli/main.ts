@@ -5,7 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { FilingsExportError, coerceError } from '../errors.js';
 import type { CliApp } from './app.js';
-import { registerCommands } from './commands.js';
+import { registerCommands } from './commands/index.js';
 
 /** Runs the CLI on `argv`; sets process.exitCode, never calls process.exit on success. */
 export async function runCli(argv: readonly string[], app: CliApp): Promise<void> {

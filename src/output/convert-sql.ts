@@ -12,7 +12,7 @@
  */
 import { Kind } from './field-kinds.js';
 import { sqlIdent, sqlString } from './duckdb.js';
-import type { ColumnDef, ColumnType, DatasetSchema } from './schemas/index.js';
+import type { ColumnDef, ColumnType, DatasetSchema } from '../datasets/index.js';
 
 export type ConvertMode = 'strict' | 'tolerant';
 

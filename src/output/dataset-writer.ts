@@ -20,7 +20,7 @@ import { sqlString, type DuckSession } from './duckdb.js';
 import { nextSlice, type Cursor, type PlannedPart } from './file-plan.js';
 import { concatFiles, fsyncFile, hashFile } from './fs-util.js';
 import { dataFileName } from './paths.js';
-import { hasPeriodEnd, type DatasetSchema } from './schemas/index.js';
+import { hasPeriodEnd, type DatasetSchema } from '../datasets/index.js';
 
 export interface DatasetWriteOptions {
   dataset: DatasetName;

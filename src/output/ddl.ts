@@ -16,7 +16,7 @@ import { InputError } from '../errors.js';
 import { assertNever, type DatasetName, type OutputFormat } from '../types.js';
 import { sqlString } from './duckdb.js';
 import { readManifest, type Manifest, type ManifestDataset } from './manifest.js';
-import type { ColumnType } from './schemas/index.js';
+import type { ColumnType } from '../datasets/index.js';
 
 export const DDL_DIALECTS = ['duckdb', 'bigquery', 'snowflake', 'spark'] as const;
 export type DdlDialect = (typeof DDL_DIALECTS)[number];

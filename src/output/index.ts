@@ -37,6 +37,6 @@ export {
   type FileCheck,
 } from './verify.js';
 export { ddl, DDL_DIALECTS, type DdlDialect, type DdlOptions } from './ddl.js';
-export { baseSchema, type ColumnDef, type ColumnType, type DatasetSchema } from './schemas/index.js';
+export { baseSchema, type ColumnDef, type ColumnType, type DatasetSchema } from '../datasets/index.js';
 export { readSchemaRegistry, type SchemaRegistryFile } from './schema-registry.js';
 export type { DuckDbOptions } from './duckdb.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { InputError } from '../errors.js';
 import type { DatasetName, OutputFormat, PartStatus } from '../types.js';
 import { assertSnapshotId, manifestPath, SNAPSHOTS_DIR, successPath } from './paths.js';
-import type { ColumnDef } from './schemas/index.js';
+import type { ColumnDef } from '../datasets/index.js';
 
 export const MANIFEST_VERSION = 1;
 

@@ -16,7 +16,7 @@ import { FieldTracker } from './field-kinds.js';
 import { fsyncDir, fsyncFile } from './fs-util.js';
 import { lineageSuffix, rowToJson, withSuffix } from './json-line.js';
 import { assertDataset, assertSnapshotId, fieldsSidecarPath, stagedPartRelPath, toPosix } from './paths.js';
-import { RESERVED_NAMES } from './schemas/types.js';
+import { RESERVED_NAMES } from '../datasets/index.js';
 import { writeFieldsSidecar } from './sidecar.js';
 
 export interface Lineage {

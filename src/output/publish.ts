@@ -49,7 +49,7 @@ import {
   toPosix,
 } from './paths.js';
 import { resolveSchema } from './schema-registry.js';
-import type { DatasetSchema } from './schemas/index.js';
+import type { DatasetSchema } from '../datasets/index.js';
 import { kindsToNames } from './field-kinds.js';
 import { checkStagedPart, type CheckedPart } from './staged-parts.js';
 

@@ -23,7 +23,7 @@ import {
   type ColumnDef,
   type ColumnType,
   type DatasetSchema,
-} from './schemas/index.js';
+} from '../datasets/index.js';
 
 export interface SchemaRegistryFile {
   dataset: DatasetName;

@@ -19,7 +19,7 @@ import {
   type ManifestFile,
 } from './manifest.js';
 import { successPath } from './paths.js';
-import type { ColumnType } from './schemas/index.js';
+import type { ColumnType } from '../datasets/index.js';
 
 export interface VerifyOptions {
   /** Check value_num = value_scaled_int × 10^scale on every row. @defaultValue true */

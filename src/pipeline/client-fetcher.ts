@@ -5,14 +5,14 @@
  */
 import type { B2bOperation, FilingsClient, StreamOperation } from '../api/index.js';
 import type { DatasetName } from '../types.js';
-import { DATASET_SPECS } from './datasets.js';
+import { datasetDefinition } from '../datasets/index.js';
 import type { PartFetcher, PartResponse } from './ports.js';
 import { companyScope, type Company } from './universe.js';
 
 export function clientFetcher(client: FilingsClient): PartFetcher {
   return {
     async fetch(dataset: DatasetName, company: Company, signal?: AbortSignal): Promise<PartResponse> {
-      const spec = DATASET_SPECS[dataset];
+      const spec = datasetDefinition(dataset);
       const body = { ...companyScope(company), ...spec.extraBody };
       const opts = signal ? { signal } : {};
       if (spec.streamed) {

@@ -7,7 +7,7 @@
 import { hostname } from 'node:os';
 import { Job, Worker, type Processor } from 'bullmq';
 import type { Budget } from '../budget/index.js';
-import { concurrencyFor, limiterFor } from '../budget/index.js';
+import { concurrencyFor, limiterFor } from './worker-limits.js';
 import { coerceError } from '../errors.js';
 import type { Clock } from '../types.js';
 import { backoffStrategy } from './backoff.js';

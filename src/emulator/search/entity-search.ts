@@ -11,7 +11,7 @@
  */
 import type { AuthenticatedKey } from '../auth/authenticator.js';
 import { badRequest } from '../server/http-error.js';
-import { optionalInteger, type Body } from '../server/validate.js';
+import { optionalInteger, type Body } from '../server/request-fields.js';
 import { ENTITY_TYPES, round6, type EntityType } from './entity-registry.js';
 import { parseQuery, requireCrossCompany } from './filing-search.js';
 import { parseSearchScope, resolveScope, scopeEnvelope, type SearchScope } from './scope.js';

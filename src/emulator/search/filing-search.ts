@@ -12,7 +12,7 @@
 import { hasEntitlement, notEntitledMessage, CROSS_COMPANY_SEARCH } from '../auth/entitlements.js';
 import type { AuthenticatedKey } from '../auth/authenticator.js';
 import { badRequest, HttpError } from '../server/http-error.js';
-import { optionalBoolean, optionalInteger, type Body } from '../server/validate.js';
+import { optionalBoolean, optionalInteger, type Body } from '../server/request-fields.js';
 import type { Chunk } from './corpus.js';
 import {
   AUTO_FLOOR_YEARS,

@@ -4,7 +4,7 @@
  * resolution to companies happens in the handler (404 naming the first unknown identifier).
  */
 import { badRequest, notFound } from '../server/http-error.js';
-import { companyScope, type Body } from '../server/validate.js';
+import { companyScope, type Body } from '../server/request-fields.js';
 
 /** Most companies one company-set search may name (our bound; the interface gives none). */
 export const MAX_COMPANY_SET = 25;

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { toError } from '../errors.js';
 import type { AuthenticatedKey, Authenticator } from '../auth/authenticator.js';
 import { FAULT_KINDS, isFaultKind, type Fault, type FaultPlan } from '../faults/fault-plan.js';
-import type { Limiter } from '../limits/limiter.js';
+import type { Limiter } from '../limits/key-limiter.js';
 import type { WindowState } from '../limits/rate-window.js';
 import { parseJsonObject, readBody } from './body.js';
 import { HttpError } from './http-error.js';
@@ -24,7 +24,7 @@ import {
   type BodyFault,
   type Headers,
 } from './respond.js';
-import type { B2bOperation, OperationContext, ServerDeps } from './routes/types.js';
+import type { B2bOperation, OperationContext, ServerDeps } from './routes/route-context.js';
 import type { RowsTextCache } from './rows-cache.js';
 import type { RequestRecord, Stats } from './stats.js';
 

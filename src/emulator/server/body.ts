@@ -1,7 +1,7 @@
 /** Reading a request body with a size cap (413 beyond it) and parsing it as a JSON object (400). */
 import type { IncomingMessage } from 'node:http';
 import { HttpError, badRequest } from './http-error.js';
-import type { Body } from './validate.js';
+import type { Body } from './request-fields.js';
 
 /** @defaultValue 1 MiB: the largest legal body (100 series keys) is under 8 KB. */
 export const MAX_BODY_BYTES = 1024 * 1024;

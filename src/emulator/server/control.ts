@@ -10,7 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authenticator } from '../auth/authenticator.js';
 import { parseFaultRules, type FaultPlan } from '../faults/fault-plan.js';
-import type { Limiter } from '../limits/limiter.js';
+import type { Limiter } from '../limits/key-limiter.js';
 import { parseJsonObject, readBody } from './body.js';
 import { HttpError } from './http-error.js';
 import { sendJson } from './respond.js';

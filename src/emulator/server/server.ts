@@ -8,7 +8,7 @@ import { handleB2b, type B2bPipeline } from './b2b.js';
 import { handleControl, type ControlPlane } from './control.js';
 import { HttpError } from './http-error.js';
 import { sendJson } from './respond.js';
-import type { B2bOperation, RawRoute } from './routes/types.js';
+import type { B2bOperation, RawRoute } from './routes/route-context.js';
 
 export interface ServerParts extends B2bPipeline, ControlPlane {
   operations: readonly B2bOperation[];

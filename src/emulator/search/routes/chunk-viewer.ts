@@ -5,7 +5,7 @@
  * the whole document unmarked, as the evidence viewer does.
  */
 import { sendJson } from '../../server/respond.js';
-import type { RawRoute } from '../../server/routes/types.js';
+import type { RawRoute } from '../../server/routes/route-context.js';
 import { highlight } from '../../server/routes/viewer.js';
 import { readMaybeGz } from '../documents.js';
 import { searchService } from './deps.js';

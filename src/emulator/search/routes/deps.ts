@@ -1,6 +1,6 @@
 /** The SearchService of the emulator a route runs in. */
 import { defaultDataDir } from '../../data/files.js';
-import type { ServerDeps } from '../../server/routes/types.js';
+import type { ServerDeps } from '../../server/routes/route-context.js';
 import { searchServiceFor, type SearchService } from '../service.js';
 
 export function searchService(deps: ServerDeps): SearchService {

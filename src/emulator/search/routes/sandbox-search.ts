@@ -8,7 +8,7 @@
  */
 import { HttpError, badRequest } from '../../server/http-error.js';
 import { sendJson, urlRewriter } from '../../server/respond.js';
-import type { RawRoute } from '../../server/routes/types.js';
+import type { RawRoute } from '../../server/routes/route-context.js';
 import { parseFilingSearch, runFilingSearch } from '../filing-search.js';
 import { searchService } from './deps.js';
 

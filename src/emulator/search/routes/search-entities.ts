@@ -1,5 +1,5 @@
 /** POST /api/b2b/search/entities (section 4.7): registry search over metrics, members and series. */
-import { defineOperation } from '../../server/routes/types.js';
+import { defineOperation } from '../../server/routes/route-context.js';
 import { parseEntitySearch, runEntitySearch, type EntitySearchParams } from '../entity-search.js';
 import { searchService } from './deps.js';
 

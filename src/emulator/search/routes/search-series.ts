@@ -1,5 +1,5 @@
 /** POST /api/b2b/search/series (section 4.8): series-only search, `fetch_top` hydrates `top_series`. */
-import { defineOperation } from '../../server/routes/types.js';
+import { defineOperation } from '../../server/routes/route-context.js';
 import { parseSeriesSearch, runSeriesSearch, type SeriesSearchParams } from '../entity-search.js';
 import { searchService } from './deps.js';
 

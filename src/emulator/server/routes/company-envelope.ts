@@ -11,13 +11,13 @@ import {
   resolveCompany,
   type Body,
   type CompanyScope,
-} from '../validate.js';
+} from '../request-fields.js';
 import {
   defineOperation,
   type B2bOperation,
   type OperationContext,
   type OperationResponse,
-} from './types.js';
+} from './route-context.js';
 
 /** The request fields of a single-company operation. */
 export interface CompanyParams {

@@ -4,14 +4,14 @@
  * [truncated, total_available], rows (rows last, streamed).
  */
 import type { FactRow } from '../../store.js';
-import { optionalBoolean, optionalInteger, resolveCompany, seriesKeys } from '../validate.js';
+import { optionalBoolean, optionalInteger, resolveCompany, seriesKeys } from '../request-fields.js';
 import {
   companyEnvelope,
   companyRowsOperation,
   parseCompanyParams,
   type CompanyParams,
 } from './company-envelope.js';
-import { defineOperation, type OperationContext } from './types.js';
+import { defineOperation, type OperationContext } from './route-context.js';
 
 export const LATEST_LIMIT_DEFAULT = 100;
 export const LATEST_LIMIT_MAX = 500;

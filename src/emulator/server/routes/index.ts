@@ -24,7 +24,7 @@ import {
   searchFilings,
   searchSeries,
 } from '../../search/routes/index.js';
-import type { B2bOperation, RawRoute } from './types.js';
+import type { B2bOperation, RawRoute } from './route-context.js';
 import { documentViewer, evidenceOpen, evidenceViewer } from './viewer.js';
 
 /** `/api/b2b/<id>` operations (POST, key, limits, faults). */

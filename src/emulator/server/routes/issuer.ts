@@ -1,6 +1,6 @@
 /** issuer/reference (4.14): envelope of 2.7 with the one issuer row. */
-import { companyScope, envelopeTicker, resolveCompany, type CompanyScope } from '../validate.js';
-import { defineOperation } from './types.js';
+import { companyScope, envelopeTicker, resolveCompany, type CompanyScope } from '../request-fields.js';
+import { defineOperation } from './route-context.js';
 
 export const issuerReference = defineOperation<{ scope: CompanyScope }>({
   id: 'issuer/reference',

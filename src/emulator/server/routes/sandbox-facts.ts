@@ -6,9 +6,9 @@
  */
 import { HttpError } from '../http-error.js';
 import { sendJson, streamEnvelope, urlRewriter } from '../respond.js';
-import { optionalInteger, resolveCompany } from '../validate.js';
+import { optionalInteger, resolveCompany } from '../request-fields.js';
 import { companyEnvelopeFields, parseCompanyParams } from './company-envelope.js';
-import type { RawRoute } from './types.js';
+import type { RawRoute } from './route-context.js';
 
 export const SANDBOX_LIMIT_DEFAULT = 10;
 export const SANDBOX_LIMIT_MAX = 20;

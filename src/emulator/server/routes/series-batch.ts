@@ -3,8 +3,8 @@
  * omitted without error, a repeated id is answered once (at its first position).
  */
 import type { SeriesMetadata } from '../../store.js';
-import { seriesIds } from '../validate.js';
-import { defineOperation } from './types.js';
+import { seriesIds } from '../request-fields.js';
+import { defineOperation } from './route-context.js';
 
 export const seriesBatch = defineOperation<{ ids: string[] }>({
   id: 'series/batch',

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { sendJson } from '../respond.js';
-import type { RawRoute } from './types.js';
+import type { RawRoute } from './route-context.js';
 
 export const seriesBlob: RawRoute = {
   method: 'GET',

@@ -2,8 +2,8 @@
  * telemetry/proof-open (4.15): 202 `{ "ok": true }`. Outside the monthly quota, inside the rate
  * limit; not a data request, so `--fault-rate` spares it (explicit faults still apply).
  */
-import { optionalString, requiredString } from '../validate.js';
-import { defineOperation } from './types.js';
+import { optionalString, requiredString } from '../request-fields.js';
+import { defineOperation } from './route-context.js';
 
 const OPTIONAL = ['cik', 'source_accession', 'series_key', 'metric_id', 'viewer_url', 'surface'] as const;
 

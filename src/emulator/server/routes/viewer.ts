@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import type { EvidenceLocation } from '../../store.js';
 import { sendJson } from '../respond.js';
-import type { RawRoute } from './types.js';
+import type { RawRoute } from './route-context.js';
 
 const HTML = 'text/html; charset=utf-8';
 export const HIGHLIGHT_ID = 'ffx-evidence';

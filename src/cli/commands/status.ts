@@ -3,18 +3,29 @@
  * failed / pending, rows), the state, and what the snapshot waits for. Without an id: the most
  * recent snapshot, and a line for each other recent one. `--json` prints the report as JSON.
  */
-import { InputError } from '../errors.js';
-import { openPipeline } from '../pipeline/context.js';
-import { formatStatus, statusReport } from '../pipeline/status-view.js';
-import { totals } from '../pipeline/snapshot-store.js';
-import { setup, type CommonCliOptions } from './command-support.js';
+import type { Command } from 'commander';
+import type { CommonCliOptions } from '../command-support.js';
+import { configOption, positiveInt } from '../option-parsers.js';
 
 export interface StatusCliOptions extends CommonCliOptions {
   json?: boolean;
   limit?: number;
 }
 
-export async function runStatusCommand(snapshotId: string | undefined, o: StatusCliOptions): Promise<void> {
+export function register(program: Command): void {
+  const cmd = program
+    .command('status [snapshot]')
+    .description('Progress of a snapshot per dataset and what it waits for (default: the latest)');
+  configOption(cmd)
+    .option('--json', 'print the report as JSON')
+    .option('--limit <n>', 'recent snapshots listed', positiveInt('--limit'))
+    .action(async (id: string | undefined, o: StatusCliOptions) => run(id, o));
+}
+
+export async function run(snapshotId: string | undefined, o: StatusCliOptions): Promise<void> {
+  const [{ setup }, { InputError }, { openPipeline, formatStatus, statusReport, totals }] = await Promise.all(
+    [import('../command-support.js'), import('../../errors.js'), import('../../pipeline/index.js')],
+  );
   const { config, logger } = setup(o);
   const ctx = await openPipeline(config, logger);
   try {

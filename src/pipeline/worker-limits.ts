@@ -1,5 +1,4 @@
-import { effectiveRate } from './config.js';
-import { WINDOW_MS, type BudgetConfig, type LimiterOptions } from './types.js';
+import { WINDOW_MS, effectiveRate, type BudgetConfig, type LimiterOptions } from '../budget/index.js';
 
 /**
  * BullMQ Worker `limiter` for the part queue: at most the configured effective rate of job starts

@@ -3,13 +3,11 @@
  * gracefully: stops taking jobs, lets running parts finish for worker.shutdown_timeout_ms, aborts
  * the rest (they are retried by another worker). A second signal exits at once.
  */
-import type { FlagOverride } from '../config/load.js';
-import { requireApiKey } from '../config/load.js';
-import { effectiveRate } from '../budget/index.js';
-import { budgetConfigFrom } from '../pipeline/context.js';
-import { openExporter } from '../pipeline/exporter.js';
-import type { CliApp } from './app.js';
-import { onShutdownSignal, setup, type CommonCliOptions } from './command-support.js';
+import { InvalidArgumentError, type Command } from 'commander';
+import type { FlagOverride } from '../../config/load.js';
+import type { CliApp } from '../app.js';
+import type { CommonCliOptions } from '../command-support.js';
+import { configOption, positiveInt } from '../option-parsers.js';
 
 export interface WorkerCliOptions extends CommonCliOptions {
   concurrency?: number;
@@ -17,7 +15,27 @@ export interface WorkerCliOptions extends CommonCliOptions {
   only?: 'parts' | 'control';
 }
 
-export async function runWorkerCommand(o: WorkerCliOptions, app: CliApp): Promise<void> {
+export function register(program: Command, app: CliApp): void {
+  const cmd = program
+    .command('worker')
+    .description('Run export workers until SIGTERM/SIGINT (any number of processes and machines)');
+  configOption(cmd)
+    .option('--concurrency <n>', 'part jobs in flight in this process', positiveInt('--concurrency'))
+    .option('--only <kind>', 'run only the "parts" or the "control" worker', (v: string) => {
+      if (v !== 'parts' && v !== 'control')
+        throw new InvalidArgumentError('--only must be "parts" or "control"');
+      return v;
+    })
+    .action(async (o: WorkerCliOptions) => run(o, app));
+}
+
+export async function run(o: WorkerCliOptions, app: CliApp): Promise<void> {
+  const [{ requireApiKey }, { onShutdownSignal, setup }, { budgetConfigFrom, effectiveRate, openExporter }] =
+    await Promise.all([
+      import('../../config/load.js'),
+      import('../command-support.js'),
+      import('../../pipeline/index.js'),
+    ]);
   const flags: FlagOverride[] = [{ path: 'worker.concurrency', value: o.concurrency, flag: '--concurrency' }];
   const { config, logger } = setup(o, flags);
   const apiKey = requireApiKey(config);

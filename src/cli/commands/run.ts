@@ -3,14 +3,11 @@
  * JSON line on stdout; `--local` also runs the workers in this process (implies --wait).
  * Exit code: 0 published (or enqueued without --wait), 1 failed or stopped.
  */
-import type { FlagOverride } from '../config/load.js';
-import { requireApiKey } from '../config/load.js';
-import { openExporter } from '../pipeline/exporter.js';
-import { resultLine, runSnapshot } from '../pipeline/run-snapshot.js';
-import { buildSnapshotSpec } from '../pipeline/snapshot-request.js';
-import { loadUniverse, readUniverseFile, dedupe } from '../pipeline/universe.js';
-import type { CliApp } from './app.js';
-import { onShutdownSignal, setup, type CommonCliOptions } from './command-support.js';
+import type { Command } from 'commander';
+import type { FlagOverride } from '../../config/load.js';
+import type { CliApp } from '../app.js';
+import type { CommonCliOptions } from '../command-support.js';
+import { commaList, configOption } from '../option-parsers.js';
 
 export interface RunCliOptions extends CommonCliOptions {
   tickers?: string[];
@@ -25,7 +22,39 @@ export interface RunCliOptions extends CommonCliOptions {
   retry?: boolean;
 }
 
-export async function runRunCommand(o: RunCliOptions, app: CliApp): Promise<void> {
+export function register(program: Command, app: CliApp): void {
+  const cmd = program
+    .command('run')
+    .description('Export a snapshot now (prints the plan; --wait follows it and ends with one JSON line)');
+  configOption(cmd)
+    .option(
+      '--tickers <list>',
+      'companies: tickers and/or CIKs, comma-separated (default: config universe)',
+      commaList,
+    )
+    .option(
+      '--universe-file <file>',
+      'companies from a file: one per line, or CSV with a ticker or cik column',
+    )
+    .option('--datasets <list>', 'datasets, comma-separated (default: config datasets)', commaList)
+    .option('--formats <list>', 'parquet and/or ndjson (default: config output.formats)', commaList)
+    .option('--out <dir>', 'output root (default: config output.dir, $FILINGS_EXPORT_OUT)')
+    .option('--snapshot-id <id>', 'name the snapshot (default: adhoc-<date>-<hash of the request>)')
+    .option('--wait', 'follow the snapshot to its end with progress; print one JSON line')
+    .option('--local', 'also run the workers in this process (implies --wait)')
+    .option('--allow-multi-day', 'start even when the snapshot exceeds the remaining monthly quota')
+    .option('--retry', 'run a failed or stopped snapshot again (finished parts are reused)')
+    .action(async (o: RunCliOptions) => run(o, app));
+}
+
+export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
+  const [{ requireApiKey }, { onShutdownSignal, setup }, p] = await Promise.all([
+    import('../../config/load.js'),
+    import('../command-support.js'),
+    import('../../pipeline/index.js'),
+  ]);
+  const { openExporter, resultLine, runSnapshot, buildSnapshotSpec, loadUniverse, readUniverseFile, dedupe } =
+    p;
   const flags: FlagOverride[] = [
     { path: 'datasets', value: o.datasets, flag: '--datasets' },
     { path: 'output.formats', value: o.formats, flag: '--formats' },

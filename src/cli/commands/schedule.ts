@@ -3,17 +3,28 @@
  * Idempotent: running it again replaces the scheduler's settings, never adds a second one.
  * `--remove` deletes it. Run it from one place (a deploy step), not from every worker.
  */
-import { loadUniverse } from '../pipeline/universe.js';
-import { openPipeline } from '../pipeline/context.js';
-import { removeNightlySchedule, upsertNightlySchedule } from '../pipeline/schedule.js';
-import { setup, type CommonCliOptions } from './command-support.js';
+import type { Command } from 'commander';
+import type { CommonCliOptions } from '../command-support.js';
+import { configOption } from '../option-parsers.js';
 
 export interface ScheduleCliOptions extends CommonCliOptions {
   remove?: boolean;
   json?: boolean;
 }
 
-export async function runScheduleCommand(o: ScheduleCliOptions): Promise<void> {
+export function register(program: Command): void {
+  const cmd = program
+    .command('schedule')
+    .description('Upsert the nightly job scheduler (cron and time zone from config); idempotent');
+  configOption(cmd)
+    .option('--remove', 'remove the nightly scheduler')
+    .option('--json', 'print the result as JSON')
+    .action(async (o: ScheduleCliOptions) => run(o));
+}
+
+export async function run(o: ScheduleCliOptions): Promise<void> {
+  const [{ setup }, { loadUniverse, openPipeline, removeNightlySchedule, upsertNightlySchedule }] =
+    await Promise.all([import('../command-support.js'), import('../../pipeline/index.js')]);
   const { config, logger } = setup(o);
   const ctx = await openPipeline(config, logger);
   try {

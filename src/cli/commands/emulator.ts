@@ -4,8 +4,7 @@
  * Start-up failures (keys file, data dir, options) exit with code 2 and a message naming the cause.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { coerceError } from '../errors.js';
-import { parseLimitText } from './option-parsers.js';
+import { fraction, integer, parseLimitText } from '../option-parsers.js';
 
 interface EmulatorCliOptions {
   port: number;
@@ -22,15 +21,6 @@ interface EmulatorCliOptions {
   syntheticLargeRows?: number;
   publicUrl?: string;
   warm: boolean;
-}
-
-function integer(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
-  return (text: string): number => {
-    if (!/^\d+$/.test(text.trim()) || Number(text) < min || Number(text) > max) {
-      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
-    }
-    return Number(text);
-  };
 }
 
 /**
@@ -58,16 +48,8 @@ function limitOption(v: LimitArg | undefined): number | null | undefined {
   return v === NO_LIMIT ? null : v;
 }
 
-function share(text: string): number {
-  const v = Number(text);
-  if (text.trim() === '' || !Number.isFinite(v) || v < 0 || v > 1) {
-    throw new InvalidArgumentError('--fault-rate must be a number from 0 to 1');
-  }
-  return v;
-}
-
 /** Registers `emulator` and `emulator keygen` on the program; the emulator itself loads lazily. */
-export function registerEmulatorCommand(program: Command): void {
+export function register(program: Command): void {
   const emulator = program
     .command('emulator')
     .description('Serve the Filing Facts API locally on real SEC data (auth, limits, quotas, faults)')
@@ -82,7 +64,7 @@ export function registerEmulatorCommand(program: Command): void {
       'monthly quota of every account and key, or "none"',
       limit('--monthly-quota'),
     )
-    .option('--fault-rate <p>', 'share of data requests answered 503 (0 to 1)', share)
+    .option('--fault-rate <p>', 'share of data requests answered 503 (0 to 1)', fraction('--fault-rate'))
     .option('--fault-seed <n>', 'seed of the fault-rate draw', integer('--fault-seed', 0))
     .option('--latency-ms <n>', 'delay before every API response', integer('--latency-ms', 0, 600_000))
     .option('--synthetic <n>', 'add N synthetic issuers for load tests', integer('--synthetic', 0, 100_000))
@@ -103,8 +85,15 @@ export function registerEmulatorCommand(program: Command): void {
 }
 
 async function runEmulator(o: EmulatorCliOptions): Promise<void> {
-  const [{ startEmulator, BUNDLED_KEYS_FILE, DEMO_API_KEY, sha256Hex, loadKeysFile }, { createLogger }] =
-    await Promise.all([import('../emulator/index.js'), import('../log.js')]);
+  const [
+    { startEmulator, BUNDLED_KEYS_FILE, DEMO_API_KEY, sha256Hex, loadKeysFile },
+    { createLogger },
+    { coerceError },
+  ] = await Promise.all([
+    import('../../emulator/index.js'),
+    import('../../log.js'),
+    import('../../errors.js'),
+  ]);
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
   const keysPath = o.keys ?? BUNDLED_KEYS_FILE;
   let running;
@@ -160,7 +149,10 @@ async function runEmulator(o: EmulatorCliOptions): Promise<void> {
 }
 
 async function runKeygen(prefix: string): Promise<void> {
-  const { generateKey } = await import('../emulator/index.js');
+  const [{ generateKey }, { coerceError }] = await Promise.all([
+    import('../../emulator/index.js'),
+    import('../../errors.js'),
+  ]);
   let generated;
   try {
     generated = generateKey(prefix);

@@ -1,5 +1,5 @@
 /** The evidence row schema (interface 2.6). */
-import type { ColumnDef } from './types.js';
+import type { ColumnDef } from './columns.js';
 
 export const EVIDENCE_SCHEMA_VERSION = 1;
 

@@ -2,8 +2,6 @@
  * Column types of the output schemas, named as DuckDB spells them (the engine that writes the files).
  * Each maps to one Parquet physical/logical type and one type per warehouse dialect (ddl.ts).
  */
-import type { DatasetName } from '../../types.js';
-
 export const COLUMN_TYPES = [
   'VARCHAR',
   'BOOLEAN',
@@ -45,15 +43,6 @@ export interface ColumnDef {
   description?: string;
 }
 
-export interface DatasetSchema {
-  dataset: DatasetName;
-  /** Increases whenever the column list changes; recorded in the manifest and `_schemas/`. */
-  version: number;
-  /** True when the columns are inferred from the rows the API returned (the interface hides them). */
-  inferred: boolean;
-  columns: ColumnDef[];
-}
-
 /** Columns every dataset ends with, in this order. */
 export const EXTRA_COLUMN: ColumnDef = {
   name: '_extra',
@@ -84,8 +73,3 @@ export const RESERVED_NAMES: ReadonlySet<string> = new Set([
   EXTRA_COLUMN.name,
   ...LINEAGE_COLUMNS.map((c) => c.name),
 ]);
-
-/** Field columns only (what the API row is expected to carry). */
-export function fieldColumns(schema: DatasetSchema): ColumnDef[] {
-  return schema.columns.filter((c) => c.role === 'field');
-}

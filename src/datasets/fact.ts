@@ -2,7 +2,7 @@
  * The fact row schema (interface 2.2 plus the dimensional fields of facts/full), shared by
  * facts_full, facts_core and facts_latest so the three load into one table shape.
  */
-import type { ColumnDef } from './types.js';
+import type { ColumnDef } from './columns.js';
 
 /** Bump when the column list or a type changes; the manifest records it per dataset. */
 export const FACT_SCHEMA_VERSION = 1;

@@ -5,24 +5,57 @@
  * snapshot is and a DuckDB query over its Parquet files, then closes everything it started.
  */
 import { relative } from 'node:path';
-import { loadConfig, requireApiKey, type FlagOverride } from '../config/load.js';
-import { DEMO_API_KEY, loadStore, startEmulator, type RunningEmulator } from '../emulator/index.js';
-import { startPrivateRedis, type PrivateRedis } from '../infra/redis-server.js';
-import { createLogger } from '../log.js';
-import { DEMO_METRIC, annualRevenueSql, groupDigits, queryAnnualRevenue } from '../pipeline/demo-query.js';
-import { openExporter, type Exporter } from '../pipeline/exporter.js';
-import { resultLine, runSnapshot } from '../pipeline/run-snapshot.js';
-import { parseCompany, type Company } from '../pipeline/universe.js';
-import { DEFAULT_DATASETS } from '../types.js';
-import type { CliApp } from './app.js';
-import { onShutdownSignal, type CommonCliOptions } from './command-support.js';
+import type { Command } from 'commander';
+import type { FlagOverride } from '../../config/load.js';
+import type { RunningEmulator } from '../../emulator/index.js';
+import type { PrivateRedis } from '../../infra/redis-server.js';
+import type { Company, Exporter } from '../../pipeline/index.js';
+import type { CliApp } from '../app.js';
+import type { CommonCliOptions } from '../command-support.js';
+import { commaList, configOption } from '../option-parsers.js';
 
 export interface DemoCliOptions extends CommonCliOptions {
   out?: string;
   tickers?: string[];
 }
 
-export async function runDemoCommand(o: DemoCliOptions, app: CliApp): Promise<void> {
+export function register(program: Command, app: CliApp): void {
+  const cmd = program
+    .command('demo')
+    .description('Export every bundled company with a private Redis and emulator, then query it with DuckDB');
+  configOption(cmd)
+    .option('--out <dir>', 'output root (default: ./out)')
+    .option('--tickers <list>', 'only these bundled companies', commaList)
+    .action(async (o: DemoCliOptions) => run(o, app));
+}
+
+export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
+  const [
+    { loadConfig, requireApiKey },
+    { DEMO_API_KEY, loadStore, startEmulator },
+    { startPrivateRedis },
+    { createLogger },
+    { onShutdownSignal },
+    { DEFAULT_DATASETS },
+    {
+      DEMO_METRIC,
+      annualRevenueSql,
+      groupDigits,
+      queryAnnualRevenue,
+      openExporter,
+      resultLine,
+      runSnapshot,
+      parseCompany,
+    },
+  ] = await Promise.all([
+    import('../../config/load.js'),
+    import('../../emulator/index.js'),
+    import('../../infra/redis-server.js'),
+    import('../../log.js'),
+    import('../command-support.js'),
+    import('../../types.js'),
+    import('../../pipeline/index.js'),
+  ]);
   const say = (line: string): void => void process.stderr.write(`${line}\n`);
   const print = (line: string): void => void process.stdout.write(`${line}\n`);
   let redis: PrivateRedis | undefined;

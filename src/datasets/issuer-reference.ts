@@ -1,5 +1,5 @@
 /** The issuer reference row schema (interface 2.7). */
-import type { ColumnDef } from './types.js';
+import type { ColumnDef } from './columns.js';
 
 export const ISSUER_REFERENCE_SCHEMA_VERSION = 1;
 

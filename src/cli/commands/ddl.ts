@@ -1,6 +1,7 @@
 /** `filings-export ddl --dialect D [SNAPSHOT]`: prints CREATE statements over a snapshot's layout. */
-import { InvalidArgumentError, type Command } from 'commander';
-import { outputRoot, snapshotOrLatest, type OutputCliOptions } from './output-command-support.js';
+import type { Command } from 'commander';
+import { configOption, oneOf, outOption } from '../option-parsers.js';
+import type { OutputCliOptions } from '../output-root.js';
 
 const DIALECTS = ['duckdb', 'bigquery', 'snowflake', 'spark'] as const;
 
@@ -11,17 +12,8 @@ export interface DdlCliOptions extends OutputCliOptions {
   tablePrefix?: string;
 }
 
-function oneOf<T extends string>(flag: string, allowed: readonly T[]) {
-  return (text: string): T => {
-    if (!(allowed as readonly string[]).includes(text)) {
-      throw new InvalidArgumentError(`${flag} must be one of ${allowed.join(', ')}`);
-    }
-    return text as T;
-  };
-}
-
-export function registerDdlCommand(program: Command): void {
-  program
+export function register(program: Command): void {
+  const cmd = program
     .command('ddl [snapshot]')
     .description('Print statements creating tables over a snapshot (default: the latest published one)')
     .requiredOption('--dialect <name>', `one of ${DIALECTS.join(', ')}`, oneOf('--dialect', DIALECTS))
@@ -32,15 +24,15 @@ export function registerDdlCommand(program: Command): void {
     )
     .option('--location <uri>', 'where the output root is as the warehouse sees it (gs://…, @stage, s3://…)')
     .option('--table-prefix <prefix>', 'prefix of table names, e.g. analytics.')
-    .option('--out <dir>', 'output root (default: config output.dir, $FILINGS_EXPORT_OUT, ./out)')
-    .option('--config <file>', 'config file (YAML or JSON); default $FILINGS_EXPORT_CONFIG')
-    .action(async (snapshot: string | undefined, o: DdlCliOptions) => runDdlCommand(snapshot, o));
+    .action(async (snapshot: string | undefined, o: DdlCliOptions) => run(snapshot, o));
+  configOption(outOption(cmd));
 }
 
-export async function runDdlCommand(snapshot: string | undefined, o: DdlCliOptions): Promise<void> {
+export async function run(snapshot: string | undefined, o: DdlCliOptions): Promise<void> {
+  const { outputRoot, snapshotOrLatest } = await import('../output-root.js');
   const root = await outputRoot(o);
   const id = await snapshotOrLatest(root, snapshot);
-  const { ddl } = await import('../output/index.js');
+  const { ddl } = await import('../../output/index.js');
   process.stdout.write(
     await ddl(root, id, o.dialect, {
       ...(o.format !== undefined ? { format: o.format } : {}),

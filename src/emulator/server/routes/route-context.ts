@@ -16,7 +16,7 @@ import type { AuthenticatedKey } from '../../auth/authenticator.js';
 import { hasEntitlement, notEntitledMessage } from '../../auth/entitlements.js';
 import type { EmulatorStore } from '../../store.js';
 import { HttpError } from '../http-error.js';
-import type { Body } from '../validate.js';
+import type { Body } from '../request-fields.js';
 
 /** What every route may use. */
 export interface ServerDeps {
