@@ -32,6 +32,10 @@ export { EXPORT_PART_JOB, parseExportPartPayload, type ExportPartPayload, type E
 /** The part processor: `new Worker(partsQueue, createExportPartProcessor(deps), …)`. */
 export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProcessor {
   const { store, logger } = deps;
+  const answered = async (): Promise<void> => {
+    const lasted = await deps.outage.answered();
+    if (lasted !== null) logger.info({ outageMs: lasted }, 'API reachable again; the parts queue resumes');
+  };
 
   return async function processExportPart(
     job: Job,
@@ -72,6 +76,29 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
     }
 
     const spec = datasetDefinition(p.dataset);
+    const holdForOutage = async (untilMs: number): Promise<never> => {
+      await deps.rateLimiter.rateLimit(Math.max(1, untilMs - deps.clock.now()));
+      throw new RateLimitError();
+    };
+    // During an API outage the queue holds; one part at a time is let through as the probe.
+    const gate = await deps.outage.gate();
+    switch (gate.kind) {
+      case 'open':
+      case 'probe':
+        break;
+      case 'hold':
+        return holdForOutage(gate.untilMs);
+      case 'expired': {
+        const message =
+          `API unreachable since ${new Date(gate.since).toISOString()}, longer than ` +
+          `retry.outage_max_ms=${deps.maxOutageMs} ms (${gate.lastError}); not fetched. ` +
+          `Resume with: filings-export run --snapshot-id ${p.snapshotId} --retry`;
+        await store.recordPart(p.snapshotId, { ...base, status: 'failed', rows: 0, bytes: 0, message });
+        throw new UnrecoverableError(message);
+      }
+      default:
+        return assertNever(gate, 'outage gate');
+    }
     try {
       const pointer = await withBudget(
         deps.budget,
@@ -99,19 +126,28 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
               await store.countRequest(p.snapshotId, {
                 rateLimited: action === 'hold_queue' || action === 'wait_quota_reset',
               });
+              // Any status but a 5xx is an answer: the API is there.
+              if (action !== 'hold_on_outage' && action !== 'retry') await answered();
             }
             throw err;
           }
-          await store.countRequest(p.snapshotId, {});
-          await permit.observe(res.rateLimit);
-          const writer = deps.createWriter({
-            root: p.outDir,
-            snapshotId: p.snapshotId,
-            dataset: p.dataset,
-            ticker: key,
-            fetchedAt,
-          });
-          return streamToWriter(res.rows, () => res.envelope(), writer, spec.operation, base);
+          try {
+            await answered();
+            await store.countRequest(p.snapshotId, {});
+            await permit.observe(res.rateLimit);
+            const writer = deps.createWriter({
+              root: p.outDir,
+              snapshotId: p.snapshotId,
+              dataset: p.dataset,
+              ticker: key,
+              fetchedAt,
+            });
+            return await streamToWriter(res.rows, () => res.envelope(), writer, spec.operation, base);
+          } catch (err: unknown) {
+            // Whatever failed after the headers (the writer, Redis), the body must not stay unread.
+            await res.cancel();
+            throw err;
+          }
         },
       );
       await store.recordPart(p.snapshotId, pointer);
@@ -130,6 +166,17 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
         return await putBack({ job, token }, `${label}: aborted, the worker is shutting down`);
       }
       const action = failureAction(e);
+      if (action === 'hold_on_outage') {
+        // Several parts in a row failing so means the API is away: hold, keep the attempt.
+        const verdict = await deps.outage.failed(`${p.dataset}/${key}`, `${errorCode(e)}: ${e.message}`);
+        if (verdict.kind === 'outage') {
+          log.warn(
+            { reason: e.message, since: new Date(verdict.since).toISOString() },
+            'API unreachable: the parts queue holds until the next probe',
+          );
+          return holdForOutage(verdict.nextProbeMs);
+        }
+      }
       const failed = async (message: string): Promise<void> =>
         store.recordPart(p.snapshotId, { ...base, status: 'failed', rows: 0, bytes: 0, message });
       switch (action) {
@@ -168,6 +215,7 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
         // (e.g. thrown after the budget released the permit): retried like a transient fault.
         case 'hold_queue':
         case 'wait_quota_reset':
+        case 'hold_on_outage':
         case 'retry':
         case 'fail': {
           const attempts = job.opts.attempts ?? 1;

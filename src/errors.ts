@@ -40,6 +40,8 @@ export type ErrorCode =
   | 'SNAPSHOT_STOPPED'
   | 'OUTPUT_FAILED'
   | 'VERIFY_FAILED'
+  // infrastructure
+  | 'REDIS_UNAVAILABLE'
   | 'INTERNAL';
 
 export interface ErrorOptions {
@@ -257,6 +259,13 @@ export function coerceError(err: unknown): Error {
     return new Error(`non-error thrown: ${JSON.stringify(err)}`);
   } catch {
     return new Error(`non-error thrown: ${String(err)}`);
+  }
+}
+
+/** Redis cannot be reached: names the URL (password redacted). Retryable: it may come back. */
+export class InfraError extends FilingsExportError {
+  constructor(code: 'REDIS_UNAVAILABLE', message: string, options?: ErrorOptions) {
+    super(code, message, true, options);
   }
 }
 

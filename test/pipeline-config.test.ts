@@ -105,6 +105,18 @@ describe('config errors name the field and the source', () => {
     expect(e.code).toBe('CONFIG_INVALID');
   });
 
+  it('a cron pattern the scheduler would refuse fails at load, not at `schedule`', async () => {
+    const p = await file('cron.yaml', "schedule:\n  cron: '0 25 * * *'\n");
+    const e = configError(() => loadConfig({ configPath: p, env: {} }));
+    expect(e.message).toBe(
+      `config.schedule.cron: is not a valid cron pattern: Constraint error, got value 25 expected range 0-23 (got "0 25 * * *") in ${p}`,
+    );
+    const q = await file('cron2.yaml', "schedule:\n  cron: 'nightly'\n");
+    expect(configError(() => loadConfig({ configPath: q, env: {} })).message).toContain(
+      'config.schedule.cron: must be a cron pattern with 5 or 6 fields',
+    );
+  });
+
   it('unknown pacing', async () => {
     const p = await file('pacing.yaml', 'budget:\n  pacing: smooth\n');
     const e = configError(() => loadConfig({ configPath: p, env: {} }));

@@ -46,8 +46,9 @@ describe('failure policy', () => {
         new QuotaExceededError('daily quota', { ...ctx, status: 429, quota: 'daily', scope: 'api_key' }),
       ),
     ).toBe('wait_quota_reset');
-    expect(failureAction(new ServerError('boom', { ...ctx, status: 500 }))).toBe('retry');
-    expect(failureAction(new TransportError('TRANSPORT_RESET', 'ECONNRESET', ctx))).toBe('retry');
+    expect(failureAction(new ServerError('boom', { ...ctx, status: 500 }))).toBe('hold_on_outage');
+    expect(failureAction(new TransportError('TRANSPORT_RESET', 'ECONNREFUSED', ctx))).toBe('hold_on_outage');
+    expect(failureAction(new TransportError('TRANSPORT_TRUNCATED', 'short body', ctx))).toBe('retry');
     expect(failureAction(new TransportError('TRANSPORT_ABORTED', 'aborted', ctx))).toBe('fail');
     expect(failureAction(new OutputError('OUTPUT_FAILED', 'ENOSPC: /out'))).toBe('fail');
     // An unlisted status is retried under the 'retry' row only when the error itself is retryable.
@@ -68,6 +69,7 @@ describe('failure policy', () => {
     expect([...actions].sort()).toEqual(
       [
         'fail',
+        'hold_on_outage',
         'hold_queue',
         'record_bad_request',
         'record_not_found',

@@ -23,6 +23,31 @@ afterAll(async () => {
 });
 
 describe('universe', () => {
+  it('refuses lookalike tickers before any case mapping, naming the character', async () => {
+    // 'ſ'.toUpperCase() is 'S': TſLA must never become Tesla's TSLA (nor ı → I, ß → SS).
+    for (const [raw, ch] of [
+      ['TſLA', '"ſ" (U+017F)'],
+      ['aapı', '"ı" (U+0131)'],
+      ['ßAP', '"ß" (U+00DF)'],
+      ['AAPL\u200b', '"\u200b" (U+200B)'],
+    ] as const) {
+      await expect(loadUniverse({ tickers: [raw], tickersLabel: '--tickers' })).rejects.toThrow(
+        `--tickers[0]: ${JSON.stringify(raw)} is not a ticker: it contains ${ch}`,
+      );
+    }
+    expect(() => parseUniverseText('TſLA\n', 'u.txt')).toThrow('contains "ſ" (U+017F) at position 2');
+  });
+
+  it('--tickers takes CIKs too, with or without zero padding', async () => {
+    expect(
+      await loadUniverse({ tickers: ['0000320193', '789019', 'tsla'], tickersLabel: '--tickers' }),
+    ).toEqual([
+      { kind: 'cik', cik: '0000320193' },
+      { kind: 'cik', cik: '0000789019' },
+      { kind: 'ticker', ticker: 'TSLA' },
+    ]);
+  });
+
   it('reads one ticker or CIK per line, with comments and blank lines', () => {
     const u = parseUniverseText('# mine\naapl\n\n320193\nBRK.B  # class B\n', 'u.txt');
     expect(u).toEqual([
@@ -131,11 +156,21 @@ describe('ids', () => {
 
 describe('retry delays', () => {
   const s = { baseDelayMs: 1000, maxDelayMs: 10_000, jitter: 0.5 };
-  it('grow exponentially, capped, with the jitter taken off the top', () => {
-    expect([1, 2, 3, 4, 5].map((n) => retryDelayMs(s, n, undefined, () => 0))).toEqual([
+  it('grow exponentially, capped, spread evenly around the nominal delay', () => {
+    expect([1, 2, 3, 4, 5].map((n) => retryDelayMs(s, n, undefined, () => 0.5))).toEqual([
       1000, 2000, 4000, 8000, 10_000,
     ]);
-    expect([1, 2, 3].map((n) => retryDelayMs(s, n, undefined, () => 1))).toEqual([500, 1000, 2000]);
+    expect([1, 2, 3].map((n) => retryDelayMs(s, n, undefined, () => 0))).toEqual([500, 1000, 2000]);
+    expect([1, 2, 3].map((n) => retryDelayMs(s, n, undefined, () => 1))).toEqual([1500, 3000, 6000]);
+    // Many parts failing together come back spread over the whole band, centred on the delay.
+    let seed = 7;
+    const random = (): number => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
+    const delays = Array.from({ length: 2000 }, () => retryDelayMs(s, 3, undefined, random));
+    const mean = delays.reduce((a, b) => a + b, 0) / delays.length;
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(2000);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(6000);
+    expect(Math.abs(mean - 4000)).toBeLessThan(100);
+    expect(delays.filter((d) => d > 4000).length / delays.length).toBeGreaterThan(0.4);
   });
   it('never undercut a Retry-After sent with the error (up to the cap)', () => {
     expect(retryDelayMs(s, 1, 7000, () => 0)).toBe(7000);

@@ -3,6 +3,7 @@
  * (snake_case), so an error path such as `config.budget.share` is exactly what they must edit.
  * Every field is required here: config/defaults.yaml is the bottom layer and supplies all of them.
  */
+import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
 import { DATASETS, OUTPUT_FORMATS } from '../types.js';
 
@@ -34,10 +35,21 @@ const timeZone = z.string().refine((tz) => {
   }
 }, 'must be an IANA time zone such as UTC or America/New_York');
 
-/** Five (minute-based) or six (with seconds) cron fields, as BullMQ's cron parser takes them. */
-const cron = z
-  .string()
-  .refine((s) => [5, 6].includes(s.trim().split(/\s+/).length), 'must be a cron pattern with 5 or 6 fields');
+/**
+ * Five (minute-based) or six (with seconds) cron fields, checked by the parser BullMQ's job
+ * scheduler uses (cron-parser), so a pattern that `schedule` would reject fails here, at start.
+ */
+const cron = z.string().superRefine((s, ctx) => {
+  if (![5, 6].includes(s.trim().split(/\s+/).length)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a cron pattern with 5 or 6 fields' });
+    return;
+  }
+  try {
+    CronExpressionParser.parse(s, { tz: 'UTC' });
+  } catch (err: unknown) {
+    ctx.addIssue({ code: 'custom', message: `is not a valid cron pattern: ${(err as Error).message}` });
+  }
+});
 
 export const TICKER_PATTERN = /^[A-Z][A-Z0-9.-]{0,14}$/;
 export { CIK_PATTERN, CIK_PATTERN_10 } from '../contract/vocabulary.js';
@@ -111,6 +123,13 @@ export const configSchema = z.strictObject({
     base_delay_ms: posInt,
     max_delay_ms: posInt,
     jitter: fraction('share of the delay randomised'),
+    /** Consecutive connection/timeout/5xx failures, across parts, that mean the API is away. */
+    outage_after_failures: posInt.max(1000, 'must be at most 1000'),
+    /** First probe of an outage after this long; doubles per failed probe up to outage_probe_max_ms. */
+    outage_probe_base_ms: posInt,
+    outage_probe_max_ms: posInt,
+    /** How long the queue holds for an API outage before the parts that meet it fail. */
+    outage_max_ms: posInt,
   }),
   retention: z.strictObject({
     completed_jobs: keepJobs,

@@ -113,7 +113,13 @@ class NdjsonPartWriter implements PartWriter {
       _requested_ticker: opts.lineage.requestedTicker,
     });
     this.chunkBytes = opts.chunkBytes ?? 262_144;
-    mkdirSync(dirname(this.finalPath), { recursive: true });
+    try {
+      mkdirSync(dirname(this.finalPath), { recursive: true });
+    } catch (err: unknown) {
+      // A local fault (not a directory, no permission, read-only, disk full) does not heal by
+      // retrying: fail the part at once, naming the path.
+      throw localFault(`cannot create the staging folder ${dirname(this.finalPath)}`, err);
+    }
     // A deep write buffer lets the main thread keep serialising while zlib compresses on the threadpool.
     // zlib passes stream options through to its Transform (the typings omit them).
     const gzipOptions: ZlibOptions & TransformOptions = {
@@ -134,13 +140,7 @@ class NdjsonPartWriter implements PartWriter {
     });
     this.done = pipeline(this.gzip, tap, createWriteStream(this.tmpPath));
     this.done.catch((err: unknown) => {
-      this.failure ??= new OutputError(
-        'OUTPUT_FAILED',
-        `staging ${this.rel} failed: ${coerceError(err).message}`,
-        {
-          cause: err,
-        },
-      );
+      this.failure ??= localFault(`staging ${this.tmpPath} failed`, err);
     });
   }
 
@@ -249,4 +249,12 @@ function renameReserved(row: Record<string, unknown>): Record<string, unknown> {
     }
   }
   return copy ?? row;
+}
+
+/** An OutputError naming the path and the system's reason (ENOSPC, EACCES, ENOTDIR, EROFS…). */
+export function localFault(what: string, err: unknown): OutputError {
+  const e = coerceError(err) as NodeJS.ErrnoException;
+  return new OutputError('OUTPUT_FAILED', `${what}: ${e.code ? `${e.code} ` : ''}${e.message}`, {
+    cause: err,
+  });
 }

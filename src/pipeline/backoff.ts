@@ -1,6 +1,11 @@
 /**
- * Retry delays of part jobs: exponential with jitter, capped, and never shorter than a
- * Retry-After the server sent with a 5xx. Registered on the Worker as BullMQ's custom strategy.
+ * Retry delays of part jobs: exponential, capped, spread around the nominal delay by the jitter,
+ * and never shorter than a Retry-After the server sent with a 5xx. Registered on the Worker as
+ * BullMQ's custom strategy. The spread is symmetric ("equal jitter" around the delay): retries of
+ * many parts that failed together land across [d·(1−j), d·(1+j)] instead of all before d, so a
+ * burst of failures does not come back as a burst, and the attempts of a part last as long as the
+ * nominal schedule on average. (Only shortening delays, as before, made five attempts end 15–30 s
+ * after the first.) API outages are not retried at all: the queue holds (outage.ts).
  */
 import type { BackoffStrategy } from 'bullmq';
 
@@ -11,7 +16,7 @@ export interface BackoffSettings {
   /** Delay before the first retry. */
   baseDelayMs: number;
   maxDelayMs: number;
-  /** Share (0..1) of each delay that is randomised, so retries of many parts spread out. */
+  /** Half-width (0..1) of the spread around each delay: j = 0.5 puts it in [0.5 d, 1.5 d]. */
   jitter: number;
 }
 
@@ -23,7 +28,7 @@ export function retryDelayMs(
   random: () => number = Math.random,
 ): number {
   const ceiling = Math.min(s.maxDelayMs, s.baseDelayMs * 2 ** Math.max(0, attemptsMade - 1));
-  const delay = Math.round(ceiling * (1 - s.jitter * random()));
+  const delay = Math.round(ceiling * (1 + s.jitter * (2 * random() - 1)));
   return Math.max(delay, Math.min(retryAfterMs ?? 0, s.maxDelayMs));
 }
 

@@ -29,6 +29,7 @@ export function clientFetcher(client: FilingsClient): PartFetcher {
         envelope: () => Promise.resolve(envelope),
         status: res.status,
         rateLimit: res.rateLimit,
+        cancel: () => Promise.resolve(), // the body was read whole already
       };
     },
   };

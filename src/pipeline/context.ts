@@ -7,10 +7,12 @@ import { FlowProducer, Queue, type KeepJobs } from 'bullmq';
 import { Redis } from 'ioredis';
 import { resolveBudgetConfig, type BudgetConfig } from '../budget/index.js';
 import type { Config } from '../config/load.js';
+import { InfraError, coerceError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { systemClock, type Clock } from '../types.js';
 import { enqueueSnapshot, type EnqueueOutcome } from './enqueue.js';
 import { queueNames, type FlowSettings, type QueueNames } from './flow.js';
+import { OutageGuard } from './outage.js';
 import { SnapshotStore, type SnapshotSpec } from './snapshot-store.js';
 
 export interface PipelineContext {
@@ -23,6 +25,8 @@ export interface PipelineContext {
   snapshotsQueue: Queue;
   flows: FlowProducer;
   store: SnapshotStore;
+  /** API outages, shared by every worker of the queue. */
+  outage: OutageGuard;
   flowSettings: FlowSettings;
   enqueue(spec: SnapshotSpec, opts?: { retry?: boolean }): Promise<EnqueueOutcome>;
   close(): Promise<void>;
@@ -75,12 +79,22 @@ export async function openPipeline(
     maxRetriesPerRequest: null, // BullMQ requirement: commands wait for a reconnect instead of failing
     lazyConnect: true,
   });
+  // Without a listener ioredis prints "Unhandled error event" with a stack trace for every failed
+  // connection attempt; the first one is reported below as one line, later ones are logged.
+  let firstError: Error | undefined;
+  const onError = (err: Error): void => {
+    if (firstError === undefined) firstError = err;
+    else logger.warn({ err: err.message, redis: redactUrl(config.redis.url) }, 'Redis connection error');
+  };
+  redis.on('error', onError);
   try {
     await redis.connect();
   } catch (err: unknown) {
     redis.disconnect();
-    throw new Error(
-      `cannot connect to Redis at ${redactUrl(config.redis.url)}: ${String((err as Error).message ?? err)}`,
+    const reason = firstError?.message ?? coerceError(err).message;
+    throw new InfraError(
+      'REDIS_UNAVAILABLE',
+      `cannot connect to Redis at ${redactUrl(config.redis.url)}: ${reason} (set REDIS_URL or redis.url)`,
     );
   }
   const names = queueNames(config.queue.name);
@@ -99,6 +113,17 @@ export async function openPipeline(
     recordTtlSeconds: config.retention.snapshot_record_days * 86_400,
     now: () => clock.now(),
   });
+  const outage = new OutageGuard(
+    redis,
+    `${config.redis.prefix}:${config.queue.name}:outage`,
+    {
+      failuresToHold: config.retry.outage_after_failures,
+      probeBaseMs: config.retry.outage_probe_base_ms,
+      probeMaxMs: config.retry.outage_probe_max_ms,
+      maxOutageMs: config.retry.outage_max_ms,
+    },
+    clock,
+  );
   const flowSettings: FlowSettings = {
     queues: names,
     attempts: config.retry.attempts,
@@ -114,13 +139,18 @@ export async function openPipeline(
     snapshotsQueue,
     flows,
     store,
+    outage,
     flowSettings,
-    enqueue: (spec, opts) =>
-      enqueueSnapshot(
+    async enqueue(spec, opts) {
+      // An outage that outlasted the limit failed its parts; a new enqueue (--retry, the next
+      // night) probes the API afresh.
+      if (await outage.clearIfExpired()) logger.info('previous API outage expired; probing afresh');
+      return enqueueSnapshot(
         { store, flows, partsQueue, snapshotsQueue, settings: flowSettings, logger },
         spec,
         opts,
-      ),
+      );
+    },
     async close() {
       await Promise.allSettled([partsQueue.close(), snapshotsQueue.close(), flows.close()]);
       await redis.quit().catch(() => redis.disconnect());

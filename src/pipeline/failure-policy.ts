@@ -18,6 +18,11 @@ export type FailureAction =
   | 'hold_queue'
   /** Quota 429 (daily/monthly): the job is delayed until the quota resets, no attempt spent. */
   | 'wait_quota_reset'
+  /**
+   * Transient and possibly global (the API is away): retried per part, but several in a row across
+   * parts hold the whole queue and probe until the API answers (src/pipeline/outage.ts).
+   */
+  | 'hold_on_outage'
   /** Transient: BullMQ retries with backoff while attempts remain (and the error says retryable). */
   | 'retry'
   /** Permanent: the part fails at once, no further attempt. */
@@ -45,14 +50,15 @@ export const FAILURE_POLICY: Readonly<Record<ErrorCode, FailureRule>> = {
   API_RATE_LIMITED: { action: 'hold_queue', why: 'per-minute 429: wait Retry-After' },
   API_QUOTA_EXCEEDED: { action: 'wait_quota_reset', why: 'quota 429: only the reset helps' },
   BUDGET_EXHAUSTED: { action: 'wait_quota_reset', why: 'the configured quota is spent' },
-  API_SERVER_ERROR: { action: 'retry', why: '500/5xx: transient' },
-  API_UNAVAILABLE: { action: 'retry', why: '503: transient' },
+  API_SERVER_ERROR: { action: 'hold_on_outage', why: '500/5xx: transient, or the API is down' },
+  API_UNAVAILABLE: { action: 'hold_on_outage', why: '503: transient, or the API is down' },
   API_UNEXPECTED_STATUS: { action: 'retry', why: 'unlisted status: retried only when 5xx' },
-  TRANSPORT_TIMEOUT: { action: 'retry', why: 'no answer in time' },
-  TRANSPORT_RESET: { action: 'retry', why: 'connection refused or reset' },
+  TRANSPORT_TIMEOUT: { action: 'hold_on_outage', why: 'no answer in time' },
+  TRANSPORT_RESET: { action: 'hold_on_outage', why: 'connection refused or reset, DNS failure' },
   TRANSPORT_TRUNCATED: { action: 'retry', why: 'body ended early or count mismatch' },
   TRANSPORT_MALFORMED: { action: 'retry', why: 'body not the documented JSON' },
   INTERNAL: { action: 'retry', why: 'unknown error: retried, attempts bound it' },
+  REDIS_UNAVAILABLE: { action: 'retry', why: 'Redis away: BullMQ waits for it' },
   TRANSPORT_ABORTED: { action: 'fail', why: 'aborted by us: retrying ignores that' },
   CONFIG_INVALID: { action: 'fail', why: 'fix the configuration' },
   INPUT_INVALID: { action: 'fail', why: 'fix the input (payload, ticker)' },

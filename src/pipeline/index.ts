@@ -3,6 +3,7 @@
  * lazily, when they run, so that registering them loads only commander.
  */
 export { effectiveRate } from '../budget/index.js';
+export { checkOutputRoot } from '../output/preflight.js';
 export { annualRevenueSql, DEMO_METRIC, groupDigits, queryAnnualRevenue } from './demo-query.js';
 export { budgetConfigFrom, openPipeline, redactUrl, type PipelineContext } from './context.js';
 export { openExporter, type Exporter, type OpenExporterOptions } from './exporter.js';
@@ -11,5 +12,6 @@ export { resultLine, runSnapshot } from './run-snapshot.js';
 export { removeNightlySchedule, upsertNightlySchedule } from './schedule.js';
 export { buildSnapshotSpec } from './snapshot-request.js';
 export { totals, type SnapshotRecord, type SnapshotSpec } from './snapshot-store.js';
+export { outageStatus } from './outage.js';
 export { formatStatus, statusReport } from './status-view.js';
 export { dedupe, loadUniverse, parseCompany, readUniverseFile, type Company } from './universe.js';

@@ -8,6 +8,7 @@ import type { Budget } from '../budget/index.js';
 import type { Logger } from '../log.js';
 import type { Clock, PartPointer } from '../types.js';
 import type { EnqueueOutcome } from './enqueue.js';
+import type { OutageGuard } from './outage.js';
 import type { RateLimiterLike } from './part-budget.js';
 import type { PartFetcher, PartWriterFactory, SnapshotPublisher } from './ports.js';
 import type { SnapshotSpec, SnapshotStore } from './snapshot-store.js';
@@ -17,8 +18,12 @@ export interface ExportPartDeps {
   createWriter: PartWriterFactory;
   store: SnapshotStore;
   budget: Budget;
-  /** Holds the whole parts queue on a 429 (a Queue of the parts queue, or the Worker). */
+  /** Holds the whole parts queue on a 429 or an outage (a Queue of the parts queue, or the Worker). */
   rateLimiter: RateLimiterLike;
+  /** API outages shared by every worker: hold the queue and probe instead of burning attempts. */
+  outage: Pick<OutageGuard, 'gate' | 'failed' | 'answered'>;
+  /** retry.outage_max_ms, for the message of a part that gives up. */
+  maxOutageMs: number;
   /** Marks the snapshot stopped and removes its parts that have not started. */
   stopSnapshot(snapshotId: string, message: string, job: Job): Promise<void>;
   /**

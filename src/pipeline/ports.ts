@@ -12,6 +12,11 @@ export interface PartResponse {
   envelope(): Promise<Record<string, unknown>>;
   status: number;
   rateLimit: RateLimitState;
+  /**
+   * Stops reading and releases the connection. Every path that abandons a response before its
+   * end calls it: an unread body would pin a pooled connection for ever.
+   */
+  cancel(): Promise<void>;
 }
 
 /** Sends the one request of a part. Exactly one HTTP request per call, no retries inside. */

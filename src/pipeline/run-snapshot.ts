@@ -3,6 +3,8 @@
  * workers here when asked (`--local`), and follow it to its end with visible progress (`--wait`).
  * Shared by `run` and `demo`.
  */
+import { checkOutputRoot } from '../output/preflight.js';
+import { outageStatus } from './outage.js';
 import { assertPlanFits, type Plan } from '../budget/index.js';
 import type { Logger } from '../log.js';
 import type { EnqueueOutcome } from './enqueue.js';
@@ -49,6 +51,8 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
     !existing || (o.retry === true && (existing.state === 'failed' || existing.state === 'stopped'));
   let plan: Plan | null = null;
   if (willEnqueue) {
+    // A root no worker can write to is one clear line now, not a failure per part later.
+    await checkOutputRoot(spec.outDir);
     plan = await exporter.budget.plan(requests, { allowMultiDay: o.allowMultiDay });
     say(
       `plan: ${requests} requests (${spec.companies.length} companies x ${spec.datasets.length} datasets: ${spec.datasets.join(', ')}); ${plan.message}`,
@@ -88,7 +92,8 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
         ...(o.signal ? { signal: o.signal } : {}),
         onUpdate: async (rec) => {
           const wait = await exporter.ctx.store.currentQuotaWait(spec.id).catch(() => null);
-          progress.update(rec, wait ? wait.message : null);
+          const outage = await outageStatus(exporter.ctx).catch(() => null);
+          progress.update(rec, outage ?? (wait ? wait.message : null));
         },
       });
       return { outcome: outcome.kind, plan, record };

@@ -14,6 +14,8 @@ export interface StatusReport {
   finished_at: string | null;
   /** What it waits for now (a quota reset), or null. */
   waiting: { reason: string; until: string } | null;
+  /** An API outage the parts queue holds for (`API unreachable since …, next probe at …`), or null. */
+  api_outage: string | null;
   datasets: Record<string, DatasetProgress>;
   total: DatasetProgress;
   manifest: string | null;
@@ -30,6 +32,7 @@ export function statusReport(
   rec: SnapshotRecord,
   current: QuotaWait | null,
   waits: QuotaWait[] = [],
+  outage: string | null = null,
 ): StatusReport {
   const running = rec.state === 'running' || rec.state === 'enqueuing';
   return {
@@ -40,6 +43,7 @@ export function statusReport(
     created_at: new Date(rec.createdAtMs).toISOString(),
     finished_at: rec.finishedAtMs ? new Date(rec.finishedAtMs).toISOString() : null,
     waiting: running && current ? { reason: current.message, until: current.until } : null,
+    api_outage: running ? outage : null,
     datasets: rec.progress,
     total: totals(rec),
     manifest: rec.manifest,
@@ -64,6 +68,7 @@ export function formatStatus(r: StatusReport, nowMs: number = Date.now()): strin
     lines.push(
       `waiting: ${r.waiting.reason} (until ${r.waiting.until}, in ${duration(Date.parse(r.waiting.until) - nowMs)})`,
     );
+  if (r.api_outage) lines.push(`waiting: ${r.api_outage}`);
   lines.push('');
   const header = ['dataset', ...COLUMNS];
   const rows = Object.entries(r.datasets).map(([ds, p]) => [ds, ...COLUMNS.map((c) => fmt(p[c]))]);

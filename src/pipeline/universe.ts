@@ -20,8 +20,17 @@ export function companyScope(c: Company): { ticker: string } | { cik: string } {
   return c.kind === 'ticker' ? { ticker: c.ticker } : { cik: c.cik };
 }
 
-/** Parses one ticker; `where` names the place for the error. */
+/**
+ * Parses one ticker; `where` names the place for the error. The raw text is checked against ASCII
+ * before any case mapping: `'ſ'.toUpperCase()` is `'S'` (also `ı`→`I`, `ß`→`SS`), so `TſLA` would
+ * otherwise export Tesla's rows under TSLA.
+ */
 export function parseTicker(raw: string, where: string): Company {
+  const foreign = /[^\x20-\x7e]/u.exec(raw);
+  if (foreign)
+    throw new InputError(
+      `${where}: ${JSON.stringify(raw)} is not a ticker: it contains ${describeChar(foreign[0])} at position ${foreign.index + 1} (tickers are ASCII letters, digits, "." or "-")`,
+    );
   const t = raw.trim().toUpperCase();
   if (!TICKER_PATTERN.test(t))
     throw new InputError(
@@ -36,6 +45,12 @@ export function parseCik(raw: string | number, where: string): Company {
   if (!CIK_PATTERN.test(s) || /^0+$/.test(s))
     throw new InputError(`${where}: ${JSON.stringify(raw)} is not a CIK (1 to 10 digits, not all zeros)`);
   return { kind: 'cik', cik: s.padStart(10, '0') };
+}
+
+/** A character for an error message: itself and its code point, e.g. `"ſ" (U+017F)`. */
+function describeChar(ch: string): string {
+  const cp = ch.codePointAt(0) ?? 0;
+  return `${JSON.stringify(ch)} (U+${cp.toString(16).toUpperCase().padStart(4, '0')})`;
 }
 
 /** A value that may be either: all digits means a CIK, anything else a ticker. */
@@ -134,7 +149,8 @@ export interface UniverseSources {
 export async function loadUniverse(src: UniverseSources): Promise<Company[]> {
   const all: Company[] = [];
   const label = src.tickersLabel ?? 'config.universe.tickers';
-  (src.tickers ?? []).forEach((t, i) => all.push(parseTicker(t, `${label}[${i}]`)));
+  // `--tickers` and universe.tickers take CIKs too (`0000320193`, `320193`), as the help says.
+  (src.tickers ?? []).forEach((t, i) => all.push(parseCompany(t, `${label}[${i}]`)));
   (src.ciks ?? []).forEach((c, i) => all.push(parseCik(c, `config.universe.ciks[${i}]`)));
   if (src.file) all.push(...(await readUniverseFile(src.file)));
   const universe = dedupe(all);

@@ -75,6 +75,8 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
       store,
       budget: deps.budget,
       rateLimiter: ctx.partsQueue,
+      outage: ctx.outage,
+      maxOutageMs: config.retry.outage_max_ms,
       stopSnapshot,
       clock: deps.clock,
       logger: logger.child({ worker: 'parts' }),

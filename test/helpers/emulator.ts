@@ -40,6 +40,10 @@ export interface TestEmulator {
   /** The keys file written for this emulator (sha256 only). */
   keysFile: string;
   keysData: KeysFile;
+  /** Stops serving (connections refused) without forgetting the keys: an API outage. */
+  stop(): Promise<void>;
+  /** Serves again on the same port, keys and data, after stop(). */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -148,17 +152,27 @@ export async function startTestEmulator(opts: Partial<EmulatorOptions> = {}): Pr
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
-  const emulator = running;
+  let emulator: typeof running | null = running;
+  const port = running.port;
   return {
-    url: emulator.url,
-    port: emulator.port,
+    url: running.url,
+    port,
     apiKey: keys.active,
     keys,
     keyIds,
     keysFile,
     keysData: file,
+    async stop() {
+      await emulator?.close();
+      emulator = null;
+    },
+    async restart() {
+      if (emulator) return;
+      emulator = await startEmulator({ keys: keysFile, store, ...opts, port });
+    },
     async close() {
-      await emulator.close();
+      await emulator?.close();
+      emulator = null;
       await rm(dir, { recursive: true, force: true });
     },
   };

@@ -23,8 +23,10 @@ export function register(program: Command): void {
 }
 
 export async function run(o: ScheduleCliOptions): Promise<void> {
-  const [{ setup }, { loadUniverse, openPipeline, removeNightlySchedule, upsertNightlySchedule }] =
-    await Promise.all([import('../command-support.js'), import('../../pipeline/index.js')]);
+  const [
+    { setup },
+    { checkOutputRoot, loadUniverse, openPipeline, removeNightlySchedule, upsertNightlySchedule },
+  ] = await Promise.all([import('../command-support.js'), import('../../pipeline/index.js')]);
   const { config, logger } = setup(o);
   const ctx = await openPipeline(config, logger);
   try {
@@ -37,6 +39,7 @@ export async function run(o: ScheduleCliOptions): Promise<void> {
       );
       return;
     }
+    await checkOutputRoot(config.output.dir);
     const companies = await loadUniverse(config.universe);
     const info = await upsertNightlySchedule(ctx, {
       v: 1,

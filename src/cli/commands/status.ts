@@ -23,9 +23,12 @@ export function register(program: Command): void {
 }
 
 export async function run(snapshotId: string | undefined, o: StatusCliOptions): Promise<void> {
-  const [{ setup }, { InputError }, { openPipeline, formatStatus, statusReport, totals }] = await Promise.all(
-    [import('../command-support.js'), import('../../errors.js'), import('../../pipeline/index.js')],
-  );
+  const [{ setup }, { InputError }, { openPipeline, formatStatus, outageStatus, statusReport, totals }] =
+    await Promise.all([
+      import('../command-support.js'),
+      import('../../errors.js'),
+      import('../../pipeline/index.js'),
+    ]);
   const { config, logger } = setup(o);
   const ctx = await openPipeline(config, logger);
   try {
@@ -38,7 +41,12 @@ export async function run(snapshotId: string | undefined, o: StatusCliOptions): 
     }
     const rec = await ctx.store.get(id);
     if (!rec) throw new InputError(`snapshot ${id}: no such snapshot (or its record expired)`);
-    const report = statusReport(rec, await ctx.store.currentQuotaWait(id), await ctx.store.quotaWaits(id));
+    const report = statusReport(
+      rec,
+      await ctx.store.currentQuotaWait(id),
+      await ctx.store.quotaWaits(id),
+      await outageStatus(ctx),
+    );
     if (o.json) {
       process.stdout.write(`${JSON.stringify(report)}\n`);
       return;
