@@ -14,6 +14,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { errorFromResponse, FilingsClient, parseRateLimit } from '../src/api/index.js';
 import {
+  AUTO_START_RPM,
+  UNLIMITED_RPM,
   createBudget,
   resolveBudgetConfig,
   type AcquireOutcome,
@@ -145,6 +147,80 @@ describe('one window for every worker', () => {
     expect((await budget.describe()).holds[0]?.reason).toContain('window spent (4/4 sent)');
     clock.advance(wait.untilMs - clock.now());
     expect(granted(await Promise.all(Array.from({ length: 6 }, () => budget.acquire('facts/full'))))).toBe(4);
+  });
+});
+
+describe('requests_per_minute: auto', () => {
+  it("starts at the conservative rate, then follows the key's X-RateLimit-Limit up and down within the window", async () => {
+    const clock = new TestClock(Date.UTC(2026, 10, 21, 10, 0, 5));
+    const budget = budgetFor(
+      'ffx_live_b2b_auto',
+      { requestsPerMinute: 'auto', pacing: 'burst' },
+      clock,
+      'auto',
+    );
+    expect((await budget.describe()).effectiveRequestsPerMinute).toBe(AUTO_START_RPM);
+    const plan = await budget.plan(6000);
+    expect(plan.message).toContain(`rate auto: starting at ${AUTO_START_RPM}/min until the API reports`);
+
+    const first = await budget.acquire('facts/full');
+    if (first.kind !== 'granted') throw new Error(first.kind);
+    const reset = clock.now() + 55_000;
+    await budget.observe(first.permit, { limit: 600, remaining: 599, resetAtMs: reset }, { succeeded: true });
+    await budget.release(first.permit);
+    // The window opened at the start rate grows to the key's limit at once: 200 more grants now.
+    const more = await Promise.all(Array.from({ length: 200 }, () => budget.acquire('facts/full')));
+    expect(granted(more)).toBe(200);
+    const d = await budget.describe();
+    expect(d).toMatchObject({
+      configuredRequestsPerMinute: 'auto',
+      serverLimitPerMinute: 600,
+      effectiveRequestsPerMinute: 600,
+    });
+    expect((await budget.plan(6000)).message).toContain(
+      "about 10.0 min (rate auto: the key's limit of 600/min)",
+    );
+
+    // The key's limit drops: the budget follows it down.
+    const p = more.find((o) => o.kind === 'granted');
+    if (p?.kind !== 'granted') throw new Error('no permit');
+    await budget.observe(p.permit, { limit: 120, remaining: 0, resetAtMs: reset }, { succeeded: true });
+    expect((await budget.describe()).effectiveRequestsPerMinute).toBe(120);
+  });
+
+  it('a key whose successful answers carry no limit header is unlimited; a number stays a cap', async () => {
+    const clock = new TestClock(Date.UTC(2026, 10, 21, 10, 0, 5));
+    const auto = budgetFor(
+      'ffx_live_b2b_unlimited',
+      { requestsPerMinute: 'auto', pacing: 'burst' },
+      clock,
+      'unl',
+    );
+    const a = await auto.acquire('facts/full');
+    if (a.kind !== 'granted') throw new Error(a.kind);
+    // An error body without headers (401/403 bodies omit them) says nothing about the limit.
+    await auto.observe(a.permit, {});
+    expect((await auto.describe()).effectiveRequestsPerMinute).toBe(AUTO_START_RPM);
+    await auto.observe(a.permit, {}, { succeeded: true });
+    expect((await auto.describe()).effectiveRequestsPerMinute).toBe(UNLIMITED_RPM);
+    expect(granted(await Promise.all(Array.from({ length: 300 }, () => auto.acquire('facts/full'))))).toBe(
+      300,
+    );
+
+    const capped = budgetFor(
+      'ffx_live_b2b_capped',
+      { requestsPerMinute: 100, pacing: 'burst' },
+      clock,
+      'cap',
+    );
+    const c = await capped.acquire('facts/full');
+    if (c.kind !== 'granted') throw new Error(c.kind);
+    await capped.observe(
+      c.permit,
+      { limit: 6000, remaining: 5999, resetAtMs: clock.now() + 50_000 },
+      { succeeded: true },
+    );
+    expect((await capped.describe()).effectiveRequestsPerMinute).toBe(100);
   });
 });
 

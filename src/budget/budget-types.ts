@@ -13,11 +13,12 @@ export const WINDOW_MS = 60_000;
  */
 export interface BudgetConfig {
   /**
-   * Requests per minute the key is allowed (its plan's limit, as the user knows it). The
-   * effective rate is `floor(min(requestsPerMinute, X-RateLimit-Limit) * share)`.
-   * @defaultValue 60
+   * `auto`: the key's own limit, as each response's X-RateLimit-Limit reports it (up or down; a key
+   * whose successful answers carry no limit header is unlimited), starting at AUTO_START_RPM until
+   * the first answer. A number caps it: `floor(min(requestsPerMinute, X-RateLimit-Limit) * share)`.
+   * @defaultValue 'auto'
    */
-  requestsPerMinute: number;
+  requestsPerMinute: number | 'auto';
   /**
    * Share of the key's per-minute limit this exporter may use, 0 < share <= 1 (other systems may
    * use the same key). @defaultValue 1
@@ -119,7 +120,7 @@ export interface BudgetDescription {
   /** sha256 of the key, first 16 hex: identifies the key without revealing it. */
   keyFingerprint: string;
   accountId: string | null;
-  configuredRequestsPerMinute: number;
+  configuredRequestsPerMinute: number | 'auto';
   share: number;
   /** Last X-RateLimit-Limit reported by the server, null until a response was seen. */
   serverLimitPerMinute: number | null;

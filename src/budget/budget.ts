@@ -49,8 +49,11 @@ export interface Budget {
    * window, or says why not and until when. Never sends anything itself.
    */
   acquire(operation: string): Promise<AcquireOutcome>;
-  /** Feeds the rate-limit headers of the permit's response (success or error) to the gate. */
-  observe(permit: Permit, rateLimit: RateLimitState): Promise<void>;
+  /**
+   * Feeds the rate-limit headers of the permit's response (success or error) to the gate.
+   * `succeeded`: a 2xx answer, whose missing X-RateLimit-Limit means the key has no limit.
+   */
+  observe(permit: Permit, rateLimit: RateLimitState, opts?: { succeeded?: boolean }): Promise<void>;
   /**
    * Ends the permit. `sent: false` when the request never left (client-side validation): the
    * reservation is refunded. Otherwise the quota units stay spent (the server may have counted it).
@@ -144,7 +147,7 @@ class RedisBudget implements Budget {
         now,
         day,
         month,
-        c.requestsPerMinute,
+        c.requestsPerMinute === 'auto' ? -1 : c.requestsPerMinute,
         c.share,
         c.safetyMarginMs,
         WINDOW_MS,
@@ -197,7 +200,11 @@ class RedisBudget implements Budget {
     }
   }
 
-  async observe(permit: Permit, rateLimit: RateLimitState): Promise<void> {
+  async observe(
+    permit: Permit,
+    rateLimit: RateLimitState,
+    opts: { succeeded?: boolean } = {},
+  ): Promise<void> {
     const settle = !this.settled.has(permit);
     this.settled.add(permit);
     await runScript(
@@ -212,6 +219,7 @@ class RedisBudget implements Budget {
         rateLimit.resetAtMs ?? -1,
         this.config.safetyMarginMs,
         settle ? 1 : 0,
+        opts.succeeded === true ? 1 : 0,
       ],
     );
   }

@@ -1,8 +1,13 @@
 import { ConfigError } from '../errors.js';
 import type { BudgetConfig, BudgetConfigInput } from './budget-types.js';
 
+/** The rate of an `auto` budget until the first answer tells the key's limit (conservative). */
+export const AUTO_START_RPM = 60;
+/** The rate of a key whose successful answers carry no X-RateLimit-Limit: no per-minute limit. */
+export const UNLIMITED_RPM = 1_000_000;
+
 export const DEFAULT_BUDGET_CONFIG: BudgetConfig = {
-  requestsPerMinute: 60,
+  requestsPerMinute: 'auto',
   share: 1,
   dailyQuota: null,
   monthlyQuota: null,
@@ -34,7 +39,8 @@ export function resolveBudgetConfig(input: BudgetConfigInput = {}, where = 'budg
     }
     return v;
   };
-  cfg.requestsPerMinute = int('requestsPerMinute', 1) ?? cfg.requestsPerMinute;
+  cfg.requestsPerMinute =
+    raw.requestsPerMinute === 'auto' ? 'auto' : (int('requestsPerMinute', 1) ?? cfg.requestsPerMinute);
   cfg.maxRetryAfterMs = int('maxRetryAfterMs', 0) ?? cfg.maxRetryAfterMs;
   cfg.maxRateLimitRequeues = int('maxRateLimitRequeues', 0) ?? cfg.maxRateLimitRequeues;
   cfg.safetyMarginMs = int('safetyMarginMs', 0) ?? cfg.safetyMarginMs;
@@ -81,16 +87,22 @@ export function resolveBudgetConfig(input: BudgetConfigInput = {}, where = 'budg
 }
 
 /**
- * Requests per minute the exporter allows itself: the configured rate, lowered to the server's
- * X-RateLimit-Limit when that is less, times the configured share; at least 1.
+ * Requests per minute the exporter allows itself, times the configured share, at least 1:
+ * - `auto`: the server's X-RateLimit-Limit (`serverLimit`), UNLIMITED_RPM when its answers carry
+ *   none (`serverLimit` 0), AUTO_START_RPM before the first answer (`serverLimit` null);
+ * - a number: that cap, lowered to the server's limit when that is less.
+ * The gate's Lua (scripts.ts, ACQUIRE) applies the same rule.
  */
 export function effectiveRate(
   config: Pick<BudgetConfig, 'requestsPerMinute' | 'share'>,
   serverLimit?: number | null,
 ): number {
+  const server = serverLimit == null ? null : serverLimit > 0 ? serverLimit : UNLIMITED_RPM;
   const keyLimit =
-    serverLimit != null && serverLimit > 0
-      ? Math.min(config.requestsPerMinute, serverLimit)
-      : config.requestsPerMinute;
+    config.requestsPerMinute === 'auto'
+      ? (server ?? AUTO_START_RPM)
+      : server !== null && server > 0
+        ? Math.min(config.requestsPerMinute, server)
+        : config.requestsPerMinute;
   return Math.max(1, Math.floor(keyLimit * config.share + 1e-9));
 }

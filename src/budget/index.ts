@@ -17,7 +17,13 @@ export type {
   QuotaUsage,
 } from './budget-types.js';
 export { WINDOW_MS } from './budget-types.js';
-export { DEFAULT_BUDGET_CONFIG, resolveBudgetConfig, effectiveRate } from './config.js';
+export {
+  AUTO_START_RPM,
+  DEFAULT_BUDGET_CONFIG,
+  UNLIMITED_RPM,
+  resolveBudgetConfig,
+  effectiveRate,
+} from './config.js';
 export { keyFingerprint } from './fingerprint.js';
 export { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from './time.js';
 export { planRequests, assertPlanFits } from './plan.js';

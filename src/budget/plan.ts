@@ -51,6 +51,11 @@ export function planRequests(input: PlanInput): Plan {
   const parts: string[] = [
     `${fmt(requests)} requests at ${fmt(rate)} requests/min: about ${fmtDuration(expectedDurationMs)}`,
   ];
+  // `auto` before any answer: the key's limit is unknown, the start rate is a conservative guess.
+  if (state.configuredRequestsPerMinute === 'auto' && state.serverLimitPerMinute === null)
+    parts[0] += ` (rate auto: starting at ${fmt(rate)}/min until the API reports the key's limit; likely sooner)`;
+  else if (state.configuredRequestsPerMinute === 'auto')
+    parts[0] += ` (rate auto: the key's ${state.serverLimitPerMinute === 0 ? 'unlimited rate' : `limit of ${fmt(state.serverLimitPerMinute ?? rate)}/min`})`;
   if (remainingToday === null) parts.push('no daily quota known');
   else if (fitsToday)
     parts.push(

@@ -5,6 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { createHash } from 'node:crypto';
+import { AUTO_START_RPM, UNLIMITED_RPM } from './config.js';
 
 /**
  * Gate hash fields: wid (window id), end (server's reset of the window, clock ms), confirmed
@@ -61,14 +62,19 @@ if countsMonthly then
 end
 
 -- 3. a per-minute 429 holds everyone
-local g = redis.call('HMGET', KEYS[1], 'holdUntil', 'holdReason', 'wid', 'end', 'used', 'cap', 'inflight', 'serverLimit', 'last')
+local g = redis.call('HMGET', KEYS[1], 'holdUntil', 'holdReason', 'wid', 'end', 'used', 'cap', 'inflight', 'serverLimit', 'last', 'capAuto')
 local holdUntil = tonumber(g[1]) or 0
 if holdUntil > now then return {'hold', holdUntil, g[2] or 'rate limited'} end
 
 -- 4. the shared window
 local serverLimit = tonumber(g[8])
+-- rpm < 0: auto, the key's own limit (0 = the server sends none: unlimited); else a cap.
 local keyLimit = rpm
-if serverLimit and serverLimit > 0 and serverLimit < rpm then keyLimit = serverLimit end
+if rpm < 0 then
+  if serverLimit and serverLimit > 0 then keyLimit = serverLimit
+  elseif serverLimit == 0 then keyLimit = ${UNLIMITED_RPM}
+  else keyLimit = ${AUTO_START_RPM} end
+elseif serverLimit and serverLimit > 0 and serverLimit < rpm then keyLimit = serverLimit end
 local effective = math.max(1, math.floor(keyLimit * share + 1e-9))
 local wid = tonumber(g[3]) or 0
 local wend = tonumber(g[4]) or 0
@@ -82,9 +88,14 @@ if wid == 0 or now >= wend + margin then
   used = 0
   cap = effective
   inflight = 0
-  redis.call('HSET', KEYS[1], 'wid', wid, 'end', wend, 'confirmed', 0, 'used', 0, 'cap', cap, 'inflight', 0, 'opened', now, 'last', 0)
+  redis.call('HSET', KEYS[1], 'wid', wid, 'end', wend, 'confirmed', 0, 'used', 0, 'cap', cap, 'inflight', 0, 'opened', now, 'last', 0, 'capAuto', (rpm < 0 and not serverLimit) and 1 or 0)
 elseif now >= wend - margin then
   return {'window', wend + margin}
+end
+-- A window opened on the auto start rate grows to the key's limit once the first answer tells it.
+if g[10] == '1' and cap < effective and serverLimit then
+  cap = effective
+  redis.call('HSET', KEYS[1], 'cap', cap, 'capAuto', 0)
 end
 if cap > effective then cap = effective end
 if used >= cap then return {'window', wend + margin} end
@@ -113,7 +124,8 @@ return {'ok', wid, wend}
 
 /**
  * Feeds one response's X-RateLimit-* to the gate. ARGV: now, wid, limit, remaining, resetAtMs,
- * margin, settle (1 = this permit's request stops counting as in flight). -1 = header absent.
+ * margin, settle (1 = this permit's request stops counting as in flight), unlimited (1 = a
+ * successful answer without X-RateLimit-Limit: the key has no per-minute limit). -1 = header absent.
  * Remaining is applied as: what we may still send = remaining - our other requests in flight
  * (they may not have reached the server yet), so Remaining 0 closes the window until its reset.
  */
@@ -121,7 +133,8 @@ export const OBSERVE = `
 local now, pwid = tonumber(ARGV[1]), tonumber(ARGV[2])
 local L, rem, R, margin = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local settle = ARGV[7] == '1'
-if L > 0 then redis.call('HSET', KEYS[1], 'serverLimit', L) end
+if L > 0 then redis.call('HSET', KEYS[1], 'serverLimit', L)
+elseif ARGV[8] == '1' then redis.call('HSET', KEYS[1], 'serverLimit', 0) end
 local g = redis.call('HMGET', KEYS[1], 'wid', 'end', 'used', 'cap', 'inflight', 'confirmed')
 if tonumber(g[1]) ~= pwid then return 0 end
 local wend, used, cap, inflight = tonumber(g[2]), tonumber(g[3]), tonumber(g[4]), tonumber(g[5])

@@ -141,7 +141,9 @@ export const configSchema = z.strictObject({
   }),
   budget: z.strictObject({
     /** Requests per minute the key's plan allows; the server's X-RateLimit-Limit lowers it when less. */
-    requests_per_minute: posInt,
+    requests_per_minute: z.union([posInt, z.literal('auto')], {
+      error: 'must be "auto" (the key\'s own X-RateLimit-Limit) or a whole number of at least 1',
+    }),
     /** Share of the key's per-minute limit this exporter may use (others may share the key). */
     share: z.number().gt(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1'),
     /** Requests per UTC day the exporter may spend; null = only the server's quota applies. */

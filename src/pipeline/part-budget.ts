@@ -77,7 +77,10 @@ export async function withBudget<T>(
   if (outcome.kind !== 'granted') return await wait(budget, ctx, outcome);
 
   const permit = outcome.permit;
-  const bound: BoundPermit = { ...permit, observe: (rateLimit) => budget.observe(permit, rateLimit) };
+  const bound: BoundPermit = {
+    ...permit,
+    observe: (rateLimit) => budget.observe(permit, rateLimit, { succeeded: true }),
+  };
   let result: T;
   try {
     result = await send(bound);

@@ -2,6 +2,8 @@
  * What `status` shows: per dataset done / not_found / bad_request / failed / pending parts and
  * rows, the state, and what the snapshot waits for. As a table for people and as JSON.
  */
+import { createBudget, keyFingerprint, type BudgetDescription } from '../budget/index.js';
+import { budgetConfigFrom, budgetPrefix, type PipelineContext } from './context.js';
 import type { QuotaWait } from './snapshot-store.js';
 import { totals, type DatasetProgress, type SnapshotRecord } from './snapshot-store.js';
 
@@ -16,6 +18,8 @@ export interface StatusReport {
   waiting: { reason: string; until: string } | null;
   /** An API outage the parts queue holds for (`API unreachable since …, next probe at …`), or null. */
   api_outage: string | null;
+  /** The key's rate as configured and as learned from X-RateLimit-Limit (null without a key). */
+  rate: { configured: number | 'auto'; learned_limit: number | null; effective: number } | null;
   datasets: Record<string, DatasetProgress>;
   total: DatasetProgress;
   manifest: string | null;
@@ -33,6 +37,7 @@ export function statusReport(
   current: QuotaWait | null,
   waits: QuotaWait[] = [],
   outage: string | null = null,
+  budget: BudgetDescription | null = null,
 ): StatusReport {
   const running = rec.state === 'running' || rec.state === 'enqueuing';
   return {
@@ -44,6 +49,13 @@ export function statusReport(
     finished_at: rec.finishedAtMs ? new Date(rec.finishedAtMs).toISOString() : null,
     waiting: running && current ? { reason: current.message, until: current.until } : null,
     api_outage: running ? outage : null,
+    rate: budget
+      ? {
+          configured: budget.configuredRequestsPerMinute,
+          learned_limit: budget.serverLimitPerMinute,
+          effective: budget.effectiveRequestsPerMinute,
+        }
+      : null,
     datasets: rec.progress,
     total: totals(rec),
     manifest: rec.manifest,
@@ -88,6 +100,17 @@ export function formatStatus(r: StatusReport, nowMs: number = Date.now()): strin
       `requests: ${fmt(r.requests.sent)} sent, ${fmt(r.requests.rate_limited_429)} answered 429, ${fmt(r.requests.retried)} failed attempt(s) retried`,
     );
   if (r.retries > 0) lines.push(`retried: ${r.retries} time(s)`);
+  if (r.rate) {
+    const learned =
+      r.rate.learned_limit === null
+        ? 'not reported yet'
+        : r.rate.learned_limit === 0
+          ? 'none (unlimited)'
+          : `${fmt(r.rate.learned_limit)}/min`;
+    lines.push(
+      `rate: ${fmt(r.rate.effective)} requests/min (configured ${String(r.rate.configured)}; the key's X-RateLimit-Limit: ${learned})`,
+    );
+  }
   return lines.join('\n').trimEnd();
 }
 
@@ -104,4 +127,21 @@ export function duration(ms: number): string {
   const h = Math.floor(m / 60);
   if (h < 48) return `${h}h${String(m % 60).padStart(2, '0')}m`;
   return `${Math.floor(h / 24)}d${h % 24}h`;
+}
+
+/** The budget of the configured key, for `status` (null when no key is configured here). */
+export async function describeKeyBudget(ctx: PipelineContext): Promise<BudgetDescription | null> {
+  const key = ctx.config.api.key;
+  if (!key) return null;
+  const budget = createBudget({
+    redis: ctx.redis,
+    config: budgetConfigFrom(ctx.config),
+    keyFingerprint: keyFingerprint(key.reveal()),
+    prefix: budgetPrefix(ctx.config),
+  });
+  try {
+    return await budget.describe();
+  } finally {
+    await budget.close();
+  }
 }

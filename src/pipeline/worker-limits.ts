@@ -1,4 +1,10 @@
-import { WINDOW_MS, effectiveRate, type BudgetConfig, type LimiterOptions } from '../budget/index.js';
+import {
+  UNLIMITED_RPM,
+  WINDOW_MS,
+  effectiveRate,
+  type BudgetConfig,
+  type LimiterOptions,
+} from '../budget/index.js';
 
 /**
  * BullMQ Worker `limiter` for the part queue: at most the configured effective rate of job starts
@@ -7,6 +13,9 @@ import { WINDOW_MS, effectiveRate, type BudgetConfig, type LimiterOptions } from
  * set: without `limiter.max` BullMQ ignores the queue-wide holds (`queue.rateLimit`) the gate uses.
  */
 export function limiterFor(config: Pick<BudgetConfig, 'requestsPerMinute' | 'share'>): LimiterOptions {
+  // With `auto` the key's limit is learned at run time and the gate enforces it exactly; BullMQ's
+  // limiter, fixed when the worker starts, only has to be set (queue-wide holds need it).
+  if (config.requestsPerMinute === 'auto') return { max: UNLIMITED_RPM, duration: WINDOW_MS };
   return { max: effectiveRate(config), duration: WINDOW_MS };
 }
 

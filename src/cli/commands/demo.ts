@@ -84,8 +84,6 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
       env.FILINGS_API_KEY = DEMO_API_KEY;
       delete env.FILINGS_API_KEY_FILE;
       flags.push({ path: 'api.url', value: emulator.url, flag: 'demo (emulator)' });
-      // The demo key allows 600 requests a minute: let the budget use them.
-      flags.push({ path: 'budget.requests_per_minute', value: 600, flag: 'demo (emulator)' });
       say(
         `demo: started the emulator at ${emulator.url} with the public demo key (set FILINGS_API_URL to use a real API)`,
       );

@@ -23,12 +23,15 @@ export function register(program: Command): void {
 }
 
 export async function run(snapshotId: string | undefined, o: StatusCliOptions): Promise<void> {
-  const [{ setup }, { InputError }, { openPipeline, formatStatus, outageStatus, statusReport, totals }] =
-    await Promise.all([
-      import('../command-support.js'),
-      import('../../errors.js'),
-      import('../../pipeline/index.js'),
-    ]);
+  const [
+    { setup },
+    { InputError },
+    { openPipeline, formatStatus, outageStatus, statusReport, totals, describeKeyBudget },
+  ] = await Promise.all([
+    import('../command-support.js'),
+    import('../../errors.js'),
+    import('../../pipeline/index.js'),
+  ]);
   const { config, logger } = setup(o);
   const ctx = await openPipeline(config, logger);
   try {
@@ -46,6 +49,7 @@ export async function run(snapshotId: string | undefined, o: StatusCliOptions): 
       await ctx.store.currentQuotaWait(id),
       await ctx.store.quotaWaits(id),
       await outageStatus(ctx),
+      await describeKeyBudget(ctx),
     );
     if (o.json) {
       process.stdout.write(`${JSON.stringify(report)}\n`);
