@@ -5,7 +5,7 @@
  */
 import { constants } from 'node:fs';
 import { access, mkdir, stat } from 'node:fs/promises';
-import { HeadBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import { StorageError, coerceError } from '../../errors.js';
 import { LocalStorage } from './local-storage.js';
 import { makeS3Client, DEFAULT_S3_SETTINGS, S3Storage } from './s3-storage.js';
@@ -51,9 +51,8 @@ async function checkS3(storage: S3Storage, opts: OpenStorageOptions): Promise<vo
   });
   try {
     const Bucket = storage.location.bucket;
+    // HeadBucket needs s3:ListBucket on AWS: 404 missing bucket, 403 bad keys, 301 wrong region.
     await client.send(new HeadBucketCommand({ Bucket }));
-    // HeadBucket passes on some servers with read-only or no keys; listing proves the keys work.
-    await client.send(new ListObjectsV2Command({ Bucket, MaxKeys: 1 }));
   } catch (err: unknown) {
     throw new StorageError('STORAGE_UNAVAILABLE', `output root ${where}: ${explain(err)}`, false, {
       cause: err,

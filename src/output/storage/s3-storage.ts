@@ -15,7 +15,7 @@ import {
   GetObjectCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
-  ListObjectsV2Command,
+  ListObjectsCommand,
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
@@ -34,8 +34,9 @@ export interface S3Settings {
   forcePathStyle: boolean;
   /**
    * When the SDK adds CRC32 request checksums: `when_supported` (the SDK's own default) on every
-   * PutObject/UploadPart, `when_required` only where the API demands one (DeleteObjects). s3rver
-   * and some other servers reject or mis-handle the streaming checksum trailer. @defaultValue when_required
+   * PutObject/UploadPart, `when_required` only where the API demands one (DeleteObjects), for
+   * servers that reject the checksum headers. s3rver 3.7.1 accepts both for our uploads (parts
+   * are Buffers, so no aws-chunked trailer is sent). @defaultValue when_supported
    */
   checksums: 'when_supported' | 'when_required';
 }
@@ -44,7 +45,7 @@ export const DEFAULT_S3_SETTINGS: S3Settings = {
   endpoint: null,
   region: null,
   forcePathStyle: false,
-  checksums: 'when_required',
+  checksums: 'when_supported',
 };
 
 /** Multipart numbers: 8 MiB parts, 4 in flight, so one upload buffers at most 32 MiB. */
@@ -157,8 +158,9 @@ export class S3Storage implements Storage {
       await upload.done();
     } catch (err: unknown) {
       if (body instanceof Readable) body.destroy();
-      // Upload aborts its own multipart upload; this catches one whose abort request failed too.
-      await this.abortIncomplete(Key).catch(() => undefined);
+      // Upload's own abort runs only after its in-flight parts settle (done() rejects first on a
+      // cancel), so abort by id now; then sweep the key, which also catches a failed abort.
+      await this.abortIncomplete(Key, upload.uploadId).catch(() => undefined);
       throw new StorageError(
         'STORAGE_UNAVAILABLE',
         `${this.url(key)}: upload failed: ${coerceError(err).message}`,
@@ -172,8 +174,13 @@ export class S3Storage implements Storage {
     }
   }
 
-  /** Aborts every incomplete multipart upload of exactly this key. */
-  private async abortIncomplete(Key: string): Promise<void> {
+  /** Aborts `uploadId`, then every other incomplete multipart upload of exactly this key. */
+  private async abortIncomplete(Key: string, uploadId: string | undefined): Promise<void> {
+    const Bucket = this.location.bucket;
+    if (uploadId !== undefined)
+      await this.client
+        .send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId: uploadId }))
+        .catch(() => undefined);
     const res = await this.client.send(
       new ListMultipartUploadsCommand({ Bucket: this.location.bucket, Prefix: Key }),
     );
@@ -229,19 +236,23 @@ export class S3Storage implements Storage {
   async list(prefix: string): Promise<StoredObject[]> {
     const base = this.location.prefix === '' ? '' : `${this.location.prefix}/`;
     const out: StoredObject[] = [];
-    let token: string | undefined;
-    do {
+    // ListObjects (v1) paged by Marker = last key seen: same result as v2 on AWS, and s3rver
+    // 3.7.1 answers 500 to any truncated v2 page (its continuation token uses DES, gone from OpenSSL 3).
+    let after: string | undefined;
+    for (;;) {
       const res = await this.client.send(
-        new ListObjectsV2Command({
+        new ListObjectsCommand({
           Bucket: this.location.bucket,
           Prefix: base + prefix,
-          ...(token !== undefined ? { ContinuationToken: token } : {}),
+          ...(after !== undefined ? { Marker: after } : {}),
         }),
       );
-      for (const o of res.Contents ?? [])
+      const page = res.Contents ?? [];
+      for (const o of page)
         if (o.Key !== undefined) out.push({ key: o.Key.slice(base.length), bytes: o.Size ?? 0 });
-      token = res.IsTruncated === true ? res.NextContinuationToken : undefined;
-    } while (token !== undefined);
+      after = page.at(-1)?.Key;
+      if (res.IsTruncated !== true || after === undefined) break;
+    }
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
