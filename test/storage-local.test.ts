@@ -50,3 +50,29 @@ describe('LocalStorage', () => {
     await st.close();
   });
 });
+
+describe('output.s3 settings', () => {
+  it('keeps an s3:// root as given, reads the S3 env settings, one line for a bad value', async () => {
+    const { loadConfig } = await import('../src/config/load.js');
+    const { s3Settings } = await import('../src/output/storage/open-storage.js');
+    const config = loadConfig({
+      cwd: tmp,
+      env: {
+        FILINGS_EXPORT_OUT: 's3://my-bucket/exports',
+        FILINGS_EXPORT_S3_ENDPOINT: 'http://127.0.0.1:9000',
+        FILINGS_EXPORT_S3_FORCE_PATH_STYLE: 'true',
+      },
+    });
+    expect(config.output.dir).toBe('s3://my-bucket/exports');
+    expect(s3Settings(config.output)).toEqual({
+      endpoint: 'http://127.0.0.1:9000',
+      region: null,
+      forcePathStyle: true,
+      checksums: 'when_supported',
+    });
+    expect(loadConfig({ cwd: tmp, env: { FILINGS_EXPORT_OUT: 'out' } }).output.dir).toBe(join(tmp, 'out'));
+    expect(() => loadConfig({ cwd: tmp, env: { FILINGS_EXPORT_S3_CHECKSUMS: 'sometimes' } })).toThrow(
+      /output\.s3\.checksums.*must be when_supported or when_required/,
+    );
+  });
+});
