@@ -39,6 +39,8 @@ export type ErrorCode =
   | 'PLAN_DOES_NOT_FIT'
   | 'SNAPSHOT_STOPPED'
   | 'OUTPUT_FAILED'
+  | 'STORAGE_UNAVAILABLE'
+  | 'STORAGE_NOT_FOUND'
   | 'VERIFY_FAILED'
   // infrastructure
   | 'REDIS_UNAVAILABLE'
@@ -248,6 +250,21 @@ export class BudgetError extends FilingsExportError {
 export class OutputError extends FilingsExportError {
   constructor(code: 'OUTPUT_FAILED' | 'VERIFY_FAILED', message: string, options?: ErrorOptions) {
     super(code, message, false, options);
+  }
+}
+
+/**
+ * The output root cannot be used (missing bucket, refused credentials, unreachable endpoint, a
+ * local root that is not a writable directory) or an object is missing. The message names the root.
+ */
+export class StorageError extends FilingsExportError {
+  constructor(
+    code: 'STORAGE_UNAVAILABLE' | 'STORAGE_NOT_FOUND',
+    message: string,
+    retryable: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, retryable, options);
   }
 }
 

@@ -26,18 +26,27 @@ import { Secret } from './secret.js';
 export const DEFAULTS_FILE = fileURLToPath(new URL('../../config/defaults.yaml', import.meta.url));
 
 /** Environment variables read by the exporter and the config path each sets. */
-export const ENV_SETTINGS: ReadonlyArray<{ name: string; path: string; kind: 'string' | 'int' }> = [
+export const ENV_SETTINGS: ReadonlyArray<{ name: string; path: string; kind: 'string' | 'int' | 'bool' }> = [
   { name: 'FILINGS_API_URL', path: 'api.url', kind: 'string' },
   { name: 'REDIS_URL', path: 'redis.url', kind: 'string' },
   { name: 'FILINGS_EXPORT_PREFIX', path: 'redis.prefix', kind: 'string' },
   { name: 'FILINGS_EXPORT_QUEUE', path: 'queue.name', kind: 'string' },
   { name: 'FILINGS_EXPORT_OUT', path: 'output.dir', kind: 'string' },
+  { name: 'FILINGS_EXPORT_S3_ENDPOINT', path: 'output.s3.endpoint', kind: 'string' },
+  { name: 'FILINGS_EXPORT_S3_REGION', path: 'output.s3.region', kind: 'string' },
+  { name: 'FILINGS_EXPORT_S3_FORCE_PATH_STYLE', path: 'output.s3.force_path_style', kind: 'bool' },
+  { name: 'FILINGS_EXPORT_S3_CHECKSUMS', path: 'output.s3.checksums', kind: 'string' },
   { name: 'FILINGS_EXPORT_CONCURRENCY', path: 'worker.concurrency', kind: 'int' },
   { name: 'LOG_LEVEL', path: 'log.level', kind: 'string' },
 ];
 
 /** Fields holding file paths: relative values in a config file are relative to that file. */
 const PATH_FIELDS = ['output.dir', 'universe.file', 'api.key_file'];
+
+/** A path field holding a local path (an `s3://` output root is a URL and stays as given). */
+function isLocalPath(path: string, value: string): boolean {
+  return PATH_FIELDS.includes(path) && !/^[a-z][a-z0-9+.-]+:\/\//i.test(value);
+}
 
 /** A flag given on the command line, as a config override. */
 export interface FlagOverride {
@@ -87,14 +96,15 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
     if (raw === undefined || raw === '') continue;
     let value: unknown = raw;
     if (e.kind === 'int' && /^-?\d+$/.test(raw.trim())) value = Number(raw.trim());
-    if (PATH_FIELDS.includes(e.path)) value = resolve(cwd, raw);
+    if (e.kind === 'bool' && /^(true|false)$/i.test(raw.trim())) value = raw.trim().toLowerCase() === 'true';
+    if (isLocalPath(e.path, raw)) value = resolve(cwd, raw);
     settings.push({ path: e.path.split('.'), value, source: `environment ${e.name}` });
   }
 
   for (const f of opts.flags ?? []) {
     if (f.value === undefined) continue;
     const value =
-      PATH_FIELDS.includes(f.path) && typeof f.value === 'string' ? resolve(cwd, f.value) : f.value;
+      typeof f.value === 'string' && isLocalPath(f.path, f.value) ? resolve(cwd, f.value) : f.value;
     settings.push({ path: f.path.split('.'), value, source: `flag ${f.flag}` });
   }
 
@@ -167,7 +177,7 @@ function fileSettings(path: string, via: string, pathBase?: string): Setting[] {
   const base = pathBase ?? dirname(path);
   return flattenObject(doc, path).map((s) => {
     const dotted = s.path.join('.');
-    if (PATH_FIELDS.includes(dotted) && typeof s.value === 'string' && !isAbsolute(s.value))
+    if (typeof s.value === 'string' && isLocalPath(dotted, s.value) && !isAbsolute(s.value))
       return { ...s, value: resolve(base, s.value) };
     return s;
   });

@@ -103,6 +103,19 @@ export const configSchema = z.strictObject({
       .min(1024, 'must be at least 1024')
       .max(1_048_576, 'must be at most 1048576')
       .nullable(),
+    /** Settings of an `s3://bucket/prefix` root; credentials come only from the AWS default chain. */
+    s3: z.strictObject({
+      /** Endpoint of a non-AWS server (MinIO, R2, GCS interoperability); null = AWS. */
+      endpoint: z.url({ error: 'must be a URL such as http://127.0.0.1:9000' }).nullable(),
+      /** Region; null = AWS_REGION / the profile's, else us-east-1. */
+      region: z.string().min(1, 'must not be empty').nullable(),
+      /** Path-style addressing (endpoint/bucket/key), needed by most self-hosted servers. */
+      force_path_style: z.boolean({ error: 'must be true or false' }),
+      /** SDK request checksums: when_supported (SDK default) or when_required (servers that reject them). */
+      checksums: z.enum(['when_supported', 'when_required'], {
+        error: 'must be when_supported or when_required',
+      }),
+    }),
   }),
   schedule: z.strictObject({
     cron,

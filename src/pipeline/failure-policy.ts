@@ -59,6 +59,8 @@ export const FAILURE_POLICY: Readonly<Record<ErrorCode, FailureRule>> = {
   TRANSPORT_MALFORMED: { action: 'retry', why: 'body not the documented JSON' },
   INTERNAL: { action: 'retry', why: 'unknown error: retried, attempts bound it' },
   REDIS_UNAVAILABLE: { action: 'retry', why: 'Redis away: BullMQ waits for it' },
+  STORAGE_UNAVAILABLE: { action: 'retry', why: 'the bucket did not take the object after the SDK retries' },
+  STORAGE_NOT_FOUND: { action: 'fail', why: 'an object the snapshot needs is missing' },
   TRANSPORT_ABORTED: { action: 'fail', why: 'aborted by us: retrying ignores that' },
   CONFIG_INVALID: { action: 'fail', why: 'fix the configuration' },
   INPUT_INVALID: { action: 'fail', why: 'fix the input (payload, ticker)' },

@@ -1,0 +1,104 @@
+/** Storage port over a local directory: today's semantics (write a temp file, fsync, rename). */
+import { createReadStream } from 'node:fs';
+import { copyFile, mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import { StorageError } from '../../errors.js';
+import { fsyncDir, fsyncFile, writeFileAtomic } from '../fs-util.js';
+import { checkKey, type Storage, type StoredObject } from './storage.js';
+
+function tmpName(path: string): string {
+  return `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+}
+
+/** Copies `src` to `dst` durably through a temp name, so readers never see a short file. */
+async function copyAtomic(src: string, dst: string): Promise<void> {
+  await mkdir(dirname(dst), { recursive: true });
+  const tmp = tmpName(dst);
+  try {
+    await copyFile(src, tmp);
+    await fsyncFile(tmp);
+    await rename(tmp, dst);
+  } catch (err: unknown) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  await fsyncDir(dirname(dst));
+}
+
+export class LocalStorage implements Storage {
+  readonly kind = 'local' as const;
+  constructor(readonly root: string) {}
+
+  url(key: string): string {
+    return join(this.root, ...checkKey(key).split('/'));
+  }
+
+  async putFile(key: string, localPath: string): Promise<StoredObject> {
+    const dst = this.url(key);
+    await copyAtomic(localPath, dst);
+    return { key, bytes: (await stat(dst)).size };
+  }
+
+  async putBytes(key: string, data: string | Uint8Array): Promise<StoredObject> {
+    const dst = this.url(key);
+    await mkdir(dirname(dst), { recursive: true });
+    await writeFileAtomic(dst, data);
+    return { key, bytes: typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength };
+  }
+
+  async getStream(key: string): Promise<NodeJS.ReadableStream> {
+    const path = this.url(key);
+    if ((await this.head(key)) === null) throw notFound(path);
+    return createReadStream(path);
+  }
+
+  async download(key: string, localPath: string): Promise<StoredObject> {
+    const src = this.url(key);
+    if ((await this.head(key)) === null) throw notFound(src);
+    await copyAtomic(src, localPath);
+    return { key, bytes: (await stat(localPath)).size };
+  }
+
+  async head(key: string): Promise<StoredObject | null> {
+    try {
+      const s = await stat(this.url(key));
+      return s.isFile() ? { key, bytes: s.size } : null;
+    } catch (err: unknown) {
+      if ((err as { code?: string }).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  async list(prefix: string): Promise<StoredObject[]> {
+    let entries: string[];
+    try {
+      entries = (await readdir(this.root, { recursive: true })).map(String);
+    } catch (err: unknown) {
+      if ((err as { code?: string }).code === 'ENOENT') return [];
+      throw err;
+    }
+    const out: StoredObject[] = [];
+    for (const rel of entries) {
+      const key = rel.split(sep).join('/');
+      if (!key.startsWith(prefix) || /\.tmp-\d+-[a-z0-9]+$/.test(key)) continue;
+      const s = await stat(join(this.root, rel)).catch(() => null);
+      if (s?.isFile()) out.push({ key, bytes: s.size });
+    }
+    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  async delete(keys: readonly string[]): Promise<void> {
+    for (const key of keys) await rm(this.url(key), { force: true });
+  }
+
+  async close(): Promise<void> {}
+
+  /** Key of an absolute path under the root (for callers that still hold paths). */
+  keyOf(path: string): string {
+    return relative(this.root, path).split(sep).join('/');
+  }
+}
+
+function notFound(path: string): StorageError {
+  return new StorageError('STORAGE_NOT_FOUND', `${path}: no such file`, false);
+}

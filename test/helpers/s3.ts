@@ -1,0 +1,112 @@
+/**
+ * A real S3-compatible server for tests: s3rver on a free loopback port over a temp directory,
+ * with one bucket, plus a TCP proxy in front of it that can misbehave once (real faults, no mocks).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createConnection, createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import S3rver from 's3rver';
+
+export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+
+export interface TestS3 {
+  endpoint: string;
+  bucket: string;
+  dir: string;
+  close(): Promise<void>;
+}
+
+export async function startS3(bucket = 'test-bucket'): Promise<TestS3> {
+  const dir = await mkdtemp(join(tmpdir(), 'filings-export-s3-'));
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory: dir,
+    configureBuckets: [{ name: bucket }],
+  });
+  const addr = await server.run();
+  return {
+    endpoint: `http://127.0.0.1:${addr.port}`,
+    bucket,
+    dir,
+    async close() {
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type ProxyFault = 'none' | 'drop-once' | 'status-500-once';
+
+/**
+ * A TCP proxy that forwards to `target` and records each request line. With a fault set, the
+ * first request whose line starts with `PUT ` is dropped after its headers (`drop-once`) or
+ * answered with a 500 (`status-500-once`); later ones pass.
+ */
+export interface FaultProxy {
+  endpoint: string;
+  requests: string[];
+  faultsInjected: number;
+  close(): Promise<void>;
+}
+
+export async function startFaultProxy(target: string, fault: ProxyFault): Promise<FaultProxy> {
+  const url = new URL(target);
+  const sockets = new Set<Socket>();
+  const state = { requests: [] as string[], faultsInjected: 0 };
+  const server = createServer((client) => {
+    sockets.add(client);
+    const upstream = createConnection(Number(url.port), url.hostname);
+    sockets.add(upstream);
+    let head = '';
+    let decided = false;
+    client.on('data', (chunk: Buffer) => {
+      if (!decided) {
+        head += chunk.toString('latin1');
+        const line = head.split('\r\n')[0] ?? '';
+        if (head.includes('\r\n')) {
+          state.requests.push(line);
+          decided = true;
+          if (fault !== 'none' && state.faultsInjected === 0 && line.startsWith('PUT ')) {
+            state.faultsInjected += 1;
+            upstream.destroy();
+            if (fault === 'drop-once') client.destroy();
+            else
+              client.end(
+                'HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/xml\r\nContent-Length: 0\r\nConnection: close\r\n\r\n',
+              );
+            return;
+          }
+        }
+      } else if (chunk.toString('latin1').match(/^[A-Z]+ \/\S* HTTP\/1\.1\r\n/)) {
+        state.requests.push(chunk.toString('latin1').split('\r\n')[0] ?? '');
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => client.write(chunk));
+    upstream.on('end', () => client.end());
+    client.on('end', () => upstream.end());
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => sockets.delete(client));
+    upstream.on('close', () => sockets.delete(upstream));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    get requests() {
+      return state.requests;
+    },
+    get faultsInjected() {
+      return state.faultsInjected;
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
