@@ -8,12 +8,14 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError, type Job } from 'bullmq';
 import {
+  ApiError,
   RequestValidationError,
   TransportError,
   coerceError,
   errorCode,
   isRetryable,
 } from '../src/errors.js';
+import { statusClass } from '../src/metrics/metrics.js';
 import { datasetDefinition } from '../src/datasets/index.js';
 import { failureAction } from '../src/pipeline/failure-policy.js';
 import {
@@ -76,7 +78,19 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
     }
 
     const spec = datasetDefinition(p.dataset);
+    const m = deps.metrics;
+    /** Records the part's result in the snapshot (status, counts) and in the metrics. */
+    const record = async (pointer: PartPointer): Promise<PartPointer> => {
+      await store.recordPart(p.snapshotId, pointer);
+      m?.parts.inc({ dataset: p.dataset, outcome: pointer.status });
+      if (pointer.status === 'done') {
+        m?.rows.inc({ dataset: p.dataset }, pointer.rows);
+        m?.bytes.inc({ dataset: p.dataset }, pointer.bytes);
+      }
+      return pointer;
+    };
     const holdForOutage = async (untilMs: number): Promise<never> => {
+      m?.outageHolds.inc();
       await deps.rateLimiter.rateLimit(Math.max(1, untilMs - deps.clock.now()));
       throw new RateLimitError();
     };
@@ -93,12 +107,15 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
           `API unreachable since ${new Date(gate.since).toISOString()}, longer than ` +
           `retry.outage_max_ms=${deps.maxOutageMs} ms (${gate.lastError}); not fetched. ` +
           `Resume with: filings-export run --snapshot-id ${p.snapshotId} --retry`;
-        await store.recordPart(p.snapshotId, { ...base, status: 'failed', rows: 0, bytes: 0, message });
+        await record({ ...base, status: 'failed', rows: 0, bytes: 0, message });
         throw new UnrecoverableError(message);
       }
       default:
         return assertNever(gate, 'outage gate');
     }
+    const startedAt = performance.now();
+    const timed = (): void =>
+      m?.partDuration.observe({ dataset: p.dataset }, (performance.now() - startedAt) / 1000);
     try {
       const pointer = await withBudget(
         deps.budget,
@@ -113,6 +130,7 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
           label,
           // A part still waiting for its slot goes back to the queue when the worker shuts down.
           signal: waitSignal(signal, deps.closing),
+          onWait: (reason) => m?.budgetWaits.inc({ reason }),
         },
         async (permit) => {
           const fetchedAt = new Date(deps.clock.now()).toISOString();
@@ -123,6 +141,9 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
             // Counted once the answer is known; a request the client refused to send is not one.
             if (!(err instanceof RequestValidationError)) {
               const action = failureAction(err);
+              m?.requests.inc({ operation: spec.operation, status_class: statusClass(errorStatus(err)) });
+              if (action === 'hold_queue') m?.rateLimited.inc({ kind: 'rate' });
+              if (action === 'wait_quota_reset') m?.rateLimited.inc({ kind: 'quota' });
               await store.countRequest(p.snapshotId, {
                 rateLimited: action === 'hold_queue' || action === 'wait_quota_reset',
               });
@@ -132,6 +153,7 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
             throw err;
           }
           try {
+            m?.requests.inc({ operation: spec.operation, status_class: statusClass(res.status) });
             await answered();
             await store.countRequest(p.snapshotId, {});
             await permit.observe(res.rateLimit);
@@ -150,7 +172,8 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
           }
         },
       );
-      await store.recordPart(p.snapshotId, pointer);
+      timed();
+      await record(pointer);
       log.debug({ rows: pointer.rows, bytes: pointer.bytes }, 'part exported');
       return pointer;
     } catch (err: unknown) {
@@ -165,6 +188,7 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
         );
         return await putBack({ job, token }, `${label}: aborted, the worker is shutting down`);
       }
+      timed();
       const action = failureAction(e);
       if (action === 'hold_on_outage') {
         // Several parts in a row failing so means the API is away: hold, keep the attempt.
@@ -177,8 +201,8 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
           return holdForOutage(verdict.nextProbeMs);
         }
       }
-      const failed = async (message: string): Promise<void> =>
-        store.recordPart(p.snapshotId, { ...base, status: 'failed', rows: 0, bytes: 0, message });
+      const failed = async (message: string): Promise<PartPointer> =>
+        record({ ...base, status: 'failed', rows: 0, bytes: 0, message });
       switch (action) {
         case 'record_not_found': {
           const pointer: PartPointer = {
@@ -188,7 +212,7 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
             bytes: 0,
             message: e.message,
           };
-          await store.recordPart(p.snapshotId, pointer);
+          await record(pointer);
           log.warn({ reason: e.message }, 'company not found; part recorded as not_found');
           return pointer;
         }
@@ -200,7 +224,7 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
             bytes: 0,
             message: e.message,
           };
-          await store.recordPart(p.snapshotId, pointer);
+          await record(pointer);
           log.error({ reason: e.message }, 'request refused as invalid; part recorded as bad_request');
           return pointer;
         }
@@ -227,6 +251,7 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
             if (!retryable) throw new UnrecoverableError(message);
           } else {
             await store.countRetry(p.snapshotId);
+            m?.retries.inc({ dataset: p.dataset });
             log.warn({ code: errorCode(e), reason: e.message }, 'part attempt failed; will retry');
           }
           throw e;
@@ -304,4 +329,9 @@ function isBullMqControl(e: Error): boolean {
     e instanceof UnrecoverableError ||
     e instanceof WaitingChildrenError
   );
+}
+
+/** The HTTP status an API error came with, if any. */
+function errorStatus(err: unknown): number | undefined {
+  return err instanceof ApiError ? err.status : undefined;
 }

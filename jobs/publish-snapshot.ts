@@ -87,6 +87,7 @@ export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps): Publi
 
     try {
       const waits = await store.quotaWaits(p.snapshotId);
+      const stopTimer = deps.metrics?.publishDuration.startTimer();
       const result = await deps.publish({
         root: p.outDir,
         snapshotId: p.snapshotId,
@@ -100,6 +101,7 @@ export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps): Publi
         retries: rec.partRetries,
         rateLimited429: rec.rateLimited429,
       });
+      stopTimer?.();
       // Nothing silently dropped: the published files hold exactly the rows the parts fetched.
       for (const ds of p.datasets) {
         if ((result.rows[ds] ?? 0) !== (rows[ds] ?? 0))

@@ -37,6 +37,8 @@ export const ENV_SETTINGS: ReadonlyArray<{ name: string; path: string; kind: 'st
   { name: 'FILINGS_EXPORT_S3_FORCE_PATH_STYLE', path: 'output.s3.force_path_style', kind: 'bool' },
   { name: 'FILINGS_EXPORT_S3_CHECKSUMS', path: 'output.s3.checksums', kind: 'string' },
   { name: 'FILINGS_EXPORT_CONCURRENCY', path: 'worker.concurrency', kind: 'int' },
+  { name: 'FILINGS_EXPORT_METRICS_PORT', path: 'worker.metrics_port', kind: 'int' },
+  { name: 'FILINGS_EXPORT_METRICS_HOST', path: 'worker.metrics_host', kind: 'string' },
   { name: 'LOG_LEVEL', path: 'log.level', kind: 'string' },
 ];
 

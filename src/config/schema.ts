@@ -128,6 +128,10 @@ export const configSchema = z.strictObject({
     /** Publish and trigger jobs in flight per worker process. */
     control_concurrency: posInt.max(16, 'must be at most 16'),
     lock_duration_ms: posInt.min(5000, 'must be at least 5000'),
+    /** Serve Prometheus metrics, /healthz and /readyz on this port; null = off. */
+    metrics_port: z.number().int().min(0).max(65535, 'must be a TCP port (0 to 65535)').nullable(),
+    /** Address of the metrics endpoint. Loopback unless you mean to expose it. */
+    metrics_host: z.string().min(1),
     shutdown_timeout_ms: posInt,
   }),
   retry: z.strictObject({

@@ -8,6 +8,7 @@ import type { Config } from '../config/load.js';
 import type { Secret } from '../config/secret.js';
 import type { Logger } from '../log.js';
 import type { JobProcessors } from './job-processors.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { systemClock, type Clock } from '../types.js';
 import { clientFetcher } from './client-fetcher.js';
 import { budgetConfigFrom, budgetPrefix, openPipeline, type PipelineContext } from './context.js';
@@ -18,7 +19,10 @@ export interface Exporter {
   ctx: PipelineContext;
   budget: Budget;
   /** Starts workers in this process (`worker`, `run --local`, `demo`). */
-  startWorkers(roles?: { parts?: boolean; control?: boolean }): Promise<RunningWorkers>;
+  startWorkers(
+    roles?: { parts?: boolean; control?: boolean },
+    opts?: { metrics?: Metrics },
+  ): Promise<RunningWorkers>;
   /** Closes workers started here, the client, the budget and Redis. */
   close(deadlineMs?: number): Promise<void>;
 }
@@ -50,7 +54,7 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
   return {
     ctx,
     budget,
-    async startWorkers(roles) {
+    async startWorkers(roles, o = {}) {
       client ??= new FilingsClient({
         baseUrl: config.api.url,
         apiKey: opts.apiKey.reveal(),
@@ -75,6 +79,7 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
         budget,
         clock,
         ...(roles ? { roles } : {}),
+        ...(o.metrics ? { metrics: o.metrics } : {}),
       });
       started.push(running);
       return running;

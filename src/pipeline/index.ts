@@ -7,6 +7,7 @@ export { checkOutputRoot } from '../output/preflight.js';
 export { annualRevenueSql, DEMO_METRIC, groupDigits, queryAnnualRevenue } from './demo-query.js';
 export { budgetConfigFrom, openPipeline, redactUrl, type PipelineContext } from './context.js';
 export { openExporter, type Exporter, type OpenExporterOptions } from './exporter.js';
+export { serveMetrics, type ServedMetrics } from './metrics-endpoint.js';
 export type { JobProcessors } from './job-processors.js';
 export { resultLine, runSnapshot } from './run-snapshot.js';
 export { removeNightlySchedule, upsertNightlySchedule } from './schedule.js';

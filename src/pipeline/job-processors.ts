@@ -6,6 +6,7 @@
 import type { Job } from 'bullmq';
 import type { Budget } from '../budget/index.js';
 import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { Clock, PartPointer } from '../types.js';
 import type { EnqueueOutcome } from './enqueue.js';
 import type { OutageGuard } from './outage.js';
@@ -34,6 +35,8 @@ export interface ExportPartDeps {
   closing?: AbortSignal;
   clock: Clock;
   logger: Logger;
+  /** Prometheus metrics of this process. @defaultValue none (nothing recorded) */
+  metrics?: Metrics;
 }
 
 export interface PublishSnapshotDeps {
@@ -43,6 +46,8 @@ export interface PublishSnapshotDeps {
   logger: Logger;
   /** How long the per-part hash stays after publication. */
   partsTtlSeconds: number;
+  /** Prometheus metrics of this process. @defaultValue none */
+  metrics?: Metrics;
 }
 
 export interface PublishSnapshotResult {

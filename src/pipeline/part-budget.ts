@@ -50,6 +50,8 @@ export interface PartJobContext {
   label?: string;
   /** The processor's abort signal: a pacing sleep ends early and the job goes back to the queue unsent. */
   signal?: AbortSignal | undefined;
+  /** Told each time the part waits for the budget instead of sending (metrics). */
+  onWait?: ((reason: 'pace' | 'window' | 'hold' | 'quota') => void) | undefined;
 }
 
 /** Longest pacing wait slept inside the processor; longer ones hold the queue instead. */
@@ -71,6 +73,7 @@ export async function withBudget<T>(
   // A pacing wait of up to a few seconds is slept here rather than by putting the job back, so
   // BullMQ's limiter counts one start per request; a longer one (low rates) holds the queue.
   while (outcome.kind === 'pace' && outcome.waitMs <= MAX_PACE_SLEEP_MS) {
+    ctx.onWait?.('pace');
     if (!(await sleep(outcome.waitMs, ctx.signal))) await putBack(ctx, `${label}: put back unsent (aborted)`);
     outcome = await budget.acquire(ctx.operation);
   }
@@ -119,6 +122,7 @@ async function wait(
   ctx: PartJobContext,
   outcome: Exclude<AcquireOutcome, { kind: 'granted' }>,
 ): Promise<never> {
+  ctx.onWait?.(outcome.kind);
   switch (outcome.kind) {
     case 'pace':
     case 'window':

@@ -4,6 +4,7 @@
  * Shared by `run` and `demo`.
  */
 import { checkOutputRoot } from '../output/preflight.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { outageStatus } from './outage.js';
 import { assertPlanFits, type Plan } from '../budget/index.js';
 import type { Logger } from '../log.js';
@@ -30,6 +31,8 @@ export interface RunSnapshotOptions {
   tty?: boolean;
   /** Stops following (and local workers); the snapshot itself goes on in other workers. */
   signal?: AbortSignal;
+  /** Metrics the local workers record into (`run --local --metrics-port`). @defaultValue none */
+  metrics?: Metrics;
   /** Human-readable lines (plan, outcome). @defaultValue stderr */
   say?: (line: string) => void;
 }
@@ -79,7 +82,8 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
   }
 
   let workers: RunningWorkers | undefined;
-  if (o.local && !isFinal(outcome.record.state)) workers = await exporter.startWorkers();
+  if (o.local && !isFinal(outcome.record.state))
+    workers = await exporter.startWorkers(undefined, o.metrics ? { metrics: o.metrics } : {});
   try {
     if (!o.wait || isFinal(outcome.record.state))
       return { outcome: outcome.kind, plan, record: outcome.record };

@@ -9,6 +9,7 @@ import { Job, Worker, type Processor } from 'bullmq';
 import type { Budget } from '../budget/index.js';
 import { concurrencyFor, limiterFor } from './worker-limits.js';
 import { coerceError } from '../errors.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { Clock } from '../types.js';
 import { backoffStrategy } from './backoff.js';
 import { budgetConfigFrom, type PipelineContext } from './context.js';
@@ -26,6 +27,8 @@ export interface WorkerRunnerDeps {
   publish: SnapshotPublisher;
   budget: Budget;
   clock: Clock;
+  /** Prometheus metrics the processors record into. @defaultValue none */
+  metrics?: Metrics;
   /** Which workers to run. @defaultValue both */
   roles?: { parts?: boolean; control?: boolean };
   /** Name stored on processed jobs (visible in dashboards). @defaultValue `<host>:<pid>` */
@@ -80,6 +83,7 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
       stopSnapshot,
       clock: deps.clock,
       logger: logger.child({ worker: 'parts' }),
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
     });
     // Enough jobs in flight that the rate limit, not the worker, sets the pace (Little's law over a
     // typical 2 s part); more workers share this need.
@@ -111,6 +115,7 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
       clock: deps.clock,
       logger: logger.child({ worker: 'control' }),
       partsTtlSeconds: PARTS_TTL_AFTER_PUBLISH_S,
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
     });
     const trigger = deps.processors.nightlyTrigger({
       enqueue: (spec) => ctx.enqueue(spec),

@@ -27,6 +27,7 @@ import { startWorkers, type RunningWorkers } from '../../src/pipeline/worker-run
 import type { Clock, DatasetName } from '../../src/types.js';
 import { systemClock } from '../../src/types.js';
 import { jobProcessors } from '../../jobs/index.js';
+import type { Metrics } from '../../src/metrics/metrics.js';
 import { startTestEmulator, type TestEmulator } from './emulator.js';
 import type { EmulatorOptions } from '../../src/emulator/index.js';
 
@@ -64,7 +65,7 @@ export interface PipelineHarness {
   outDir: string;
   /** Env for a CLI child process using the same Redis prefix, emulator, key and output. */
   env: NodeJS.ProcessEnv;
-  startWorkers(roles?: { parts?: boolean; control?: boolean }): Promise<RunningWorkers>;
+  startWorkers(roles?: { parts?: boolean; control?: boolean }, metrics?: Metrics): Promise<RunningWorkers>;
   spec(tickers: string[], datasets: DatasetName[], id: string): SnapshotSpec;
   /** Enqueues and follows to the end. */
   runToEnd(spec: SnapshotSpec, opts?: { retry?: boolean }): Promise<SnapshotRecord>;
@@ -131,7 +132,7 @@ export async function startPipelineHarness(opts: HarnessOptions = {}): Promise<P
     client,
     outDir,
     env,
-    async startWorkers(roles) {
+    async startWorkers(roles, metrics) {
       const w = await startWorkers({
         ctx,
         processors: jobProcessors,
@@ -140,6 +141,7 @@ export async function startPipelineHarness(opts: HarnessOptions = {}): Promise<P
         budget,
         clock,
         ...(roles ? { roles } : {}),
+        ...(metrics ? { metrics } : {}),
       });
       running.push(w);
       return w;

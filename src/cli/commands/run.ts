@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import type { FlagOverride } from '../../config/load.js';
 import type { CliApp } from '../app.js';
 import type { CommonCliOptions } from '../command-support.js';
-import { commaList, configOption } from '../option-parsers.js';
+import { commaList, configOption, integer } from '../option-parsers.js';
 
 export interface RunCliOptions extends CommonCliOptions {
   tickers?: string[];
@@ -20,6 +20,7 @@ export interface RunCliOptions extends CommonCliOptions {
   local?: boolean;
   allowMultiDay?: boolean;
   retry?: boolean;
+  metricsPort?: number;
 }
 
 export function register(program: Command, app: CliApp): void {
@@ -44,6 +45,11 @@ export function register(program: Command, app: CliApp): void {
     .option('--local', 'also run the workers in this process (implies --wait)')
     .option('--allow-multi-day', 'start even when the snapshot exceeds the remaining monthly quota')
     .option('--retry', 'run a failed or stopped snapshot again (finished parts are reused)')
+    .option(
+      '--metrics-port <n>',
+      'with --local: serve Prometheus /metrics, /healthz and /readyz on this port',
+      integer('--metrics-port', 0, 65535),
+    )
     .action(async (o: RunCliOptions) => run(o, app));
 }
 
@@ -55,6 +61,7 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
   ]);
   const { openExporter, resultLine, runSnapshot, buildSnapshotSpec, loadUniverse, readUniverseFile, dedupe } =
     p;
+  const { serveMetrics } = p;
   const flags: FlagOverride[] = [
     { path: 'datasets', value: o.datasets, flag: '--datasets' },
     { path: 'output.formats', value: o.formats, flag: '--formats' },
@@ -88,6 +95,12 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
     apiKey,
     processors: await app.loadJobs(),
   });
+  const metricsPort = o.metricsPort ?? config.worker.metrics_port;
+  const served =
+    o.local === true && metricsPort !== null
+      ? await serveMetrics(exporter, { port: metricsPort, host: config.worker.metrics_host })
+      : undefined;
+  if (served) logger.info({ url: `${served.server.url}/metrics` }, 'metrics served');
   const abort = new AbortController();
   const offSignals = onShutdownSignal((signal) => {
     logger.warn(
@@ -108,6 +121,7 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
         wait,
         logger,
         signal: abort.signal,
+        ...(served ? { metrics: served.metrics } : {}),
       }));
     } catch (err: unknown) {
       if (!abort.signal.aborted) throw err;
@@ -127,5 +141,6 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
   } finally {
     offSignals();
     await exporter.close();
+    await served?.close();
   }
 }

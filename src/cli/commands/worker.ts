@@ -7,10 +7,11 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { FlagOverride } from '../../config/load.js';
 import type { CliApp } from '../app.js';
 import type { CommonCliOptions } from '../command-support.js';
-import { configOption, positiveInt } from '../option-parsers.js';
+import { configOption, integer, positiveInt } from '../option-parsers.js';
 
 export interface WorkerCliOptions extends CommonCliOptions {
   concurrency?: number;
+  metricsPort?: number;
   /** Run only one kind of worker. */
   only?: 'parts' | 'control';
 }
@@ -21,6 +22,11 @@ export function register(program: Command, app: CliApp): void {
     .description('Run export workers until SIGTERM/SIGINT (any number of processes and machines)');
   configOption(cmd)
     .option('--concurrency <n>', 'part jobs in flight in this process', positiveInt('--concurrency'))
+    .option(
+      '--metrics-port <n>',
+      'serve Prometheus /metrics, /healthz and /readyz on this port (default: worker.metrics_port)',
+      integer('--metrics-port', 0, 65535),
+    )
     .option('--only <kind>', 'run only the "parts" or the "control" worker', (v: string) => {
       if (v !== 'parts' && v !== 'control')
         throw new InvalidArgumentError('--only must be "parts" or "control"');
@@ -30,19 +36,33 @@ export function register(program: Command, app: CliApp): void {
 }
 
 export async function run(o: WorkerCliOptions, app: CliApp): Promise<void> {
-  const [{ requireApiKey }, { onShutdownSignal, setup }, { budgetConfigFrom, effectiveRate, openExporter }] =
-    await Promise.all([
-      import('../../config/load.js'),
-      import('../command-support.js'),
-      import('../../pipeline/index.js'),
-    ]);
-  const flags: FlagOverride[] = [{ path: 'worker.concurrency', value: o.concurrency, flag: '--concurrency' }];
+  const [
+    { requireApiKey },
+    { onShutdownSignal, setup },
+    { budgetConfigFrom, effectiveRate, openExporter, serveMetrics },
+  ] = await Promise.all([
+    import('../../config/load.js'),
+    import('../command-support.js'),
+    import('../../pipeline/index.js'),
+  ]);
+  const flags: FlagOverride[] = [
+    { path: 'worker.concurrency', value: o.concurrency, flag: '--concurrency' },
+    { path: 'worker.metrics_port', value: o.metricsPort, flag: '--metrics-port' },
+  ];
   const { config, logger } = setup(o, flags);
   const apiKey = requireApiKey(config);
   const exporter = await openExporter({ config, logger, apiKey, processors: await app.loadJobs() });
+  let served: Awaited<ReturnType<typeof serveMetrics>> | undefined;
   try {
     const roles = o.only ? { parts: o.only === 'parts', control: o.only === 'control' } : undefined;
-    await exporter.startWorkers(roles);
+    if (config.worker.metrics_port !== null) {
+      served = await serveMetrics(exporter, {
+        port: config.worker.metrics_port,
+        host: config.worker.metrics_host,
+      });
+      logger.info({ url: `${served.server.url}/metrics` }, 'metrics served');
+    }
+    await exporter.startWorkers(roles, served ? { metrics: served.metrics } : {});
     logger.info(
       {
         queues:
@@ -67,6 +87,7 @@ export async function run(o: WorkerCliOptions, app: CliApp): Promise<void> {
     );
   } finally {
     await exporter.close(config.worker.shutdown_timeout_ms);
+    await served?.close();
     logger.info('worker stopped');
   }
 }

@@ -1,0 +1,73 @@
+/**
+ * Serves an exporter's Prometheus metrics (`worker --metrics-port`, `run --local --metrics-port`):
+ * the per-process counters the job processors record, plus shared state read at scrape time
+ * (queue depths, the key's window and quotas, recent snapshot states) and `/readyz` = Redis answers.
+ */
+import { createMetrics, type Metrics } from '../metrics/metrics.js';
+import { startMetricsServer, type RunningMetricsServer } from '../metrics/server.js';
+import type { Exporter } from './exporter.js';
+
+const JOB_STATES = [
+  'waiting',
+  'active',
+  'delayed',
+  'prioritized',
+  'waiting-children',
+  'completed',
+  'failed',
+] as const;
+
+export interface ServedMetrics {
+  metrics: Metrics;
+  server: RunningMetricsServer;
+  close(): Promise<void>;
+}
+
+export async function serveMetrics(
+  exporter: Exporter,
+  opts: { port: number; host?: string },
+): Promise<ServedMetrics> {
+  const { ctx } = exporter;
+  const metrics = createMetrics(undefined, {
+    async queueDepths() {
+      const [parts, snapshots] = await Promise.all([
+        ctx.partsQueue.getJobCounts(...JOB_STATES),
+        ctx.snapshotsQueue.getJobCounts(...JOB_STATES),
+      ]);
+      return [
+        { queue: 'parts', counts: parts },
+        { queue: 'snapshots', counts: snapshots },
+      ];
+    },
+    async budget() {
+      const d = await exporter.budget.describe();
+      return {
+        windowSent: d.window?.sent ?? null,
+        windowAllowed: d.window?.allowed ?? null,
+        effectiveRequestsPerMinute: d.effectiveRequestsPerMinute,
+        quota: [
+          { period: 'daily', used: d.daily.used, remaining: d.daily.remaining },
+          { period: 'monthly', used: d.monthly.used, remaining: d.monthly.remaining },
+        ],
+      };
+    },
+    async snapshotStates() {
+      const states: Record<string, number> = {};
+      for (const id of await ctx.store.list(50)) {
+        const state = await ctx.store.state(id);
+        if (state) states[state] = (states[state] ?? 0) + 1;
+      }
+      return states;
+    },
+  });
+  const server = await startMetricsServer({
+    registry: metrics.registry,
+    port: opts.port,
+    ...(opts.host !== undefined ? { host: opts.host } : {}),
+    readiness: async () => {
+      const pong = await ctx.redis.ping();
+      if (pong !== 'PONG') throw new Error(`Redis answered ${pong}`);
+    },
+  });
+  return { metrics, server, close: () => server.close() };
+}
