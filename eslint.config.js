@@ -9,6 +9,7 @@ export default tseslint.config(
       'node_modules/**',
       'data/**',
       'out/**',
+      'build/**',
       '.tmp/**',
       'src/api/openapi.gen.ts',
       'bin/**',
