@@ -13,7 +13,7 @@ export default tseslint.config(
       '.tmp/**',
       'src/api/openapi.gen.ts',
       'bin/**',
-      'scripts/*.mjs',
+      'scripts/**/*.mjs',
       '.dependency-cruiser.cjs',
     ],
   },

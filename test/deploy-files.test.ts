@@ -62,7 +62,7 @@ describe('docker-compose.yml', () => {
       >;
     };
     const s = doc.services;
-    for (const name of ['emulator', 'worker', 'scheduler']) {
+    for (const name of ['emulator', 'worker', 'scheduler', 'dashboard']) {
       expect(s[name]?.build, name).toBe('.');
       expect(s[name]?.volumes ?? [], name).toEqual([]);
     }
@@ -75,7 +75,7 @@ describe('docker-compose.yml', () => {
       'yes',
     ]);
     expect(Object.keys(s)).toEqual(
-      expect.arrayContaining(['redis', 'emulator', 'minio', 'bucket', 'worker', 'scheduler']),
+      expect.arrayContaining(['redis', 'emulator', 'minio', 'bucket', 'worker', 'scheduler', 'dashboard']),
     );
   });
 

@@ -76,6 +76,10 @@ export type Config = FileConfig & {
     /** The API key, redacted whenever printed; null when none was given. */
     key: Secret | null;
   };
+  dashboard: FileConfig['dashboard'] & {
+    /** FILINGS_EXPORT_DASHBOARD_TOKEN: needed off loopback and for actions; never from a file. */
+    token: Secret | null;
+  };
   /** The config file that was read, if any. */
   configFile: string | null;
 };
@@ -115,7 +119,13 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
   if (!parsed.success) throw new ConfigError(formatIssues(parsed.error.issues, settings, merged));
 
   const key = resolveApiKey(env, parsed.data.api.key_file, cwd);
-  return { ...parsed.data, api: { ...parsed.data.api, key }, configFile: configAbs };
+  const token = env.FILINGS_EXPORT_DASHBOARD_TOKEN?.trim();
+  return {
+    ...parsed.data,
+    api: { ...parsed.data.api, key },
+    dashboard: { ...parsed.data.dashboard, token: token ? new Secret(token) : null },
+    configFile: configAbs,
+  };
 }
 
 /** The API key, or a ConfigError saying how to give one. */

@@ -180,6 +180,12 @@ export const configSchema = z.strictObject({
     /** Quiet time either side of the server's window reset. */
     safety_margin_ms: nonNegInt,
   }),
+  dashboard: z.strictObject({
+    /** `filings-export dashboard` port. */
+    port: z.number().int().min(0).max(65535, 'must be a TCP port (0 to 65535)'),
+    /** Listening address: loopback unless you mean to expose it (then a token is required). */
+    host: z.string().min(1),
+  }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'must be one of fatal, error, warn, info, debug, trace, silent',

@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import type { CliApp } from '../app.js';
+import * as dashboard from './dashboard.js';
 import * as ddl from './ddl.js';
 import * as demo from './demo.js';
 import * as emulator from './emulator.js';
@@ -20,7 +21,17 @@ interface CommandModule {
 }
 
 /** In the order of `filings-export --help`. */
-const COMMANDS: readonly CommandModule[] = [emulator, run, worker, schedule, status, demo, verify, ddl];
+const COMMANDS: readonly CommandModule[] = [
+  emulator,
+  run,
+  worker,
+  schedule,
+  status,
+  dashboard,
+  demo,
+  verify,
+  ddl,
+];
 
 export function registerCommands(program: Command, app: CliApp): void {
   for (const c of COMMANDS) c.register(program, app);

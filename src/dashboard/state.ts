@@ -1,0 +1,82 @@
+/**
+ * What the status page shows, as one JSON document: recent snapshots with per-dataset progress
+ * and an ETA, the key's budget (rate, window, holds, quota ledger), an API outage in force, and the
+ * last errors of failed parts. Read from Redis on each request; nothing is cached or written.
+ */
+import type { BudgetDescription } from '../budget/index.js';
+import { outageStatus } from '../pipeline/outage.js';
+import type { PipelineContext } from '../pipeline/context.js';
+import { totals, type DatasetProgress, type SnapshotRecord } from '../pipeline/snapshot-store.js';
+import { describeKeyBudget } from '../pipeline/status-view.js';
+
+export interface DashboardSnapshot {
+  id: string;
+  state: string;
+  trigger: string;
+  date: string;
+  createdAt: string;
+  finishedAt: string | null;
+  datasets: Record<string, DatasetProgress>;
+  total: DatasetProgress;
+  /** When the remaining parts should be done at the pace so far (ISO), or null. */
+  eta: string | null;
+  waiting: string | null;
+  message: string | null;
+  manifest: string | null;
+}
+
+export interface DashboardState {
+  generatedAt: string;
+  apiOutage: string | null;
+  budget: BudgetDescription | null;
+  snapshots: DashboardSnapshot[];
+  errors: { snapshot: string; dataset: string; company: string; message: string }[];
+}
+
+/** ETA from the pace so far: parts finished per ms since the snapshot was created. */
+export function etaOf(rec: SnapshotRecord, now: number): string | null {
+  if (rec.state !== 'running') return null;
+  const t = totals(rec);
+  const finished = t.total - t.pending;
+  if (finished <= 0 || t.pending <= 0) return null;
+  const perMs = finished / Math.max(1, now - rec.createdAtMs);
+  return new Date(now + t.pending / perMs).toISOString();
+}
+
+export async function dashboardState(ctx: PipelineContext, now: number, limit = 10): Promise<DashboardState> {
+  const ids = await ctx.store.list(limit);
+  const snapshots: DashboardSnapshot[] = [];
+  const errors: DashboardState['errors'] = [];
+  for (const id of ids) {
+    const rec = await ctx.store.get(id);
+    if (!rec) continue;
+    const wait = await ctx.store.currentQuotaWait(id);
+    snapshots.push({
+      id,
+      state: rec.state,
+      trigger: rec.spec.trigger,
+      date: rec.spec.date,
+      createdAt: new Date(rec.createdAtMs).toISOString(),
+      finishedAt: rec.finishedAtMs ? new Date(rec.finishedAtMs).toISOString() : null,
+      datasets: rec.progress,
+      total: totals(rec),
+      eta: etaOf(rec, now),
+      waiting: wait ? wait.message : null,
+      message: rec.message,
+      manifest: rec.manifest,
+    });
+    if (totals(rec).failed > 0 && errors.length < 20) {
+      for (const p of await ctx.store.parts(id)) {
+        if (p.status !== 'failed' || errors.length >= 20) continue;
+        errors.push({ snapshot: id, dataset: p.dataset, company: p.ticker, message: p.message ?? 'failed' });
+      }
+    }
+  }
+  return {
+    generatedAt: new Date(now).toISOString(),
+    apiOutage: await outageStatus(ctx),
+    budget: await describeKeyBudget(ctx),
+    snapshots,
+    errors,
+  };
+}
