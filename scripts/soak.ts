@@ -18,7 +18,9 @@ import { BIN, managed, waitFor, type Proc } from './soak/processes.js';
 
 const args = process.argv.slice(2);
 const short = args.includes('--short');
-const pick = args.find((a) => a.startsWith('--faults='))?.slice(9) ?? args[args.indexOf('--faults') + 1];
+const pick =
+  args.find((a) => a.startsWith('--faults='))?.slice(9) ??
+  (args.includes('--faults') ? args[args.indexOf('--faults') + 1] : undefined);
 const OUTAGE_S = short ? 20 : 60;
 const SYNTHETIC = short ? 12 : 40;
 const DATASETS = ['series_catalog', 'issuer_reference'];
