@@ -1,6 +1,8 @@
 /**
  * A large response as an async iterable of rows plus its envelope fields, parsed incrementally from
- * the byte stream (row-extractor.ts). Memory: one network chunk and the rows it completes.
+ * the byte stream (row-extractor.ts). Memory per received chunk: the chunk, the row in progress
+ * carried over from the previous one, and one batch of parsed rows (row-splitter.ts
+ * MAX_BATCH_BYTES of row text) at a time.
  */
 import { TransportError } from '../errors.js';
 import type { RateLimitState } from '../types.js';
@@ -88,15 +90,19 @@ export class BodyRowStream implements RowStream {
     if (this.started) throw new Error(`${this.res.operation}: rows of a RowStream can be iterated only once`);
     this.started = true;
     const extractor = createRowExtractor();
+    const take = (): Row[] | undefined => extractor.take();
     let done = false;
     try {
       for await (const chunk of this.res.body) {
         const buf = chunk as Buffer;
         this.bytes += buf.length;
-        const rows = this.extract(() => extractor.write(buf));
-        for (const row of rows) {
-          this.count += 1;
-          yield row;
+        extractor.push(buf);
+        // One batch (≤ MAX_BATCH_BYTES of row text) parsed at a time, handed out before the next.
+        for (let batch = this.extract(take); batch; batch = this.extract(take)) {
+          for (const row of batch) {
+            this.count += 1;
+            yield row;
+          }
         }
       }
       if (this.res.declaredBytes !== undefined && this.bytes < this.res.declaredBytes) {
