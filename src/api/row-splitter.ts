@@ -118,6 +118,8 @@ type Gap = 'open' | 'row' | 'comma';
  */
 export class RowSplitter {
   private buf: Buffer = Buffer.alloc(0);
+  /** Where a carried-over row and the next chunk are joined (grows to the longest row + chunk). */
+  private work: Buffer = Buffer.allocUnsafe(2 * MAX_BATCH_BYTES);
   /** Next byte to scan. */
   private pos = 0;
   private depth = 0;
@@ -147,11 +149,29 @@ export class RowSplitter {
     if (this.rowStart >= 0 && this.rowStart < keep) keep = this.rowStart;
     if (this.batchStart >= 0 && this.batchStart < keep) keep = this.batchStart;
     this.copyEnvelope(this.pos);
-    if (keep >= this.buf.length) {
+    const carry = this.buf.length - keep;
+    if (carry <= 0) {
       this.buf = bytes;
     } else {
-      // The row in progress (or a token cut by the chunk boundary) is carried over.
-      this.buf = Buffer.concat([this.buf.subarray(keep), bytes]);
+      // The row in progress (or a token cut by the chunk boundary) is carried over, in one work
+      // buffer reused from chunk to chunk: no allocation per chunk, nothing else points into it
+      // (batches and the envelope are decoded or copied out of it).
+      const need = carry + bytes.length;
+      if (need > this.work.length) {
+        const grown = Buffer.allocUnsafe(Math.max(need, this.work.length * 2));
+        this.buf.copy(grown, 0, keep);
+        this.work = grown;
+      } else if (this.buf.buffer === this.work.buffer) {
+        this.work.copyWithin(
+          0,
+          this.buf.byteOffset - this.work.byteOffset + keep,
+          this.buf.byteOffset - this.work.byteOffset + this.buf.length,
+        );
+      } else {
+        this.buf.copy(this.work, 0, keep);
+      }
+      bytes.copy(this.work, carry);
+      this.buf = this.work.subarray(0, need);
     }
     this.pos -= keep;
     if (this.rowStart >= 0) this.rowStart -= keep;
