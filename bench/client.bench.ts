@@ -24,7 +24,8 @@ const MB = 1024 * 1024;
 const RUNS = 3;
 const TICKERS = ['AAPL', 'NVDA', 'GOOGL', 'TSLA', 'WMT', 'MSFT', 'AMZN', 'META'];
 const STREAM_GOAL_ROWS_PER_S = 150_000;
-const WARMUP_RUNS = 3;
+const WARMUP_RUNS = 8;
+const STREAM_RUNS = 5;
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -191,7 +192,7 @@ export async function run(): Promise<BenchResult[]> {
     // Warm-up: the JIT and the emulator's recorded chunks settle over the first few requests.
     for (let i = 0; i < WARMUP_RUNS; i++) await streamRun(client, 'facts/full', largest.ticker);
     const runs: StreamRun[] = [];
-    for (let i = 0; i < RUNS; i++) runs.push(await streamRun(client, 'facts/full', largest.ticker));
+    for (let i = 0; i < STREAM_RUNS; i++) runs.push(await streamRun(client, 'facts/full', largest.ticker));
     const rates = runs.map((r) => r.rowsPerSecond);
     await streamRun(client, 'evidence/enriched', largest.ticker); // warm-up (the emulator builds evidence)
     const evidence: StreamRun[] = [];
@@ -229,14 +230,14 @@ export async function run(): Promise<BenchResult[]> {
         unit: 'rows/s',
         target: `>= ${STREAM_GOAL_ROWS_PER_S.toLocaleString('en-US')} rows/s`,
         ok: median(rates) >= STREAM_GOAL_ROWS_PER_S,
-        note: `${note} after ${WARMUP_RUNS} warm-up runs; load average ${loadavg()[0]?.toFixed(1)} on ${availableParallelism()} cores`,
+        note: `${largest.ticker}: ${rowCount} rows, ${bodyMB.toFixed(1)} MB, median of ${STREAM_RUNS} after ${WARMUP_RUNS} warm-up runs; load average ${loadavg()[0]?.toFixed(1)} on ${availableParallelism()} cores`,
       },
       {
         group: 'client',
         name: 'stream() CPU per 1,000 rows: facts_full',
         value: median(runs.map((r) => r.cpuPer1000)),
         unit: 's',
-        note: `${largest.ticker} facts/full, client process user+system CPU, median of ${RUNS}`,
+        note: `${largest.ticker} facts/full, client process user+system CPU, median of ${STREAM_RUNS}`,
       },
       {
         group: 'client',
