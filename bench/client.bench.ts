@@ -187,7 +187,7 @@ export async function run(): Promise<BenchResult[]> {
     const body = await bodyOf(url, largest.ticker);
     const bodyMB = body.length / MB;
     const rowCount = jsonParseRows(body);
-    const note = `${largest.ticker}: ${rowCount} rows, ${bodyMB.toFixed(1)} MB, median of ${RUNS}`;
+    const note = `${largest.ticker}: ${rowCount} rows, ${bodyMB.toFixed(1)} MB, median of ${STREAM_RUNS}`;
 
     // Warm-up: the JIT and the emulator's recorded chunks settle over the first few requests.
     for (let i = 0; i < WARMUP_RUNS; i++) await streamRun(client, 'facts/full', largest.ticker);
@@ -230,7 +230,7 @@ export async function run(): Promise<BenchResult[]> {
         unit: 'rows/s',
         target: `>= ${STREAM_GOAL_ROWS_PER_S.toLocaleString('en-US')} rows/s`,
         ok: median(rates) >= STREAM_GOAL_ROWS_PER_S,
-        note: `${largest.ticker}: ${rowCount} rows, ${bodyMB.toFixed(1)} MB, median of ${STREAM_RUNS} after ${WARMUP_RUNS} warm-up runs; load average ${loadavg()[0]?.toFixed(1)} on ${availableParallelism()} cores`,
+        note: `${note} after ${WARMUP_RUNS} warm-up runs; load average ${loadavg()[0]?.toFixed(1)} on ${availableParallelism()} cores`,
       },
       {
         group: 'client',
