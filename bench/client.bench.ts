@@ -1,11 +1,14 @@
 /**
- * Client streaming (issue 3): facts/full of the largest bundled company through `client.stream()`.
- * The emulator runs in a child process (`filings-export emulator`), so heap and RSS figures are the
- * client's own. Prints rows/s, peak and retained heap growth, peak RSS, against the response size;
- * the plain whole-body path for reference; and the parsers alone on an in-memory body, including
- * @streamparser/json, the alternative measured for docs/decisions.md "## Client".
+ * Client streaming (issues 3 and 15): facts/full of the largest bundled company through
+ * `client.stream()`. The emulator runs in a child process (`filings-export emulator`), so heap, RSS
+ * and CPU figures are the client's own. Prints rows/s (goal >= 150,000), CPU seconds per 1,000
+ * rows of facts/full and evidence/enriched, peak and retained heap growth, peak RSS, against the
+ * response size; the plain whole-body path for reference; and the parsers alone on an in-memory
+ * body: the row splitter (chosen), stream-json's tokenizer (the previous path) and
+ * @streamparser/json, the alternatives measured for docs/decisions.md "## Client".
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -14,11 +17,15 @@ import TokenParser from '@streamparser/json/tokenparser.js';
 import { FilingsClient } from '../src/api/index.js';
 import { createRowExtractor } from '../src/api/row-extractor.js';
 import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
+import { createTokenRowExtractor } from './stream-json-rows.js';
 import type { BenchResult } from './types.js';
 
 const MB = 1024 * 1024;
 const RUNS = 3;
 const TICKERS = ['AAPL', 'NVDA', 'GOOGL', 'TSLA', 'WMT', 'MSFT', 'AMZN', 'META'];
+const STREAM_GOAL_ROWS_PER_S = 150_000;
+const WARMUP_RUNS = 8;
+const STREAM_RUNS = 5;
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -75,13 +82,26 @@ interface MemSample {
   baseRss: number;
 }
 
-async function streamThroughput(client: FilingsClient, ticker: string): Promise<number> {
+interface StreamRun {
+  rowsPerSecond: number;
+  /** CPU (user + system) of this process per 1,000 rows, in seconds. */
+  cpuPer1000: number;
+}
+
+async function streamRun(
+  client: FilingsClient,
+  operation: 'facts/full' | 'evidence/enriched',
+  ticker: string,
+): Promise<StreamRun> {
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const s = await client.stream('facts/full', { ticker });
+  const s = await client.stream(operation, { ticker });
   let rows = 0;
   for await (const _row of s.rows) rows += 1;
   await s.envelope();
-  return (rows / (performance.now() - t0)) * 1000;
+  const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  return { rowsPerSecond: (rows / ms) * 1000, cpuPer1000: (cpu.user + cpu.system) / 1e6 / (rows / 1000) };
 }
 
 /** Heap sampled every 250 rows (garbage included) and after a full GC every 2500 rows (retained). */
@@ -118,8 +138,21 @@ function streamparserRows(body: Buffer): number {
   return rows;
 }
 
-function streamJsonRows(body: Buffer): number {
+/** The chosen path: the row splitter, batches parsed by JSON.parse. */
+function splitterRows(body: Buffer): number {
   const ex = createRowExtractor();
+  let rows = 0;
+  for (let off = 0; off < body.length; off += 65536) {
+    ex.push(body.subarray(off, off + 65536));
+    for (let batch = ex.take(); batch; batch = ex.take()) rows += batch.length;
+  }
+  ex.end();
+  return rows;
+}
+
+/** The previous path: stream-json's tokenizer and an assembler. */
+function streamJsonRows(body: Buffer): number {
+  const ex = createTokenRowExtractor();
   let rows = 0;
   for (let off = 0; off < body.length; off += 65536) rows += ex.write(body.subarray(off, off + 65536)).length;
   ex.end();
@@ -154,11 +187,17 @@ export async function run(): Promise<BenchResult[]> {
     const body = await bodyOf(url, largest.ticker);
     const bodyMB = body.length / MB;
     const rowCount = jsonParseRows(body);
-    const note = `${largest.ticker}: ${rowCount} rows, ${bodyMB.toFixed(1)} MB, median of ${RUNS}`;
+    const note = `${largest.ticker}: ${rowCount} rows, ${bodyMB.toFixed(1)} MB, median of ${STREAM_RUNS}`;
 
-    await streamThroughput(client, largest.ticker); // warm-up
-    const rates: number[] = [];
-    for (let i = 0; i < RUNS; i++) rates.push(await streamThroughput(client, largest.ticker));
+    // Warm-up: the JIT and the emulator's recorded chunks settle over the first few requests.
+    for (let i = 0; i < WARMUP_RUNS; i++) await streamRun(client, 'facts/full', largest.ticker);
+    const runs: StreamRun[] = [];
+    for (let i = 0; i < STREAM_RUNS; i++) runs.push(await streamRun(client, 'facts/full', largest.ticker));
+    const rates = runs.map((r) => r.rowsPerSecond);
+    await streamRun(client, 'evidence/enriched', largest.ticker); // warm-up (the emulator builds evidence)
+    const evidence: StreamRun[] = [];
+    for (let i = 0; i < RUNS; i++)
+      evidence.push(await streamRun(client, 'evidence/enriched', largest.ticker));
     const mem: MemSample[] = [];
     for (let i = 0; i < RUNS; i++) mem.push(await streamMemory(client, largest.ticker));
     const peakHeapMB = median(mem.map((m) => m.peakHeap)) / MB;
@@ -184,7 +223,29 @@ export async function run(): Promise<BenchResult[]> {
         unit: 'MB',
         note: `${rowCount} rows`,
       },
-      { group: 'client', name: 'stream() facts/full throughput', value: median(rates), unit: 'rows/s', note },
+      {
+        group: 'client',
+        name: 'stream() facts/full throughput',
+        value: median(rates),
+        unit: 'rows/s',
+        target: `>= ${STREAM_GOAL_ROWS_PER_S.toLocaleString('en-US')} rows/s`,
+        ok: median(rates) >= STREAM_GOAL_ROWS_PER_S,
+        note: `${note} after ${WARMUP_RUNS} warm-up runs; load average ${loadavg()[0]?.toFixed(1)} on ${availableParallelism()} cores`,
+      },
+      {
+        group: 'client',
+        name: 'stream() CPU per 1,000 rows: facts_full',
+        value: median(runs.map((r) => r.cpuPer1000)),
+        unit: 's',
+        note: `${largest.ticker} facts/full, client process user+system CPU, median of ${STREAM_RUNS}`,
+      },
+      {
+        group: 'client',
+        name: 'stream() CPU per 1,000 rows: evidence',
+        value: median(evidence.map((r) => r.cpuPer1000)),
+        unit: 's',
+        note: `${largest.ticker} evidence/enriched at ${Math.round(median(evidence.map((r) => r.rowsPerSecond)))} rows/s, median of ${RUNS}`,
+      },
       {
         group: 'client',
         name: 'stream() peak heap growth',
@@ -213,7 +274,7 @@ export async function run(): Promise<BenchResult[]> {
         name: 'plain factsFull() throughput',
         value: median(plainRates),
         unit: 'rows/s',
-        note: 'whole body + JSON.parse',
+        note: 'whole body, exact numbers (same scan + JSON.parse)',
       },
       {
         group: 'client',
@@ -224,7 +285,14 @@ export async function run(): Promise<BenchResult[]> {
       },
       {
         group: 'client',
-        name: 'parser only: stream-json (chosen)',
+        name: 'parser only: row splitter + JSON.parse (chosen)',
+        value: rowsPerSecond(splitterRows, body),
+        unit: 'rows/s',
+        note: 'in-memory body, 64 KiB chunks',
+      },
+      {
+        group: 'client',
+        name: 'parser only: stream-json tokens (previous)',
         value: rowsPerSecond(streamJsonRows, body),
         unit: 'rows/s',
         note: 'in-memory body, 64 KiB chunks',

@@ -1,11 +1,15 @@
 /**
- * Pipeline (issue 4): (1) a snapshot of the whole bundled universe (default datasets, Parquet)
- * against the emulator with no rate limit, run --local style in this process: wall time, cold
- * (the emulator builds each company on first use) and warm; (2) the peak RSS (VmHWM) of a
- * separate `filings-export worker` process while it exports facts/full of SYNBIG, a synthetic
- * issuer with 1,000,000 fact rows, and publishes it.
+ * Pipeline (issues 4 and 15): (1) a snapshot of the whole bundled universe (default datasets,
+ * Parquet) against the emulator with no rate limit, run --local style in this process: wall time,
+ * cold (the emulator builds each company on first use) and warm; (2) end to end, SYNBIG (a
+ * synthetic issuer with 1,000,000 fact rows) to a published Parquet snapshot with
+ * `filings-export run --local --wait` against curl downloading the same body from the same
+ * emulator in the same run (goal <= 1.5x); (3) the peak RSS (VmHWM) and CPU of a separate
+ * `filings-export worker --only parts` process while it exports SYNBIG's facts/full, alone and
+ * with a CPU-bound process sharing the cores (goal <= 200 MB), and of the control worker
+ * publishing it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -28,6 +32,8 @@ import type { BenchResult } from './types.js';
 
 const BIG_ROWS = 1_000_000;
 const RSS_LIMIT_MB = 256;
+const PARTS_RSS_GOAL_MB = 200;
+const E2E_GOAL_RATIO = 1.5;
 const BIN = join(import.meta.dirname, '..', 'bin', 'filings-export.mjs');
 
 function benchConfig(apiUrl: string, redisUrl: string, outDir: string, prefix: string): Config {
@@ -132,67 +138,27 @@ export async function run(): Promise<BenchResult[]> {
       await store.close();
     }
 
-    // (2) peak RSS of a worker process exporting 1,000,000 fact rows
+    // (2) and (3): SYNBIG, 1,000,000 fact rows
     const big = await startEmulator({ port: 0, rateLimitPerMinute: null, syntheticLargeRows: BIG_ROWS });
     try {
-      const config = benchConfig(big.url, redisUrl, outDir, `${prefix}big`);
-      // Two processes: the parts worker (fetch + stage) and the control worker (publish), so each
-      // peak is measured on its own.
       const env = {
         ...process.env,
         FILINGS_API_URL: big.url,
         FILINGS_API_KEY: DEMO_API_KEY,
         REDIS_URL: redisUrl,
-        FILINGS_EXPORT_PREFIX: `${prefix}big`,
         FILINGS_EXPORT_OUT: outDir,
         LOG_LEVEL: 'info',
       };
-      const partsWorker = await startWorker(['worker', '--only', 'parts'], env);
-      const controlWorker = await startWorker(['worker', '--only', 'control'], env);
-      const idleMb = await rssMb(controlWorker.pid ?? 0);
-      const exporter = await openExporter({
-        config,
-        logger: silentLogger(),
-        apiKey: requireApiKey(config),
-        processors: jobProcessors,
-      });
-      try {
-        const t0 = performance.now();
-        await exporter.ctx.enqueue({
-          id: 'bench-synbig',
-          date: '2026-11-21',
-          trigger: 'manual',
-          companies: [parseCompany('SYNBIG', 'bench')],
-          datasets: ['facts_full'],
-          formats: ['parquet'],
-          outDir,
-        });
-        const rec = await followSnapshot(exporter.ctx.store, 'bench-synbig', { pollMs: 500 });
-        const seconds = (performance.now() - t0) / 1000;
-        const peak = await peakRssMb(partsWorker.pid ?? 0);
-        const publishPeak = await peakRssMb(controlWorker.pid ?? 0);
-        const rows = rec.progress.facts_full?.rows ?? 0;
-        results.push({
-          group: 'pipeline',
-          name: `worker peak RSS exporting facts/full of ${BIG_ROWS.toLocaleString('en-US')} rows (fetch + stage)`,
-          value: Math.round(peak),
-          unit: 'MB',
-          target: `< ${RSS_LIMIT_MB} MB`,
-          ok: rec.state === 'published' && rows === BIG_ROWS && peak < RSS_LIMIT_MB,
-          note: `${rec.state}, ${rows} rows in ${seconds.toFixed(1)} s incl. publishing (${Math.round(rows / seconds)} rows/s)`,
-        });
-        results.push({
-          group: 'pipeline',
-          name: `worker peak RSS publishing it (Parquet, the control worker)`,
-          value: Math.round(publishPeak),
-          unit: 'MB',
-          target: `< ${RSS_LIMIT_MB} MB`,
-          ok: rec.state === 'published' && publishPeak < RSS_LIMIT_MB,
-          note: `idle ${Math.round(idleMb)} MB before publishing; Parquet row groups of ${rowGroupRows(env)} rows`,
-        });
-      } finally {
-        await exporter.close();
-        await Promise.all([stopWorker(partsWorker), stopWorker(controlWorker)]);
+      results.push(await endToEnd(big.url, { ...env, FILINGS_EXPORT_PREFIX: `${prefix}e2e` }));
+      for (const hog of [false, true]) {
+        const config = benchConfig(big.url, redisUrl, outDir, `${prefix}big${hog ? 'hog' : ''}`);
+        results.push(
+          ...(await workerExport(
+            config,
+            { ...env, FILINGS_EXPORT_PREFIX: `${prefix}big${hog ? 'hog' : ''}` },
+            hog,
+          )),
+        );
       }
     } finally {
       await big.close();
@@ -203,6 +169,156 @@ export async function run(): Promise<BenchResult[]> {
     else await dropKeys(redisUrl, prefix);
   }
   return results;
+}
+
+/** Seconds curl takes to download SYNBIG's facts/full (body discarded). */
+async function curlSeconds(url: string): Promise<{ seconds: number; bytes: number }> {
+  const out = await new Promise<string>((resolve, reject) =>
+    execFile(
+      'curl',
+      [
+        '-s',
+        '-o',
+        '/dev/null',
+        '-w',
+        '%{time_total} %{size_download}',
+        '-X',
+        'POST',
+        `${url}/api/b2b/facts/full`,
+        '-H',
+        `X-API-Key: ${DEMO_API_KEY}`,
+        '-H',
+        'Content-Type: application/json',
+        '-d',
+        '{"ticker":"SYNBIG"}',
+      ],
+      (err, stdout) => (err ? reject(err) : resolve(stdout)),
+    ),
+  );
+  const [seconds, bytes] = out.trim().split(' ').map(Number);
+  return { seconds: seconds ?? NaN, bytes: bytes ?? NaN };
+}
+
+/** Runs the CLI to its end; returns its wall time in seconds and its stdout. */
+async function cliSeconds(args: string[], env: NodeJS.ProcessEnv): Promise<{ seconds: number; out: string }> {
+  const t0 = performance.now();
+  const out = await new Promise<string>((resolve, reject) =>
+    execFile(process.execPath, [BIN, ...args], { env, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${args.join(' ')}: ${err.message} ${stderr.slice(-2000)}`)) : resolve(stdout),
+    ),
+  );
+  return { seconds: (performance.now() - t0) / 1000, out };
+}
+
+/** (2) `filings-export run` of SYNBIG vs curl downloading the same body, side by side. */
+async function endToEnd(url: string, env: NodeJS.ProcessEnv): Promise<BenchResult> {
+  // Warm-up, not timed: the first request builds SYNBIG's source company in the emulator.
+  await curlSeconds(url);
+  const before = await curlSeconds(url);
+  const run = await cliSeconds(
+    ['run', '--tickers', 'SYNBIG', '--datasets', 'facts_full', '--formats', 'parquet', '--local', '--wait'],
+    env,
+  );
+  const after = await curlSeconds(url);
+  const curl = (before.seconds + after.seconds) / 2;
+  const ratio = run.seconds / curl;
+  const published = /"status":"published"/.test(run.out) && /"facts_full":1000000/.test(run.out);
+  return {
+    group: 'pipeline',
+    name: 'end to end SYNBIG 1,000,000 rows to published Parquet ÷ curl download',
+    value: ratio,
+    unit: 'ratio',
+    target: `<= ${E2E_GOAL_RATIO}x`,
+    ok: published && ratio <= E2E_GOAL_RATIO,
+    note:
+      `run --local --wait ${run.seconds.toFixed(1)} s (${published ? 'published' : 'NOT published'}); ` +
+      `curl ${before.seconds.toFixed(1)} / ${after.seconds.toFixed(1)} s before / after for ${(before.bytes / 1e9).toFixed(2)} GB; ` +
+      'filings-export run --tickers SYNBIG --datasets facts_full --local --wait',
+  };
+}
+
+/** User + system CPU seconds of a process so far (Linux /proc/PID/stat, clock ticks of 1/100 s). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** A CPU-bound process (a busy loop) sharing the cores until killed. */
+function startCpuHog(): ChildProcess {
+  return spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+}
+
+/** (3) A parts worker and a control worker export and publish SYNBIG; their peaks and CPU. */
+async function workerExport(config: Config, env: NodeJS.ProcessEnv, hog: boolean): Promise<BenchResult[]> {
+  const outDir = config.output.dir;
+  // Two processes: the parts worker (fetch + stage) and the control worker (publish), so each
+  // peak is measured on its own.
+  const partsWorker = await startWorker(['worker', '--only', 'parts'], env);
+  const controlWorker = await startWorker(['worker', '--only', 'control'], env);
+  const idleMb = await rssMb(controlWorker.pid ?? 0);
+  const hogProcess = hog ? startCpuHog() : undefined;
+  const exporter = await openExporter({
+    config,
+    logger: silentLogger(),
+    apiKey: requireApiKey(config),
+    processors: jobProcessors,
+  });
+  const id = hog ? 'bench-synbig-hog' : 'bench-synbig';
+  try {
+    const cpu0 = await cpuSeconds(partsWorker.pid ?? 0);
+    const t0 = performance.now();
+    await exporter.ctx.enqueue({
+      id,
+      date: '2026-11-21',
+      trigger: 'manual',
+      companies: [parseCompany('SYNBIG', 'bench')],
+      datasets: ['facts_full'],
+      formats: ['parquet'],
+      outDir,
+    });
+    const rec = await followSnapshot(exporter.ctx.store, id, { pollMs: 500 });
+    const seconds = (performance.now() - t0) / 1000;
+    const peak = await peakRssMb(partsWorker.pid ?? 0);
+    const publishPeak = await peakRssMb(controlWorker.pid ?? 0);
+    const cpu = (await cpuSeconds(partsWorker.pid ?? 0)) - cpu0;
+    const rows = rec.progress.facts_full?.rows ?? 0;
+    const label = hog ? ', a CPU hog sharing the cores' : ', alone';
+    const out: BenchResult[] = [
+      {
+        group: 'pipeline',
+        name: `parts worker peak RSS, facts/full of ${BIG_ROWS.toLocaleString('en-US')} rows (fetch + stage${label})`,
+        value: Math.round(peak),
+        unit: 'MB',
+        target: `<= ${PARTS_RSS_GOAL_MB} MB`,
+        ok: rec.state === 'published' && rows === BIG_ROWS && peak <= PARTS_RSS_GOAL_MB,
+        note: `${rec.state}, ${rows} rows in ${seconds.toFixed(1)} s incl. publishing (${Math.round(rows / seconds)} rows/s)`,
+      },
+      {
+        group: 'pipeline',
+        name: `parts worker CPU per 1,000 rows: facts_full (fetch + parse + stage${label})`,
+        value: cpu / (rows / 1000),
+        unit: 's',
+        note: `${cpu.toFixed(1)} CPU s for ${rows} rows (user + system, /proc)`,
+      },
+    ];
+    if (!hog) {
+      out.push({
+        group: 'pipeline',
+        name: `worker peak RSS publishing it (Parquet, the control worker)`,
+        value: Math.round(publishPeak),
+        unit: 'MB',
+        target: `< ${RSS_LIMIT_MB} MB`,
+        ok: rec.state === 'published' && publishPeak < RSS_LIMIT_MB,
+        note: `idle ${Math.round(idleMb)} MB before publishing; Parquet row groups of ${rowGroupRows(env)} rows`,
+      });
+    }
+    return out;
+  } finally {
+    hogProcess?.kill('SIGKILL');
+    await exporter.close();
+    await Promise.all([stopWorker(partsWorker), stopWorker(controlWorker)]);
+  }
 }
 
 /** Removes the bench's keys from a Redis it did not start. */

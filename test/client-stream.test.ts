@@ -99,5 +99,7 @@ test('control: the same measurement sees the whole response when the plain metho
   console.log(
     `client-stream: plain factsFull() holds ${(held / 1e6).toFixed(1)} MB for a ${(body.bytes / 1e6).toFixed(1)} MB body`,
   );
-  expect(held).toBeGreaterThan(body.bytes);
+  // JSON.parse shares the keys repeated on every row, so the parsed rows take less than the body
+  // text (~0.85x for NVDA); still about fifty times what streaming retains.
+  expect(held).toBeGreaterThan(body.bytes / 2);
 }, 120_000);

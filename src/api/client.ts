@@ -11,7 +11,7 @@ import { errorFromResponse, redactSecret, type Subject } from './error-map.js';
 import { transportError } from './error-map.js';
 import { ExtractError, parseJsonLossless } from './row-extractor.js';
 import { BodyRowStream, type RowStream } from './row-stream.js';
-import { discardBody, readErrorText, readText, Transport, type RawResponse } from './transport.js';
+import { discardBody, readBytes, readErrorText, Transport, type RawResponse } from './transport.js';
 import type {
   ApiResult,
   B2bOperation,
@@ -327,10 +327,11 @@ export class FilingsClient {
   }
 
   private async parseBody(res: RawResponse): Promise<unknown> {
-    const text = await readText(res);
+    const bytes = await readBytes(res);
     try {
-      return parseJsonLossless(text);
+      return parseJsonLossless(bytes);
     } catch (err) {
+      const text = bytes.toString('utf8');
       const incomplete = err instanceof ExtractError && err.kind === 'truncated';
       throw transportError({
         operation: res.operation,

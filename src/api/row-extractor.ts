@@ -1,19 +1,21 @@
 /**
- * Lossless, incremental JSON on stream-json's tokenizer (chosen by measurement over
- * @streamparser/json: 5.5x the rows/s and constant retained heap; docs/decisions.md "## Client").
+ * Exact, incremental JSON for the client's two response paths, both on the native JSON.parse with
+ * one number rule (json-number.ts: a literal a double cannot hold exactly arrives as its text):
  *
  * - `createRowExtractor()`: rows of an envelope `{ ...fields, rows: [ {...}, ... ], ...fields }`
- *   arriving as byte chunks. `write(chunk)` returns the rows the chunk completed; `end()` returns
- *   the envelope fields (everything except `rows`). Memory: one chunk plus the rows it completes.
- * - `parseJsonLossless(text)`: JSON.parse whose numbers go through parseJsonNumber.
- * Numbers a double cannot hold exactly stay their exact text (json-number.ts).
+ *   arriving as byte chunks (row-splitter.ts). `push(chunk)` then `take()` until undefined gives
+ *   the completed rows in batches; `end()` returns the envelope fields (everything except `rows`).
+ * - `parseJsonLossless(text)`: a whole body.
+ *
+ * `__proto__` keys become ordinary own fields on both paths (JSON.parse semantics). A failure is
+ * classified by stream-json's tokenizer: `truncated` when the text so far is a valid prefix of
+ * JSON, `malformed` otherwise.
  */
-import { StringDecoder } from 'node:string_decoder';
 import { jsonParser } from 'stream-json/core/parser.js';
 import { getManyValues, isMany, none } from 'stream-chain/core';
-import { parseJsonNumber } from './json-number.js';
+import { decodeQuoting, inexactLiterals, RowSplitter, SplitError, type Row } from './row-splitter.js';
 
-export type Row = Record<string, unknown>;
+export type { Row } from './row-splitter.js';
 
 /** Why parsing failed: `malformed` = not valid JSON / not an envelope; `truncated` = ended early. */
 export class ExtractError extends Error {
@@ -26,182 +28,106 @@ export class ExtractError extends Error {
 }
 
 export interface RowExtractor {
-  /** Feeds bytes; returns rows completed by them (in order). Throws ExtractError. */
+  /** Feeds bytes; rows they complete come out of take(). Throws ExtractError. */
+  push(chunk: Uint8Array): void;
+  /** The next batch of completed rows (in order), or undefined when more bytes are needed. */
+  take(): Row[] | undefined;
+  /** push() and every take(): all rows the chunk completed. */
   write(chunk: Uint8Array): Row[];
   /** Input is over: returns the envelope fields without `rows`. Throws ExtractError. */
   end(): Row;
 }
 
-type Token = { name: string; value?: unknown };
-type Frame = { container: Row | unknown[]; key: string | null };
-
-function isObject(v: unknown): v is Row {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+type Token = { name: string };
 
 /**
- * Builds values from stream-json tokens. With `rowsMode` the root must be an object and the items
- * of its `rows` array are handed to `onRow` instead of being kept.
+ * Syntax of a text that failed to parse: `malformed` when stream-json's tokenizer rejects it or it
+ * goes on after its root value, `truncated` when it is a valid beginning of a JSON text.
  */
-class Assembler {
-  private readonly tokens = jsonParser({ packValues: true, streamValues: false });
-  private readonly decoder = new StringDecoder('utf8');
-  private readonly stack: Frame[] = [];
-  private key: string | null = null;
-  private inRows = false;
-  private sawRows = false;
-  private started = false;
-  done = false;
-  root: unknown = undefined;
-
-  constructor(private readonly onRow?: (row: Row) => void) {}
-
-  feedBytes(chunk: Uint8Array): void {
-    this.feedText(this.decoder.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
-  }
-
-  feedText(text: string): void {
-    if (text === '') return;
-    let out: unknown;
-    try {
-      out = this.tokens(text);
-    } catch (err) {
-      throw new ExtractError('malformed', `invalid JSON: ${(err as Error).message}`);
-    }
-    this.consume(out);
-  }
-
-  finish(): void {
-    this.feedText(this.decoder.end());
-    let out: unknown;
-    try {
-      // A flushable stage is flushed by calling it with `none` (stream-chain protocol).
-      out = (this.tokens as unknown as (x: typeof none) => unknown)(none);
-    } catch (err) {
-      const msg = (err as Error).message;
-      if (this.done) throw new ExtractError('malformed', `invalid JSON: ${msg}`);
-      throw new ExtractError('truncated', `the JSON ended in the middle of a value (${msg})`);
-    }
-    this.consume(out);
-    if (!this.done) throw new ExtractError('truncated', 'the JSON ended before its closing bracket');
-    if (this.onRow && !this.sawRows) throw new ExtractError('malformed', 'the envelope has no rows array');
-  }
-
-  private consume(out: unknown): void {
+export function classifyJsonFailure(text: string, detail: string): ExtractError {
+  const tokens = jsonParser({ packValues: true, streamValues: false });
+  let depth = 0;
+  let rootDone = false;
+  const consume = (out: unknown): void => {
     if (out === none) return;
-    const tokens = isMany(out) ? (getManyValues(out) as Token[]) : [out as Token];
-    for (const t of tokens) this.token(t);
+    for (const t of isMany(out) ? (getManyValues(out) as Token[]) : [out as Token]) {
+      if (rootDone) throw new Error('data after the end of the document');
+      if (t.name === 'startObject' || t.name === 'startArray') depth++;
+      else if (t.name === 'endObject' || t.name === 'endArray') depth--;
+      else if (t.name === 'keyValue') continue;
+      if (depth === 0) rootDone = true;
+    }
+  };
+  try {
+    consume(tokens(text));
+  } catch (err) {
+    return new ExtractError('malformed', `invalid JSON: ${(err as Error).message}`);
   }
-
-  private token(t: Token): void {
-    if (this.done) throw new ExtractError('malformed', 'invalid JSON: data after the end of the document');
-    if (!this.started) {
-      this.started = true;
-      if (this.onRow && t.name !== 'startObject')
-        throw new ExtractError('malformed', 'the response body is not a JSON object');
-    }
-    switch (t.name) {
-      case 'keyValue':
-        this.key = t.value as string;
-        return;
-      case 'startObject':
-      case 'startArray': {
-        if (this.onRow && this.stack.length === 1 && this.key === 'rows') {
-          if (t.name !== 'startArray')
-            throw new ExtractError('malformed', 'the envelope field rows is not an array');
-          this.inRows = true;
-          this.sawRows = true;
-        }
-        this.stack.push({ container: t.name === 'startObject' ? {} : [], key: this.key });
-        this.key = null;
-        return;
-      }
-      case 'endObject':
-      case 'endArray': {
-        const frame = this.stack.pop();
-        if (!frame) throw new ExtractError('malformed', 'invalid JSON: unbalanced brackets');
-        if (this.inRows && this.stack.length === 1) {
-          this.inRows = false; // end of rows: they were handed out, nothing to store
-          this.key = null;
-          return;
-        }
-        this.key = frame.key;
-        this.value(frame.container);
-        return;
-      }
-      case 'stringValue':
-      case 'trueValue':
-      case 'falseValue':
-      case 'nullValue':
-        this.value(t.value);
-        return;
-      case 'numberValue':
-        this.value(parseJsonNumber(t.value as string));
-        return;
-      default:
-        return;
-    }
+  try {
+    // A flushable stage is flushed by calling it with `none` (stream-chain protocol).
+    consume((tokens as unknown as (x: typeof none) => unknown)(none));
+  } catch (err) {
+    const msg = (err as Error).message;
+    if (rootDone) return new ExtractError('malformed', `invalid JSON: ${msg}`);
+    return new ExtractError('truncated', `the JSON ended in the middle of a value (${msg})`);
   }
-
-  private value(v: unknown): void {
-    const depth = this.stack.length;
-    if (depth === 0) {
-      this.root = v;
-      this.done = true;
-      return;
-    }
-    if (this.inRows && depth === 2) {
-      if (!isObject(v)) throw new ExtractError('malformed', 'a row is not an object');
-      this.onRow?.(v);
-      return;
-    }
-    const top = this.stack[depth - 1] as Frame;
-    if (Array.isArray(top.container)) top.container.push(v);
-    else if (this.key !== null) top.container[this.key] = v;
-    this.key = null;
-  }
+  if (!rootDone) return new ExtractError('truncated', 'the JSON ended before its closing bracket');
+  return new ExtractError('malformed', `invalid JSON: ${detail}`);
 }
 
-class EnvelopeRowExtractor implements RowExtractor {
-  private pending: Row[] = [];
-  private readonly assembler = new Assembler((row) => this.pending.push(row));
+class SplittingRowExtractor implements RowExtractor {
+  private readonly splitter = new RowSplitter();
+
+  push(chunk: Uint8Array): void {
+    this.splitter.push(chunk);
+  }
+
+  take(): Row[] | undefined {
+    return guarded(() => this.splitter.take());
+  }
 
   write(chunk: Uint8Array): Row[] {
-    this.assembler.feedBytes(chunk);
-    const out = this.pending;
-    this.pending = [];
+    this.push(chunk);
+    const out: Row[] = [];
+    for (let batch = this.take(); batch; batch = this.take()) for (const row of batch) out.push(row);
     return out;
   }
 
   end(): Row {
-    this.assembler.finish();
-    return this.assembler.root as Row;
+    return guarded(() => this.splitter.finish());
+  }
+}
+
+function guarded<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (!(err instanceof SplitError)) throw err;
+    if (err.kind === 'truncated') {
+      const judged = classifyJsonFailure(err.unfinished, err.message);
+      // A valid prefix that simply stopped: keep the splitter's message.
+      if (judged.kind === 'truncated') throw new ExtractError('truncated', err.message);
+      throw judged;
+    }
+    throw new ExtractError(err.kind, err.message);
   }
 }
 
 export function createRowExtractor(): RowExtractor {
-  return new EnvelopeRowExtractor();
+  return new SplittingRowExtractor();
 }
 
-/** Runs of 16+ digits are the only way a number can need the lossless path (see parseJsonNumber). */
-const LONG_DIGIT_RUN = /\d{16}/;
-
 /**
- * JSON.parse with lossless numbers. Fast path: when the text has no run of 16 digits, every number
- * in it fits a double exactly and JSON.parse is used; otherwise (and to classify a JSON.parse
- * failure) the tokenizer runs. Throws ExtractError: `truncated` when the text ends mid-JSON,
- * `malformed` when it is not JSON.
+ * JSON.parse with exact numbers: literals a double cannot hold exactly are quoted first (found by
+ * the same scan as the streamed rows). Throws ExtractError: `truncated` when the text ends
+ * mid-JSON, `malformed` when it is not JSON.
  */
-export function parseJsonLossless(text: string): unknown {
-  if (!LONG_DIGIT_RUN.test(text)) {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      // fall through: the tokenizer says whether the text is cut short or not JSON at all
-    }
+export function parseJsonLossless(input: string | Buffer): unknown {
+  const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
+  const text = decodeQuoting(bytes, 0, bytes.length, inexactLiterals(bytes));
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw classifyJsonFailure(typeof input === 'string' ? input : text, (err as Error).message);
   }
-  const a = new Assembler();
-  a.feedText(text);
-  a.finish();
-  return a.root;
 }

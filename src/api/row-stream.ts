@@ -1,6 +1,8 @@
 /**
  * A large response as an async iterable of rows plus its envelope fields, parsed incrementally from
- * the byte stream (row-extractor.ts). Memory: one network chunk and the rows it completes.
+ * the byte stream (row-extractor.ts). Memory per received chunk: the chunk, the row in progress
+ * carried over from the previous one, and one batch of parsed rows (row-splitter.ts
+ * MAX_BATCH_BYTES of row text) at a time.
  */
 import { TransportError } from '../errors.js';
 import type { RateLimitState } from '../types.js';
@@ -47,7 +49,7 @@ export class BodyRowStream implements RowStream {
     });
     // Callers that never ask for the envelope must not see an unhandled rejection.
     this.envelopePromise.catch(() => undefined);
-    this.rows = { [Symbol.asyncIterator]: () => this.iterate() };
+    this.rows = { [Symbol.asyncIterator]: () => this.rowIterator() };
   }
 
   get bytesRead(): number {
@@ -84,20 +86,55 @@ export class BodyRowStream implements RowStream {
     this.rejectEnvelope(err);
   }
 
-  private async *iterate(): AsyncGenerator<Row> {
+  /**
+   * Rows handed out from the current batch without an async generator step each (a resolved
+   * promise per row); the generator below runs once per batch. return() (a `break`) ends it.
+   */
+  private rowIterator(): AsyncIterator<Row> {
+    const batches = this.iterate();
+    let batch: Row[] = [];
+    let at = 0;
+    const pull = async (): Promise<IteratorResult<Row>> => {
+      for (;;) {
+        const r = await batches.next();
+        if (r.done) return { value: undefined, done: true };
+        if (r.value.length === 0) continue;
+        batch = r.value;
+        at = 1;
+        this.count += 1;
+        return { value: batch[0] as Row, done: false };
+      }
+    };
+    return {
+      next: () => {
+        if (at < batch.length) {
+          this.count += 1;
+          return Promise.resolve({ value: batch[at++] as Row, done: false });
+        }
+        return pull();
+      },
+      return: async () => {
+        batch = [];
+        at = 0;
+        await batches.return(undefined);
+        return { value: undefined, done: true };
+      },
+    };
+  }
+
+  private async *iterate(): AsyncGenerator<Row[]> {
     if (this.started) throw new Error(`${this.res.operation}: rows of a RowStream can be iterated only once`);
     this.started = true;
     const extractor = createRowExtractor();
+    const take = (): Row[] | undefined => extractor.take();
     let done = false;
     try {
       for await (const chunk of this.res.body) {
         const buf = chunk as Buffer;
         this.bytes += buf.length;
-        const rows = this.extract(() => extractor.write(buf));
-        for (const row of rows) {
-          this.count += 1;
-          yield row;
-        }
+        extractor.push(buf);
+        // One batch (≤ MAX_BATCH_BYTES of row text) parsed at a time, handed out before the next.
+        for (let batch = this.extract(take); batch; batch = this.extract(take)) yield batch;
       }
       if (this.res.declaredBytes !== undefined && this.bytes < this.res.declaredBytes) {
         throw bodyFailure(this.res, new Error('body shorter than Content-Length'), this.bytes);

@@ -118,11 +118,11 @@ export class Transport {
 }
 
 /**
- * Reads a whole body as UTF-8 text. Failures mid-body are TRANSPORT_TRUNCATED (or TIMEOUT /
- * ABORTED); a body shorter than its Content-Length is truncated too. `maxBytes` caps what is kept
- * (error bodies): beyond it the body is discarded and the connection dropped.
+ * Reads a whole body. Failures mid-body are TRANSPORT_TRUNCATED (or TIMEOUT / ABORTED); a body
+ * shorter than its Content-Length is truncated too. `maxBytes` caps what is kept (error bodies):
+ * beyond it the body is discarded and the connection dropped.
  */
-export async function readText(res: RawResponse, maxBytes = Number.POSITIVE_INFINITY): Promise<string> {
+export async function readBytes(res: RawResponse, maxBytes = Number.POSITIVE_INFINITY): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let bytes = 0;
   try {
@@ -132,7 +132,7 @@ export async function readText(res: RawResponse, maxBytes = Number.POSITIVE_INFI
       if (bytes > maxBytes) {
         chunks.push(buf.subarray(0, Math.max(0, buf.length - (bytes - maxBytes))));
         discardBody(res.body);
-        return Buffer.concat(chunks).toString('utf8');
+        return Buffer.concat(chunks);
       }
       chunks.push(buf);
     }
@@ -142,7 +142,12 @@ export async function readText(res: RawResponse, maxBytes = Number.POSITIVE_INFI
   if (res.declaredBytes !== undefined && bytes < res.declaredBytes) {
     throw bodyFailure(res, new Error('body shorter than Content-Length'), bytes, chunks);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** readBytes as UTF-8 text. */
+export async function readText(res: RawResponse, maxBytes = Number.POSITIVE_INFINITY): Promise<string> {
+  return (await readBytes(res, maxBytes)).toString('utf8');
 }
 
 /**

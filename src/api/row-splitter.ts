@@ -1,0 +1,403 @@
+/**
+ * Rows of an envelope `{ ...fields, "rows": [ {...}, ... ], ...fields }` from its byte stream: a
+ * byte scanner finds where each row ends (string and escape state, bracket depth inside `rows`)
+ * and complete rows are parsed in batches by the native JSON.parse. Every number literal outside
+ * strings is checked as it is scanned; one a double cannot hold exactly (json-number.ts) is
+ * wrapped in quotes before parsing, so it arrives as its exact text. Chosen by measurement over
+ * stream-json's tokenizer (docs/decisions.md "## Client").
+ *
+ * Memory: the bytes of the row in progress (carried over to the next chunk), at most one batch of
+ * MAX_BATCH_BYTES of row text and its parsed rows, and the envelope's bytes outside `rows`.
+ */
+import { ALWAYS_EXACT_CHARS, isExactNumberLiteral } from './json-number.js';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+const COMMA = 0x2c;
+const MINUS = 0x2d;
+const PLUS = 0x2b;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const NINE = 0x39;
+
+/** Row text parsed by one JSON.parse at most (a longer row is parsed alone). */
+export const MAX_BATCH_BYTES = 64 * 1024;
+
+export type Row = Record<string, unknown>;
+
+/** A failure found by the splitter; row-extractor.ts maps it to ExtractError. */
+export class SplitError extends Error {
+  constructor(
+    readonly kind: 'malformed' | 'truncated',
+    message: string,
+    /** For `truncated`: the text received so far (envelope and row in progress), to check its syntax. */
+    readonly unfinished = '',
+  ) {
+    super(message);
+  }
+}
+
+function isNumberByte(c: number): boolean {
+  return (c >= ZERO && c <= NINE) || c === DOT || c === MINUS || c === PLUS || (c | 0x20) === 0x65;
+}
+
+function isWhitespace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/** The literal b[start, end) when a double cannot hold it exactly, else undefined. */
+function inexactLiteral(b: Uint8Array, start: number, end: number, exponent: boolean): boolean {
+  if (end - start <= ALWAYS_EXACT_CHARS && !exponent) return false;
+  return !isExactNumberLiteral(Buffer.from(b.buffer, b.byteOffset + start, end - start).toString('latin1'));
+}
+
+/**
+ * UTF-8 text of b[start, end) with the literals at `spans` (flat [s0, e0, s1, e1, …], ascending,
+ * inside the range) wrapped in quotes.
+ */
+export function decodeQuoting(b: Buffer, start: number, end: number, spans: readonly number[]): string {
+  if (spans.length === 0) return b.toString('utf8', start, end);
+  let out = '';
+  let at = start;
+  for (let k = 0; k < spans.length; k += 2) {
+    const s = spans[k] as number;
+    const e = spans[k + 1] as number;
+    out += `${b.toString('utf8', at, s)}"${b.toString('latin1', s, e)}"`;
+    at = e;
+  }
+  return out + b.toString('utf8', at, end);
+}
+
+/**
+ * Inexact number literals of a whole JSON text (outside strings), as flat [start, end) pairs. The
+ * text's syntax is left to JSON.parse.
+ */
+export function inexactLiterals(b: Buffer): number[] {
+  const spans: number[] = [];
+  const n = b.length;
+  let i = 0;
+  while (i < n) {
+    let c = b[i] as number;
+    if (c === QUOTE) {
+      i++;
+      for (;;) {
+        while (i < n && (c = b[i] as number) !== QUOTE && c !== BACKSLASH) i++;
+        if (i >= n || c === QUOTE) break;
+        i += 2;
+      }
+      i++;
+      continue;
+    }
+    if ((c >= ZERO && c <= NINE) || c === MINUS) {
+      let j = i + 1;
+      let exponent = false;
+      while (j < n && isNumberByte((c = b[j] as number))) {
+        if ((c | 0x20) === 0x65) exponent = true;
+        j++;
+      }
+      if (inexactLiteral(b, i, j, exponent)) spans.push(i, j);
+      i = j;
+      continue;
+    }
+    i++;
+  }
+  return spans;
+}
+
+type Phase = 'start' | 'envelope' | 'rows' | 'done';
+/** Between rows: after `[`, after a row, after a comma. */
+type Gap = 'open' | 'row' | 'comma';
+
+/**
+ * Push bytes with push(), then call take() until it returns undefined: each call parses and
+ * returns one batch of complete rows. finish() at the end returns the envelope without `rows`.
+ */
+export class RowSplitter {
+  private buf: Buffer = Buffer.alloc(0);
+  /** Where a carried-over row and the next chunk are joined (grows to the longest row + chunk). */
+  private work: Buffer = Buffer.allocUnsafe(2 * MAX_BATCH_BYTES);
+  /** Next byte to scan. */
+  private pos = 0;
+  private depth = 0;
+  private inString = false;
+  private phase: Phase = 'start';
+  private gap: Gap = 'open';
+  /** First byte of the row being scanned (-1 between rows). */
+  private rowStart = -1;
+  /** Complete rows not yet parsed: [batchStart, batchEnd), -1 when none. */
+  private batchStart = -1;
+  private batchEnd = -1;
+  /** Inexact literals inside rows, flat pairs of buffer offsets. */
+  private rowSpans: number[] = [];
+  /** Envelope bytes outside `rows` (with `"rows":[]`), and where its uncopied part starts. */
+  private readonly envParts: Buffer[] = [];
+  private envBytes = 0;
+  private envStart = -1;
+  /** Inexact literals of the envelope, flat pairs of envelope offsets. */
+  private readonly envSpans: number[] = [];
+  private sawRows = false;
+
+  push(chunk: Uint8Array): void {
+    const bytes = Buffer.isBuffer(chunk)
+      ? chunk
+      : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let keep = this.pos;
+    if (this.rowStart >= 0 && this.rowStart < keep) keep = this.rowStart;
+    if (this.batchStart >= 0 && this.batchStart < keep) keep = this.batchStart;
+    this.copyEnvelope(this.pos);
+    const carry = this.buf.length - keep;
+    if (carry <= 0) {
+      this.buf = bytes;
+    } else {
+      // The row in progress (or a token cut by the chunk boundary) is carried over, in one work
+      // buffer reused from chunk to chunk: no allocation per chunk, nothing else points into it
+      // (batches and the envelope are decoded or copied out of it).
+      const need = carry + bytes.length;
+      if (need > this.work.length) {
+        const grown = Buffer.allocUnsafe(Math.max(need, this.work.length * 2));
+        this.buf.copy(grown, 0, keep);
+        this.work = grown;
+      } else if (this.buf.buffer === this.work.buffer) {
+        this.work.copyWithin(
+          0,
+          this.buf.byteOffset - this.work.byteOffset + keep,
+          this.buf.byteOffset - this.work.byteOffset + this.buf.length,
+        );
+      } else {
+        this.buf.copy(this.work, 0, keep);
+      }
+      bytes.copy(this.work, carry);
+      this.buf = this.work.subarray(0, need);
+    }
+    this.pos -= keep;
+    if (this.rowStart >= 0) this.rowStart -= keep;
+    if (this.batchStart >= 0) {
+      this.batchStart -= keep;
+      this.batchEnd -= keep;
+    }
+    if (this.envStart >= 0) this.envStart -= keep;
+    for (let k = 0; k < this.rowSpans.length; k++) this.rowSpans[k] = (this.rowSpans[k] as number) - keep;
+  }
+
+  /** Parses and returns the next batch of complete rows, or undefined when more bytes are needed. */
+  take(): Row[] | undefined {
+    if (this.batchStart < 0 || this.batchEnd - this.batchStart < MAX_BATCH_BYTES) this.scan(false);
+    return this.parseBatch();
+  }
+
+  /** The input is over: returns the envelope fields without `rows`. Throws SplitError. */
+  finish(): Row {
+    this.scan(true);
+    if (this.batchStart >= 0) throw new SplitError('malformed', 'rows left unread before finish()');
+    if (this.phase !== 'done') {
+      throw new SplitError('truncated', 'the JSON ended before its closing bracket', this.unfinishedText());
+    }
+    if (!this.sawRows) throw new SplitError('malformed', 'the envelope has no rows array');
+    const env = Buffer.concat(this.envParts);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(decodeQuoting(env, 0, env.length, this.envSpans));
+    } catch (err) {
+      throw new SplitError('malformed', `invalid JSON: ${(err as Error).message}`);
+    }
+    const out = parsed as Row;
+    delete out.rows;
+    return out;
+  }
+
+  /** The envelope so far plus the row in progress: what a cut-short body's syntax is judged by. */
+  private unfinishedText(): string {
+    this.copyEnvelope(this.buf.length);
+    const tail =
+      this.phase === 'rows' && this.rowStart >= 0 ? this.buf.subarray(this.rowStart) : Buffer.alloc(0);
+    return Buffer.concat([...this.envParts, tail]).toString('utf8');
+  }
+
+  private parseBatch(): Row[] | undefined {
+    if (this.batchStart < 0) return undefined;
+    const start = this.batchStart;
+    const end = this.batchEnd;
+    let spans: number[] = [];
+    if (this.rowSpans.length > 0) {
+      let k = 0;
+      while (k < this.rowSpans.length && (this.rowSpans[k] as number) < end) k += 2;
+      spans = this.rowSpans.slice(0, k);
+      this.rowSpans = this.rowSpans.slice(k);
+    }
+    this.batchStart = -1;
+    this.batchEnd = -1;
+    try {
+      return JSON.parse(`[${decodeQuoting(this.buf, start, end, spans)}]`) as Row[];
+    } catch (err) {
+      throw new SplitError('malformed', `invalid JSON: ${(err as Error).message}`);
+    }
+  }
+
+  private copyEnvelope(upTo: number): void {
+    if (this.envStart < 0 || upTo <= this.envStart) return;
+    const part = Buffer.from(this.buf.subarray(this.envStart, upTo)); // a copy: the chunk is not kept
+    this.envParts.push(part);
+    this.envBytes += part.length;
+    this.envStart = upTo;
+  }
+
+  private malformed(message: string): SplitError {
+    return new SplitError('malformed', message);
+  }
+
+  /** The rows key just before b[at] (a `[` or `{` at depth 1)? */
+  private keyIsRows(at: number): boolean {
+    this.copyEnvelope(at);
+    const env = Buffer.concat(this.envParts);
+    let i = env.length - 1;
+    while (i >= 0 && isWhitespace(env[i] as number)) i--;
+    if (env[i] !== 0x3a) return false;
+    i--;
+    while (i >= 0 && isWhitespace(env[i] as number)) i--;
+    if (env[i] !== QUOTE) return false;
+    const end = i + 1;
+    i--;
+    for (; i >= 0; i--) {
+      if (env[i] !== QUOTE) continue;
+      let slashes = 0;
+      while (env[i - 1 - slashes] === BACKSLASH) slashes++;
+      if (slashes % 2 === 0) break;
+    }
+    if (i < 0) return false;
+    try {
+      return JSON.parse(env.toString('utf8', i, end)) === 'rows';
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Scans from pos. Stops at the end of the buffer (before a token the buffer may cut short, unless
+   * `final`) or once the batch reached MAX_BATCH_BYTES at a row's end.
+   */
+  private scan(final: boolean): void {
+    const b = this.buf;
+    const n = b.length;
+    let i = this.pos;
+    let depth = this.depth;
+    let inString = this.inString;
+    outer: while (i < n) {
+      let c = b[i] as number;
+      if (inString) {
+        while (c !== QUOTE && c !== BACKSLASH) {
+          if (++i === n) break outer;
+          c = b[i] as number;
+        }
+        if (c === BACKSLASH) {
+          if (i + 1 >= n) break; // resume at the backslash with the escaped byte
+          i += 2;
+          continue;
+        }
+        inString = false;
+        i++;
+        continue;
+      }
+      if (c === QUOTE) {
+        if (depth === 2 && this.phase === 'rows') throw this.malformed('a row is not an object');
+        inString = true;
+        i++;
+        continue;
+      }
+      if (c === LBRACE || c === LBRACKET) {
+        depth++;
+        if (depth === 3 && this.phase === 'rows') {
+          if (c !== LBRACE) throw this.malformed('a row is not an object');
+          if (this.gap === 'row') throw this.malformed("invalid JSON: expected ',' between rows");
+          this.rowStart = i;
+        } else if (depth === 1) {
+          if (this.phase !== 'start' || c !== LBRACE)
+            throw this.malformed(
+              this.phase === 'start'
+                ? 'the response body is not a JSON object'
+                : 'invalid JSON: data after the end of the document',
+            );
+          this.phase = 'envelope';
+          this.envStart = i;
+        } else if (depth === 2 && this.phase === 'envelope' && this.keyIsRows(i)) {
+          if (c !== LBRACKET) throw this.malformed('the envelope field rows is not an array');
+          this.copyEnvelope(i + 1);
+          this.envStart = -1;
+          this.phase = 'rows';
+          this.gap = 'open';
+          this.sawRows = true;
+        }
+        i++;
+        continue;
+      }
+      if (c === RBRACE || c === RBRACKET) {
+        depth--;
+        if (this.phase === 'rows') {
+          if (depth === 2) {
+            if (this.batchStart < 0) this.batchStart = this.rowStart;
+            this.rowStart = -1;
+            this.batchEnd = i + 1;
+            this.gap = 'row';
+            if (this.batchEnd - this.batchStart >= MAX_BATCH_BYTES) {
+              i++;
+              break;
+            }
+          } else if (depth === 1) {
+            if (this.gap === 'comma') throw this.malformed('invalid JSON: a comma before the end of rows');
+            this.phase = 'envelope';
+            this.envStart = i;
+          }
+        } else if (depth === 0) {
+          this.copyEnvelope(i + 1);
+          this.envStart = -1;
+          this.phase = 'done';
+        } else if (depth < 0) {
+          throw this.malformed('invalid JSON: data after the end of the document');
+        }
+        i++;
+        continue;
+      }
+      if (depth <= 2 && this.phase !== 'envelope') {
+        // Between rows, before the envelope, after it: only commas between rows and whitespace.
+        if (isWhitespace(c)) {
+          i++;
+          continue;
+        }
+        if (this.phase === 'rows' && c === COMMA && this.gap === 'row') {
+          this.gap = 'comma';
+          i++;
+          continue;
+        }
+        throw this.malformed(
+          this.phase === 'rows'
+            ? 'a row is not an object'
+            : this.phase === 'start'
+              ? 'the response body is not a JSON object'
+              : 'invalid JSON: data after the end of the document',
+        );
+      }
+      if ((c >= ZERO && c <= NINE) || c === MINUS) {
+        let j = i + 1;
+        let exponent = false;
+        while (j < n && isNumberByte((c = b[j] as number))) {
+          if ((c | 0x20) === 0x65) exponent = true;
+          j++;
+        }
+        if (j === n && !final) break; // the literal may go on in the next chunk
+        if (inexactLiteral(b, i, j, exponent)) {
+          if (this.phase === 'rows') this.rowSpans.push(i, j);
+          else this.envSpans.push(this.envBytes + i - this.envStart, this.envBytes + j - this.envStart);
+        }
+        i = j;
+        continue;
+      }
+      i++;
+    }
+    this.pos = i;
+    this.depth = depth;
+    this.inString = inString;
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * The row splitter behind `stream()` (src/api/row-splitter.ts): row boundaries found in the byte
+ * stream whatever the strings hold or where the chunks are cut, exact numbers, `__proto__` as a
+ * plain field, envelope fields on both sides of `rows`, and bodies cut short or not envelopes.
+ */
+import { describe, expect, test } from 'vitest';
+import { isExactNumberLiteral, parseJsonNumber } from '../src/api/json-number.js';
+import { createRowExtractor, ExtractError, parseJsonLossless, type Row } from '../src/api/row-extractor.js';
+import { MAX_BATCH_BYTES } from '../src/api/row-splitter.js';
+
+/** Feeds `text` in chunks of `step` bytes; returns the rows, the envelope and the rows per take(). */
+function split(text: string, step: number): { rows: Row[]; envelope: Row; batches: number[] } {
+  const bytes = Buffer.from(text, 'utf8');
+  const ex = createRowExtractor();
+  const rows: Row[] = [];
+  const batches: number[] = [];
+  for (let i = 0; i < bytes.length; i += step) {
+    ex.push(bytes.subarray(i, i + step));
+    for (let b = ex.take(); b; b = ex.take()) {
+      batches.push(b.length);
+      rows.push(...b);
+    }
+  }
+  return { rows, envelope: ex.end(), batches };
+}
+
+function failure(text: string, step = text.length): ExtractError {
+  try {
+    split(text, Math.max(step, 1));
+  } catch (err) {
+    if (err instanceof ExtractError) return err;
+    throw err;
+  }
+  throw new Error(`no failure for ${text}`);
+}
+
+const tricky: Row[] = [
+  { s: 'brackets ] } [ { and "quotes", escaped \\" and \\\\', t: '},{"a":1}]' },
+  { u: 'unicode \u00e9\u2713\ud83d\ude00 and escapes \\u0041 \n\t', key: '"rows":[' },
+  { nested: { a: [1, { b: [[], {}] }], c: { d: { e: null } } }, arr: [[1, 2], [{ x: 'y' }]] },
+  { num: -0.5, exp: 25e-3, big: 1, t: true, f: false, n: null },
+];
+
+describe('row boundaries', () => {
+  const body = JSON.stringify({ scope: 'company', ticker: 'AAPL', rows: tricky, truncated: false, count: 4 });
+
+  test('strings with brackets, braces, quotes, escapes and unicode; nested rows; any chunk size', () => {
+    for (const step of [1, 2, 3, 7, 64, body.length]) {
+      const { rows, envelope } = split(body, step);
+      expect(rows, `step ${step}`).toEqual(tricky);
+      expect(envelope).toEqual({ scope: 'company', ticker: 'AAPL', truncated: false, count: 4 });
+    }
+  });
+
+  test('one byte at a time hands out each row as soon as it is complete', () => {
+    const { batches } = split(body, 1);
+    expect(batches).toEqual([1, 1, 1, 1]);
+  });
+
+  test('whitespace between and around rows is allowed', () => {
+    const spaced =
+      '{ "count" : 2 ,\n "rows" : [\n  {"a": 1} ,\r\n\t{"b": [ 2 ]}\n ] ,\n "x" : { "y" : [ ] } }\n';
+    for (const step of [1, 5, spaced.length]) {
+      const { rows, envelope } = split(spaced, step);
+      expect(rows).toEqual([{ a: 1 }, { b: [2] }]);
+      expect(envelope).toEqual({ count: 2, x: { y: [] } });
+    }
+  });
+
+  test('an empty rows array; envelope fields only before or only after rows', () => {
+    expect(split('{"count":0,"rows":[]}', 1)).toMatchObject({ rows: [], envelope: { count: 0 } });
+    expect(split('{"rows":[{"a":1}],"count":1,"more":{"rows":[1]}}', 3)).toMatchObject({
+      rows: [{ a: 1 }],
+      envelope: { count: 1, more: { rows: [1] } },
+    });
+    expect(split('{"scope":"company","rows":[{"a":1}]}', 4).envelope).toEqual({ scope: 'company' });
+  });
+
+  test('a key spelled with escapes still names rows; a nested rows key does not', () => {
+    expect(split('{"ro\\u0077s":[{"a":1}]}', 2).rows).toEqual([{ a: 1 }]);
+    expect(split('{"meta":{"rows":[1,2]},"rows":[{"a":1}]}', 2)).toEqual({
+      rows: [{ a: 1 }],
+      envelope: { meta: { rows: [1, 2] } },
+      batches: [1],
+    });
+  });
+
+  test('many rows come out in batches of at most MAX_BATCH_BYTES of row text', () => {
+    const row = { k: 'x'.repeat(1000) };
+    const many = Array.from({ length: 300 }, (_, i) => ({ ...row, i }));
+    const big = JSON.stringify({ rows: many });
+    const { rows, batches } = split(big, big.length);
+    expect(rows).toEqual(many);
+    expect(batches.length).toBeGreaterThan(1);
+    expect(Math.max(...batches) * 1000).toBeLessThanOrEqual(MAX_BATCH_BYTES + 1100);
+  });
+});
+
+describe('exact numbers and __proto__ on both paths', () => {
+  const text =
+    '{"n":12345678.123456789,"inf":1e400,"big":12345678901234567890,"ok":0.1,"e":-3e2,' +
+    '"exp":1.5E+300,"long":0.30000000000000004,"__proto__":{"polluted":true}}';
+  const expected = {
+    n: '12345678.123456789',
+    inf: '1e400',
+    big: '12345678901234567890',
+    ok: 0.1,
+    e: -300,
+    exp: 1.5e300,
+    long: 0.30000000000000004,
+  };
+
+  function check(value: unknown): void {
+    const v = value as Row;
+    expect(v).toMatchObject(expected);
+    expect(Object.getPrototypeOf(v)).toBe(Object.prototype);
+    expect(Object.prototype.hasOwnProperty.call(v, '__proto__')).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(v, '__proto__')?.value).toEqual({ polluted: true });
+    expect((v as { polluted?: unknown }).polluted).toBeUndefined();
+  }
+
+  test('one rule: a literal stays a number only when its double prints back to the same value', () => {
+    expect(parseJsonNumber('12345678.123456789')).toBe('12345678.123456789');
+    expect(parseJsonNumber('1e400')).toBe('1e400');
+    expect(parseJsonNumber('-1e400')).toBe('-1e400');
+    expect(parseJsonNumber('9007199254740993')).toBe('9007199254740993');
+    expect(parseJsonNumber('9007199254740992')).toBe(9007199254740992);
+    expect(parseJsonNumber('1.50')).toBe(1.5);
+    expect(parseJsonNumber('1e-400')).toBe('1e-400');
+    expect(parseJsonNumber('-0')).toBe(-0);
+    // The nearest double to 1e23 is not 1e23, but it prints back as 1e23: the rule is about the text.
+    expect(isExactNumberLiteral('100000000000000000000000')).toBe(true);
+  });
+
+  test('whole body (the client quick path) and streamed rows agree', () => {
+    check(parseJsonLossless(text));
+    check(parseJsonLossless(Buffer.from(text)));
+    for (const step of [1, 5, 1000]) {
+      const { rows, envelope } = split(`{"__proto__":{"env":1},"rows":[${text},${text}],"x":1e400}`, step);
+      expect(rows).toHaveLength(2);
+      for (const row of rows) check(row);
+      expect(envelope.x).toBe('1e400');
+      expect(Object.getPrototypeOf(envelope)).toBe(Object.prototype);
+      expect(Object.getOwnPropertyDescriptor(envelope, '__proto__')?.value).toEqual({ env: 1 });
+    }
+  });
+
+  test('digits inside strings are left alone', () => {
+    const s = '{"rows":[{"a":"12345678.123456789","b":"1e400 ]}"}]}';
+    expect(split(s, 2).rows).toEqual([{ a: '12345678.123456789', b: '1e400 ]}' }]);
+    expect(parseJsonLossless(s)).toEqual(JSON.parse(s));
+  });
+});
+
+describe('bodies cut short or not envelopes', () => {
+  const body = JSON.stringify({ scope: 'company', rows: tricky, count: 4 });
+
+  test('cut mid-row, mid-string, mid-escape, mid-number, between rows or after rows: truncated', () => {
+    const cuts = [
+      body.indexOf('brackets') + 3, // mid-string
+      body.indexOf('\\"') + 1, // right after a backslash
+      body.indexOf('-0.5') + 2, // mid-number
+      body.indexOf('},{') + 1, // between rows
+      body.indexOf('],"count"') + 1, // after rows
+      body.length - 1,
+      10, // in the envelope before rows
+    ];
+    for (const cut of cuts) {
+      for (const step of [1, 9, cut]) {
+        const err = failure(body.slice(0, cut), step);
+        expect(err.kind, `cut ${cut} step ${step}`).toBe('truncated');
+      }
+    }
+    expect(failure('').kind).toBe('truncated');
+  });
+
+  test('not JSON, not an envelope, or bad JSON inside a row: malformed', () => {
+    const cases = [
+      '[1,2]',
+      '{"rows":{"a":1}}',
+      '{"rows":[1]}',
+      '{"rows":["a"]}',
+      '{"rows":[[1]]}',
+      '{"count":0}',
+      '{"rows":[]}}',
+      '{"rows":[]} x',
+      '{"rows":[{"a":1}{"b":2}]}',
+      '{"rows":[{"a":1},]}',
+      '{"rows":[{"a":xyz}]}',
+      '{"rows":[{"a":xyz',
+      '<html>busy</html>',
+    ];
+    for (const c of cases) {
+      for (const step of [1, c.length]) expect(failure(c, step).kind, `${c} step ${step}`).toBe('malformed');
+    }
+  });
+});
