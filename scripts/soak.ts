@@ -36,9 +36,16 @@ interface World {
   storeRedis: Redis;
   env: NodeJS.ProcessEnv;
   companies: string[];
+  /** Starts a control-only worker (faults of publishing run the others with --only parts). */
+  startControl(): Promise<void>;
 }
 
-type Fault = (w: World) => Promise<void>;
+/**
+ * A fault: what it does, and when (`publish`: once every part is staged; the workers then run
+ * `--only parts` and the fault starts the control worker that publishes, so the fault is sure to
+ * meet the publish).
+ */
+type Fault = ((w: World) => Promise<void>) & { at?: 'publish'; tmpfsMb?: number };
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -73,13 +80,43 @@ const FAULTS: Record<string, Fault> = {
   '500s': (w) => armRules(w, [{ operation: 'issuer/reference', fault: '500', times: 6 }]),
   'slow bodies past the body timeout': (w) =>
     armRules(w, [{ operation: 'series/catalog', fault: 'slow', ms: 1500, times: 4 }]),
+  'disk full during publish': Object.assign(
+    async (w: World) => {
+      // Every part is staged: fill what is left of the output's filesystem as publishing starts,
+      // hold it full for 3 s, then free it (the publish job retries).
+      const filler = join(w.outDir, '.filler');
+      spawnSync('fallocate', ['-l', `${diskFreeBytes(w.outDir)}`, filler]);
+      spawnSync('sh', ['-c', `cat /dev/zero > '${filler}.rest' 2>/dev/null`]);
+      await w.startControl();
+      await sleep(3000);
+      await rm(filler, { force: true });
+      await rm(`${filler}.rest`, { force: true });
+    },
+    { at: 'publish' as const, tmpfsMb: 1024 },
+  ),
 };
 
-async function setup(name: string): Promise<World> {
+/** Free bytes of the filesystem holding `path`. */
+function diskFreeBytes(path: string): number {
+  const out = spawnSync('df', ['-B1', '--output=avail', path], { encoding: 'utf8' }).stdout;
+  return Number(out.trim().split('\n').pop() ?? 0);
+}
+
+async function setup(name: string, tmpfsMb?: number, partsOnly = false): Promise<World> {
   const dir = await mkdtemp(join(tmpdir(), 'fx-soak-'));
   const outDir = join(dir, 'out');
   const logDir = join(dir, 'logs');
   await mkdir(outDir);
+  if (tmpfsMb !== undefined) {
+    // A small filesystem of its own for the output, so filling it touches nothing else.
+    const m = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${tmpfsMb}m`, 'tmpfs', outDir], {
+      encoding: 'utf8',
+    });
+    if (m.status !== 0)
+      throw new Error(
+        `not run: a tmpfs cannot be mounted here (${m.stderr.trim() || 'mount failed'}; needs root)`,
+      );
+  }
   await mkdir(logDir);
   const redisPort = await freePort();
   const apiPort = await freePort();
@@ -157,11 +194,16 @@ async function setup(name: string): Promise<World> {
   for (const i of [1, 2]) {
     const cwd = join(dir, `worker-${i}`);
     await mkdir(cwd);
-    const w = managed(`worker-${i}`, process.execPath, [BIN, 'worker'], {
-      env: { ...env, TMPDIR: cwd },
-      cwd,
-      logDir,
-    });
+    const w = managed(
+      `worker-${i}`,
+      process.execPath,
+      [BIN, 'worker', ...(partsOnly ? ['--only', 'parts'] : [])],
+      {
+        env: { ...env, TMPDIR: cwd },
+        cwd,
+        logDir,
+      },
+    );
     await w.start();
     workers.push(w);
   }
@@ -178,12 +220,24 @@ async function setup(name: string): Promise<World> {
     'NVDA',
     ...Array.from({ length: SYNTHETIC }, (_, i) => String(9_000_000_001 + i).padStart(10, '0')),
   ];
-  return { dir, outDir, apiUrl, redis, emulator, workers, store, storeRedis, env, companies };
+  const startControl = async (): Promise<void> => {
+    const cwd = join(dir, 'control');
+    await mkdir(cwd, { recursive: true });
+    const c = managed('control', process.execPath, [BIN, 'worker', '--only', 'control'], {
+      env: { ...env, TMPDIR: cwd },
+      cwd,
+      logDir,
+    });
+    await c.start();
+    workers.push(c);
+  };
+  return { dir, outDir, apiUrl, redis, emulator, workers, store, storeRedis, env, companies, startControl };
 }
 
 async function teardown(w: World): Promise<void> {
   w.storeRedis.disconnect();
   for (const p of [...w.workers, w.emulator, w.redis]) await p.stop('SIGTERM', 5000).catch(() => undefined);
+  spawnSync('umount', [w.outDir], { stdio: 'ignore' });
   if (!process.env.SOAK_KEEP) await rm(w.dir, { recursive: true, force: true });
 }
 
@@ -198,8 +252,21 @@ interface Row {
 }
 
 async function trial(name: string, fault: Fault): Promise<Row> {
-  const w = await setup(name);
   const started = Date.now();
+  let w: World;
+  try {
+    w = await setup(name, fault.tmpfsMb, fault.at === 'publish');
+  } catch (err: unknown) {
+    return {
+      fault: name,
+      trials: 0,
+      lost: NaN,
+      duplicated: NaN,
+      partial: NaN,
+      outcome: String(err),
+      seconds: 0,
+    };
+  }
   try {
     const id = `soak-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`.slice(0, 60);
     const run = spawnSync(
@@ -209,13 +276,15 @@ async function trial(name: string, fault: Fault): Promise<Row> {
     );
     if (run.status !== 0) throw new Error(`run: ${run.stderr}`);
     const total = w.companies.length * DATASETS.length;
-    // Inject the fault once a fifth of the parts are done: parts are in flight.
+    // Inject the fault once a fifth of the parts are done (parts in flight), or, for a fault of
+    // publishing, once every part is.
+    const at = fault.at === 'publish' ? total : Math.max(1, Math.floor(total / 5));
     await waitFor(
       'parts in flight',
       async () => {
         const rec = await w.store.get(id);
         const done = Object.values(rec?.progress ?? {}).reduce((n, p) => n + p.total - p.pending, 0);
-        return done >= Math.max(1, Math.floor(total / 5));
+        return done >= at;
       },
       120_000,
     );
@@ -236,6 +305,7 @@ async function trial(name: string, fault: Fault): Promise<Row> {
       companies: w.companies,
       api: { url: w.apiUrl, key: DEMO_API_KEY },
     });
+    if (state !== 'published') check.details.push(`message: ${(await w.store.get(id))?.message ?? ''}`);
     if (check.details.length) process.stderr.write(`  ${name}: ${check.details.slice(0, 5).join('; ')}\n`);
     return {
       fault: name,

@@ -6,7 +6,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -155,6 +156,25 @@ describe('filings-export end to end', () => {
       const codes = await Promise.all(exits);
       expect(codes).toEqual([0, 0]);
       for (const l of logs) expect(l).toContain('worker stopped');
+    }
+  });
+
+  it('demo --tickers queries what it exported (no Apple when Apple is left out)', async () => {
+    const out = await mkdtemp(join(tmpdir(), 'fx-demo-'));
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn' };
+      delete env.REDIS_URL;
+      delete env.FILINGS_API_URL;
+      delete env.FILINGS_EXPORT_CONFIG;
+      const r = await cli(['demo', '--tickers', 'MSFT,NVDA,TSLA', '--out', out], env);
+      expect(r.code, r.stderr).toBe(0);
+      const m = /DuckDB over the Parquet files: (\w+)'s annual revenue/.exec(r.stdout);
+      expect(['MSFT', 'NVDA', 'TSLA']).toContain(m?.[1]);
+      expect(r.stdout).not.toContain('AAPL');
+      // At least one fiscal year row with an accession number under the heading.
+      expect(r.stdout).toMatch(/^\s+\S+\s+\d{4}-\d{2}-\d{2}\.\.\d{4}-\d{2}-\d{2}\s+[\d,]+\s+\S+$/m);
+    } finally {
+      await rm(out, { recursive: true, force: true });
     }
   });
 

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamOperation } from '../src/api/index.js';
 import { datasetDefinition } from '../src/datasets/index.js';
-import { partJobId } from '../src/pipeline/ids.js';
+import { buildSnapshotFlow } from '../src/pipeline/flow.js';
+import { partJobId, publishJobId } from '../src/pipeline/ids.js';
 import type { StatusReport } from '../src/pipeline/status-view.js';
 import type { DatasetName } from '../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
@@ -90,6 +91,19 @@ describe('a snapshot flow', () => {
         age: h.config.retention.failed_jobs.age_seconds,
         count: h.config.retention.failed_jobs.count,
       },
+    });
+    // The publish parent follows the configured retry settings too.
+    const parent = await h.ctx.snapshotsQueue.getJob(publishJobId('flow-basic'));
+    if (parent)
+      expect(parent.opts).toMatchObject({
+        attempts: h.config.retry.attempts,
+        backoff: { type: 'exponential', delay: h.config.retry.base_delay_ms },
+      });
+    expect(
+      buildSnapshotFlow(h.spec(['AAPL'], ['series_catalog'], 'shape'), h.ctx.flowSettings).opts,
+    ).toMatchObject({
+      attempts: h.config.retry.attempts,
+      backoff: { type: 'exponential', delay: h.config.retry.base_delay_ms },
     });
     for (const q of [h.ctx.partsQueue, h.ctx.snapshotsQueue])
       expect((await q.getMeta()).maxLenEvents).toBe(h.config.retention.events_max_len);

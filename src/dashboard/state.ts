@@ -3,6 +3,7 @@
  * and an ETA, the key's budget (rate, window, holds, quota ledger), an API outage in force, and the
  * last errors of failed parts. Read from Redis on each request; nothing is cached or written.
  */
+import pLimit from 'p-limit';
 import type { BudgetDescription } from '../budget/index.js';
 import { outageStatus } from '../pipeline/outage.js';
 import type { PipelineContext } from '../pipeline/context.js';
@@ -45,12 +46,26 @@ export function etaOf(rec: SnapshotRecord, now: number): string | null {
 
 export async function dashboardState(ctx: PipelineContext, now: number, limit = 10): Promise<DashboardState> {
   const ids = await ctx.store.list(limit);
+  // Each snapshot costs a few Redis reads: a handful at a time keeps a page load short without
+  // flooding Redis when the page is open in many tabs.
+  const limitReads = pLimit(4);
+  const loaded = await Promise.all(
+    ids.map((id) =>
+      limitReads(async () => {
+        const rec = await ctx.store.get(id);
+        if (!rec) return null;
+        const wait = await ctx.store.currentQuotaWait(id);
+        const failed =
+          totals(rec).failed > 0 ? (await ctx.store.parts(id)).filter((p) => p.status === 'failed') : [];
+        return { id, rec, wait, failed };
+      }),
+    ),
+  );
   const snapshots: DashboardSnapshot[] = [];
   const errors: DashboardState['errors'] = [];
-  for (const id of ids) {
-    const rec = await ctx.store.get(id);
-    if (!rec) continue;
-    const wait = await ctx.store.currentQuotaWait(id);
+  for (const l of loaded) {
+    if (l === null) continue;
+    const { id, rec, wait } = l;
     snapshots.push({
       id,
       state: rec.state,
@@ -65,11 +80,9 @@ export async function dashboardState(ctx: PipelineContext, now: number, limit = 
       message: rec.message,
       manifest: rec.manifest,
     });
-    if (totals(rec).failed > 0 && errors.length < 20) {
-      for (const p of await ctx.store.parts(id)) {
-        if (p.status !== 'failed' || errors.length >= 20) continue;
-        errors.push({ snapshot: id, dataset: p.dataset, company: p.ticker, message: p.message ?? 'failed' });
-      }
+    for (const p of l.failed) {
+      if (errors.length >= 20) break;
+      errors.push({ snapshot: id, dataset: p.dataset, company: p.ticker, message: p.message ?? 'failed' });
     }
   }
   return {

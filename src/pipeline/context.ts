@@ -127,6 +127,7 @@ export async function openPipeline(
   const flowSettings: FlowSettings = {
     queues: names,
     attempts: config.retry.attempts,
+    controlBackoffMs: config.retry.base_delay_ms,
     keepCompleted: keepJobs(config.retention.completed_jobs),
     keepFailed: keepJobs(config.retention.failed_jobs),
   };

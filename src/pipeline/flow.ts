@@ -33,8 +33,8 @@ export interface FlowSettings {
   attempts: number;
   keepCompleted: KeepJobs;
   keepFailed: KeepJobs;
-  /** Attempts of the publish job (disk hiccups). @defaultValue 3 */
-  publishAttempts?: number;
+  /** First retry delay of the publish job and the nightly trigger (retry.base_delay_ms); doubles per attempt. */
+  controlBackoffMs: number;
 }
 
 export function buildSnapshotFlow(spec: SnapshotSpec, s: FlowSettings): FlowJob {
@@ -80,8 +80,9 @@ export function buildSnapshotFlow(spec: SnapshotSpec, s: FlowSettings): FlowJob 
     data: parent,
     opts: {
       jobId: publishJobId(spec.id),
-      attempts: s.publishAttempts ?? 3,
-      backoff: { type: 'exponential', delay: 5000 },
+      // The configured retry settings, as for parts (a disk hiccup, a Redis blip).
+      attempts: s.attempts,
+      backoff: { type: 'exponential', delay: s.controlBackoffMs },
       removeOnComplete: s.keepCompleted,
       removeOnFail: s.keepFailed,
     },

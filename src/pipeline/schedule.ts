@@ -32,8 +32,8 @@ export async function upsertNightlySchedule(
       name: NIGHTLY_TRIGGER_JOB,
       data: payload,
       opts: {
-        attempts: 5,
-        backoff: { type: 'exponential', delay: 10_000 },
+        attempts: flowSettings.attempts,
+        backoff: { type: 'exponential', delay: flowSettings.controlBackoffMs },
         removeOnComplete: flowSettings.keepCompleted,
         removeOnFail: flowSettings.keepFailed,
       },

@@ -150,9 +150,23 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
     print(`  manifest: ${record.manifest ? rel(record.manifest) : '-'}`);
     if (!config.output.formats.includes('parquet')) return;
 
-    const rows = await queryAnnualRevenue(config.output.dir, id);
+    // Query what was exported: Apple when it is among the companies, else the first that reports it.
+    const exported = companies.flatMap((c) => (c.kind === 'ticker' ? [c.ticker] : []));
+    const order = exported.includes('AAPL') ? ['AAPL', ...exported.filter((t) => t !== 'AAPL')] : exported;
+    let ticker: string | undefined;
+    let rows: Awaited<ReturnType<typeof queryAnnualRevenue>> = [];
+    for (const t of order) {
+      rows = await queryAnnualRevenue(config.output.dir, id, t);
+      ticker = t;
+      if (rows.length > 0) break;
+    }
+    if (ticker === undefined || rows.length === 0) {
+      print('');
+      print(`(none of the exported companies reports ${DEMO_METRIC} in a 10-K: no revenue query to show)`);
+      return;
+    }
     print('');
-    print(`DuckDB over the Parquet files: Apple's annual revenue (${DEMO_METRIC}, 10-K)`);
+    print(`DuckDB over the Parquet files: ${ticker}'s annual revenue (${DEMO_METRIC}, 10-K)`);
     print(`  ${'fiscal year'.padEnd(12)} ${'period'.padEnd(24)} ${'revenue (USD)'.padStart(19)}  accession`);
     for (const r of rows)
       print(
@@ -160,7 +174,7 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
       );
     print('');
     print('the query:');
-    print(annualRevenueSql(rel(config.output.dir), id));
+    print(annualRevenueSql(rel(config.output.dir), id, ticker));
   } finally {
     offSignals();
     await exporter?.close();
