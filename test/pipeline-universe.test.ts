@@ -2,7 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InputError } from '../src/errors.js';
+import { validateRequest } from '../src/api/validate.js';
+import { TICKER_PATTERN } from '../src/contract/vocabulary.js';
+import { InputError, RequestValidationError } from '../src/errors.js';
 import { retryDelayMs } from '../src/pipeline/backoff.js';
 import {
   adhocSnapshotId,
@@ -36,6 +38,18 @@ describe('universe', () => {
       );
     }
     expect(() => parseUniverseText('TſLA\n', 'u.txt')).toThrow('contains "ſ" (U+017F) at position 2');
+  });
+
+  it('one ticker rule for the exporter, the client and the API contract', async () => {
+    const longest = 'ABCDEFGHIJ.KLMNOPQ-R'; // 20 characters: the API's limit
+    expect(await loadUniverse({ tickers: [longest.toLowerCase()] })).toEqual([
+      { kind: 'ticker', ticker: longest },
+    ]);
+    expect(TICKER_PATTERN.test(longest)).toBe(true);
+    expect(() => validateRequest('facts/full', { ticker: longest })).not.toThrow();
+    const tooLong = `${longest}S`;
+    await expect(loadUniverse({ tickers: [tooLong] })).rejects.toThrow('is not a ticker (1-20 ASCII letters');
+    expect(() => validateRequest('facts/full', { ticker: tooLong })).toThrow(RequestValidationError);
   });
 
   it('--tickers takes CIKs too, with or without zero padding', async () => {

@@ -14,7 +14,7 @@ import {
   LIMITS,
   METRIC_ID_PATTERN,
   SERIES_KEY_PATTERN,
-  WIRE_TICKER_PATTERN,
+  TICKER_PATTERN,
 } from '../contract/vocabulary.js';
 
 type Body = Record<string, unknown>;
@@ -24,7 +24,7 @@ export { LIMITS, CHUNK_TYPES, ENTITY_TYPES };
 const SERIES_KEY = SERIES_KEY_PATTERN;
 const CIK = CIK_PATTERN;
 const METRIC_ID = METRIC_ID_PATTERN;
-const TICKER = WIRE_TICKER_PATTERN;
+const TICKER = TICKER_PATTERN;
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const AFTER_RELATIVE = /^(\d{1,2})y$/;
 

@@ -51,8 +51,7 @@ const cron = z.string().superRefine((s, ctx) => {
   }
 });
 
-export const TICKER_PATTERN = /^[A-Z][A-Z0-9.-]{0,14}$/;
-export { CIK_PATTERN, CIK_PATTERN_10 } from '../contract/vocabulary.js';
+export { CIK_PATTERN, CIK_PATTERN_10, TICKER_PATTERN } from '../contract/vocabulary.js';
 
 const keepJobs = z.strictObject({
   /** Seconds a finished job stays in Redis. */

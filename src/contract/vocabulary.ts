@@ -39,8 +39,12 @@ export const CHUNK_TYPES = [
 /** Entity kinds of the registry search (4.7 `types`). */
 export const ENTITY_TYPES = ['metric', 'member', 'series'] as const;
 
-/** A ticker as the API accepts it on the wire (any case; the API matches case-insensitively). */
-export const WIRE_TICKER_PATTERN = /^[A-Za-z0-9.-]{1,20}$/;
+/**
+ * A ticker: the one rule of the API, the client, the exporter and the emulator. Any case on the
+ * wire (the API matches case-insensitively); the exporter keeps it upper-cased, after checking the
+ * raw text is ASCII (so no Unicode case mapping can turn a lookalike into another company's ticker).
+ */
+export const TICKER_PATTERN = /^[A-Za-z0-9.-]{1,20}$/;
 /** A CIK as the API accepts it: 1 to 10 digits (zero padding optional). */
 export const CIK_PATTERN = /^\d{1,10}$/;
 /** A CIK in its zero-padded 10-digit form. */

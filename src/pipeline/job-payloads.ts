@@ -5,7 +5,7 @@
  * unknown JSON from Redis and are parsed before any use; `v` versions them.
  */
 import { z } from 'zod';
-import { CIK_PATTERN_10, TICKER_PATTERN } from '../config/schema.js';
+import { CIK_PATTERN_10, TICKER_PATTERN } from '../contract/vocabulary.js';
 import { DATASETS, OUTPUT_FORMATS } from '../types.js';
 import { SNAPSHOT_ID_PATTERN } from './ids.js';
 import { parsePayload } from './payload.js';
@@ -25,7 +25,10 @@ const datePattern = /^\d{4}-\d{2}-\d{2}$/;
 const companySchema = z.discriminatedUnion('kind', [
   z.strictObject({
     kind: z.literal('ticker'),
-    ticker: z.string().regex(TICKER_PATTERN, 'must be an upper-case ticker'),
+    ticker: z
+      .string()
+      .regex(TICKER_PATTERN, 'must be a ticker')
+      .refine((t) => t === t.toUpperCase(), 'must be an upper-case ticker'),
   }),
   z.strictObject({ kind: z.literal('cik'), cik: z.string().regex(CIK_PATTERN_10, 'must be a 10-digit CIK') }),
 ]);

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { InputError, coerceError } from '../errors.js';
-import { CIK_PATTERN, TICKER_PATTERN } from '../config/schema.js';
+import { CIK_PATTERN, TICKER_PATTERN } from '../contract/vocabulary.js';
 
 /** One company of the universe, identified the way the user named it. */
 export type Company = { kind: 'ticker'; ticker: string } | { kind: 'cik'; cik: string };
@@ -34,7 +34,7 @@ export function parseTicker(raw: string, where: string): Company {
   const t = raw.trim().toUpperCase();
   if (!TICKER_PATTERN.test(t))
     throw new InputError(
-      `${where}: ${JSON.stringify(raw)} is not a ticker (1-15 letters, digits, "." or "-", starting with a letter)`,
+      `${where}: ${JSON.stringify(raw)} is not a ticker (1-20 ASCII letters, digits, "." or "-")`,
     );
   return { kind: 'ticker', ticker: t };
 }

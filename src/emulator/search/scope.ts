@@ -3,6 +3,7 @@
  * `ciks`), or nothing, which means cross-company. Validation is synchronous (400 naming the field);
  * resolution to companies happens in the handler (404 naming the first unknown identifier).
  */
+import { TICKER_PATTERN } from '../../contract/vocabulary.js';
 import { badRequest, notFound } from '../server/http-error.js';
 import { companyScope, type Body } from '../server/request-fields.js';
 
@@ -23,7 +24,7 @@ export interface SearchCompany {
   name: string | null;
 }
 
-const TICKER_RE = /^[A-Za-z0-9.-]{1,20}$/;
+const TICKER_RE = TICKER_PATTERN;
 const CIK_RE = /^\d{1,10}$/;
 
 const present = (v: unknown): boolean => v !== undefined && v !== null;

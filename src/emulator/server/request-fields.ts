@@ -2,6 +2,7 @@
  * Request-body validation shared by the operations. Every failure is a 400 whose message names
  * the field (section 7). Unknown fields are ignored, as most JSON APIs do.
  */
+import { TICKER_PATTERN } from '../../contract/vocabulary.js';
 import type { Company, EmulatorStore } from '../store.js';
 import { badRequest, notFound } from './http-error.js';
 
@@ -35,7 +36,7 @@ export function companyScope(body: Body): CompanyScope {
     throw badRequest('Unsupported scope combination: give ticker or cik, not both');
   }
   if (hasTicker) {
-    if (typeof body.ticker !== 'string' || !/^[A-Za-z0-9.-]{1,20}$/.test(body.ticker.trim())) {
+    if (typeof body.ticker !== 'string' || !TICKER_PATTERN.test(body.ticker.trim())) {
       throw badRequest('ticker must be a ticker symbol string (1 to 20 letters, digits, "." or "-")');
     }
     return { ticker: body.ticker.trim() };
