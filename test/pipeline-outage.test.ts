@@ -7,6 +7,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import { OutageGuard } from '../src/pipeline/outage.js';
+import { TestClock } from './helpers/clock.js';
 import { startPipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
 
 const TICKERS = ['AAPL', 'MSFT', 'NVDA', 'TSLA', 'WMT', 'AMZN', 'META', 'GOOGL'];
@@ -139,6 +140,35 @@ describe('an API outage mid-snapshot', () => {
       const job = await h.ctx.partsQueue.getJob(`${spec.id}.${p.dataset}.${p.ticker}`);
       if (job) expect(job.attemptsMade, `${p.dataset} ${p.ticker}`).toBeLessThan(3);
     }
+    expect(await h.ctx.outage.describe()).toBeNull();
+  });
+
+  it('rides out a 5-minute outage (on the injectable clock) without --retry', async () => {
+    const clock = new TestClock(Date.UTC(2026, 10, 24, 2, 0, 5));
+    const h = await startPipelineHarness({ clock, emulator: { latencyMs: 100 }, config });
+    open.push(h);
+    await h.startWorkers();
+    const spec = h.spec(TICKERS, ['series_catalog'], 'outage-five-minutes');
+    await h.ctx.enqueue(spec);
+    await waitFor(
+      'the first parts',
+      async () => ((await h.ctx.store.get(spec.id))?.progress.series_catalog?.done ?? 0) >= 1,
+    );
+    await h.emulator.stop();
+    await waitFor('the outage to be declared', async () => (await h.ctx.outage.describe()) !== null);
+    // Five minutes pass on the clock while the queue holds and probes.
+    for (let i = 0; i < 10; i++) {
+      clock.advance(30_000);
+      await sleep(300);
+    }
+    const during = await h.ctx.outage.describe();
+    expect(during).not.toBeNull();
+    expect(clock.now() - (during?.since ?? clock.now())).toBeGreaterThanOrEqual(5 * 60_000);
+    expect(during?.probes).toBeGreaterThan(0);
+    await h.emulator.restart();
+    const done = await h.runToEnd(spec);
+    expect(done.state).toBe('published');
+    expect(done.progress.series_catalog?.done).toBe(TICKERS.length);
     expect(await h.ctx.outage.describe()).toBeNull();
   });
 
