@@ -16,7 +16,7 @@ export const REDACT_PATHS = [
 ];
 
 export interface LoggerFactoryOptions {
-  /** pino level. @defaultValue `info` (or LOG_LEVEL) */
+  /** pino level (the config's log.level; LOG_LEVEL reaches it through the config). @defaultValue `info` */
   level?: string;
   /** Human-readable output through pino-pretty. @defaultValue true when stderr is a TTY and not CI */
   pretty?: boolean;
@@ -26,7 +26,7 @@ export interface LoggerFactoryOptions {
 
 /** Builds the process logger: JSON in production, readable on a terminal, secrets redacted. */
 export function createLogger(opts: LoggerFactoryOptions = {}): Logger {
-  const level = opts.level ?? process.env.LOG_LEVEL ?? 'info';
+  const level = opts.level ?? 'info';
   const pretty = opts.pretty ?? (process.stderr.isTTY === true && !process.env.CI);
   const base: LoggerOptions = {
     level,

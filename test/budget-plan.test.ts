@@ -143,13 +143,13 @@ describe('configuration', () => {
       safetyMarginMs: 1000,
     });
     expect(() => resolveBudgetConfig({ share: 1.5 })).toThrow(
-      new ConfigError('budget.share must be > 0 and <= 1, got 1.5'),
+      new ConfigError('budget.share: must be between 0 and 1 (got 1.5)'),
     );
     expect(() => resolveBudgetConfig({ requestsPerMinute: 0 }, 'config.budget')).toThrow(
-      'config.budget.requestsPerMinute must be an integer >= 1, got 0',
+      'config.budget.requestsPerMinute: must be greater than 0 (got 0)',
     );
     expect(() => resolveBudgetConfig({ pacing: 'fast' as never })).toThrow(
-      'budget.pacing must be "even" or "burst"',
+      'budget.pacing: must be even or burst (got "fast")',
     );
     expect(() => resolveBudgetConfig({ requestsPerMinut: 5 } as never)).toThrow(
       'budget.requestsPerMinut is not a budget setting',

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_BUDGET_CONFIG } from '../src/budget/index.js';
-import { loadConfig, requireApiKey } from '../src/config/load.js';
+import { DEFAULT_BUDGET_CONFIG, resolveBudgetConfig } from '../src/budget/index.js';
+import { envLogLevel, loadConfig, requireApiKey } from '../src/config/load.js';
 import { budgetConfigFrom } from '../src/pipeline/context.js';
 import { ConfigError } from '../src/errors.js';
 import { Writable } from 'node:stream';
@@ -114,6 +114,37 @@ describe('config errors name the field and the source', () => {
     const q = await file('cron2.yaml', "schedule:\n  cron: 'nightly'\n");
     expect(configError(() => loadConfig({ configPath: q, env: {} })).message).toContain(
       'config.schedule.cron: must be a cron pattern with 5 or 6 fields',
+    );
+  });
+
+  it('the budget rules are the same for the config file and for programmatic input (one source)', async () => {
+    const p = await file('margin.yaml', 'budget:\n  safety_margin_ms: 30000\n');
+    expect(configError(() => loadConfig({ configPath: p, env: {} })).message).toBe(
+      `config.budget.safety_margin_ms: must be less than 20000 (a third of the 60 s window) (got 30000) in ${p}`,
+    );
+    expect(() => resolveBudgetConfig({ safetyMarginMs: 30000 })).toThrow(
+      'budget.safetyMarginMs: must be less than 20000 (a third of the 60 s window) (got 30000)',
+    );
+    // A value the file accepts reaches the budget as written, with no second check in between.
+    const q = await file(
+      'ok.yaml',
+      'budget:\n  requests_per_minute: 240\n  share: 0.5\n  safety_margin_ms: 0\n',
+    );
+    expect(budgetConfigFrom(loadConfig({ configPath: q, env: {} }))).toMatchObject({
+      requestsPerMinute: 240,
+      share: 0.5,
+      safetyMarginMs: 0,
+    });
+  });
+
+  it('LOG_LEVEL has one rule, whether it reaches log.level or a command that loads no config', () => {
+    expect(envLogLevel({}, 'warn')).toBe('warn');
+    expect(envLogLevel({ LOG_LEVEL: 'debug' })).toBe('debug');
+    expect(() => envLogLevel({ LOG_LEVEL: 'loud' })).toThrow(
+      'environment LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
+    );
+    expect(configError(() => loadConfig({ env: { LOG_LEVEL: 'loud' } })).message).toContain(
+      'config.log.level: must be one of fatal, error, warn, info, debug, trace, silent',
     );
   });
 

@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js';
+import { BUDGET_SETTINGS_SCHEMA, camelName, toBudgetConfig, type BudgetSettings } from './settings.js';
 import type { BudgetConfig, BudgetConfigInput } from './budget-types.js';
 
 /** The rate of an `auto` budget until the first answer tells the key's limit (conservative). */
@@ -20,70 +21,47 @@ export const DEFAULT_BUDGET_CONFIG: BudgetConfig = {
 };
 
 /**
- * Validates raw budget settings and fills in defaults. Errors name the field as `<where>.<field>`
- * (for example `budget.share must be > 0 and <= 1, got 1.5`).
+ * Validates programmatic budget settings (camelCase) with the same rules as the config file
+ * (settings.ts), fills in defaults, and names a bad field as `<where>.<field>` the way it was
+ * written: `budget.share: must be between 0 and 1 (got 1.5)`.
  */
 export function resolveBudgetConfig(input: BudgetConfigInput = {}, where = 'budget'): BudgetConfig {
-  const raw: Record<string, unknown> = { ...input };
-  const known = new Set(Object.keys(DEFAULT_BUDGET_CONFIG));
-  for (const k of Object.keys(raw)) {
-    if (!known.has(k))
-      throw new ConfigError(`${where}.${k} is not a budget setting (known: ${[...known].join(', ')})`);
-  }
-  const cfg: BudgetConfig = { ...DEFAULT_BUDGET_CONFIG };
-  const int = (k: keyof BudgetConfig, min: number): number | undefined => {
-    const v = raw[k];
-    if (v === undefined) return undefined;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) {
-      throw new ConfigError(`${where}.${k} must be an integer >= ${min}, got ${JSON.stringify(v)}`);
-    }
-    return v;
-  };
-  cfg.requestsPerMinute =
-    raw.requestsPerMinute === 'auto' ? 'auto' : (int('requestsPerMinute', 1) ?? cfg.requestsPerMinute);
-  cfg.maxRetryAfterMs = int('maxRetryAfterMs', 0) ?? cfg.maxRetryAfterMs;
-  cfg.maxRateLimitRequeues = int('maxRateLimitRequeues', 0) ?? cfg.maxRateLimitRequeues;
-  cfg.safetyMarginMs = int('safetyMarginMs', 0) ?? cfg.safetyMarginMs;
-  for (const k of ['dailyQuota', 'monthlyQuota'] as const) {
-    if (raw[k] === null) cfg[k] = null;
-    else cfg[k] = int(k, 0) ?? cfg[k];
-  }
-  if (raw.share !== undefined) {
-    const s = raw.share;
-    if (typeof s !== 'number' || !Number.isFinite(s) || s <= 0 || s > 1) {
-      throw new ConfigError(`${where}.share must be > 0 and <= 1, got ${JSON.stringify(s)}`);
-    }
-    cfg.share = s;
-  }
-  if (raw.allowMultiDay !== undefined) {
-    if (typeof raw.allowMultiDay !== 'boolean') {
+  const snakeOf = new Map(Object.keys(BUDGET_SETTINGS_SCHEMA.shape).map((k) => [camelName(k), k]));
+  const raw: Record<string, unknown> = { ...fromBudgetConfig(DEFAULT_BUDGET_CONFIG) };
+  for (const [k, v] of Object.entries(input)) {
+    const snake = snakeOf.get(k);
+    if (snake === undefined)
       throw new ConfigError(
-        `${where}.allowMultiDay must be true or false, got ${JSON.stringify(raw.allowMultiDay)}`,
+        `${where}.${k} is not a budget setting (known: ${[...snakeOf.keys()].join(', ')})`,
       );
-    }
-    cfg.allowMultiDay = raw.allowMultiDay;
+    if (v !== undefined) raw[snake] = v;
   }
-  if (raw.pacing !== undefined) {
-    if (raw.pacing !== 'even' && raw.pacing !== 'burst') {
-      throw new ConfigError(`${where}.pacing must be "even" or "burst", got ${JSON.stringify(raw.pacing)}`);
-    }
-    cfg.pacing = raw.pacing;
-  }
-  if (raw.accountId !== undefined) {
-    const a = raw.accountId;
-    if (typeof a !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(a)) {
-      throw new ConfigError(
-        `${where}.accountId must be 1-128 characters of [A-Za-z0-9._-], got ${JSON.stringify(a)}`,
-      );
-    }
-    cfg.accountId = a;
-  }
-  if (cfg.safetyMarginMs >= 20_000) {
+  const r = BUDGET_SETTINGS_SCHEMA.safeParse(raw);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const snake = String(issue?.path[0] ?? '');
+    const name = camelName(snake);
     throw new ConfigError(
-      `${where}.safetyMarginMs must be < 20000 (a third of the 60 s window), got ${cfg.safetyMarginMs}`,
+      `${where}.${name}: ${issue?.message ?? 'invalid'} (got ${JSON.stringify(raw[snake])})`,
     );
   }
-  return cfg;
+  return toBudgetConfig(r.data);
+}
+
+/** The defaults as settings (the config file's names). */
+function fromBudgetConfig(c: BudgetConfig): BudgetSettings {
+  return {
+    requests_per_minute: c.requestsPerMinute,
+    share: c.share,
+    daily_quota: c.dailyQuota,
+    monthly_quota: c.monthlyQuota,
+    account_id: c.accountId ?? null,
+    max_retry_after_ms: c.maxRetryAfterMs,
+    max_rate_limit_requeues: c.maxRateLimitRequeues,
+    allow_multi_day: c.allowMultiDay,
+    pacing: c.pacing,
+    safety_margin_ms: c.safetyMarginMs,
+  };
 }
 
 /**

@@ -28,3 +28,4 @@ export { keyFingerprint } from './fingerprint.js';
 export { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from './time.js';
 export { planRequests, assertPlanFits } from './plan.js';
 export { createBudget, type Budget, type BudgetOptions, type BoundPermit } from './budget.js';
+export { BUDGET_SETTINGS_SCHEMA, toBudgetConfig, type BudgetSettings } from './settings.js';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, coerceError } from '../errors.js';
-import { configSchema, type FileConfig } from './schema.js';
+import { configSchema, type FileConfig, LOG_LEVEL } from './schema.js';
 import {
   flattenObject,
   formatPath,
@@ -126,6 +126,19 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
     dashboard: { ...parsed.data.dashboard, token: token ? new Secret(token) : null },
     configFile: configAbs,
   };
+}
+
+/**
+ * LOG_LEVEL for a command that loads no config (the emulator), checked by the same rule as
+ * log.level; `fallback` when unset.
+ */
+export function envLogLevel(env: NodeJS.ProcessEnv = process.env, fallback = 'warn'): string {
+  const raw = env.LOG_LEVEL;
+  if (raw === undefined || raw === '') return fallback;
+  const r = LOG_LEVEL.safeParse(raw.trim());
+  if (!r.success)
+    throw new ConfigError(`environment LOG_LEVEL: ${r.error.issues[0]?.message ?? 'invalid'} (got "${raw}")`);
+  return r.data;
 }
 
 /** The API key, or a ConfigError saying how to give one. */

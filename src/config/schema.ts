@@ -5,10 +5,10 @@
  */
 import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
+import { BUDGET_SETTINGS_SCHEMA } from '../budget/settings.js';
 import { DATASETS, OUTPUT_FORMATS } from '../types.js';
 
 const posInt = z.number().int('must be a whole number').positive('must be greater than 0');
-const nonNegInt = z.number().int('must be a whole number').min(0, 'must be 0 or more');
 const fraction = (what: string) =>
   z.number().min(0, `must be between 0 and 1 (${what})`).max(1, `must be between 0 and 1 (${what})`);
 
@@ -58,6 +58,11 @@ const keepJobs = z.strictObject({
   age_seconds: posInt,
   /** Finished jobs kept at most, newest first. */
   count: posInt,
+});
+
+/** pino's levels: the one rule for log.level and for LOG_LEVEL (envLogLevel in load.ts). */
+export const LOG_LEVEL = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+  error: 'must be one of fatal, error, warn, info, debug, trace, silent',
 });
 
 export const configSchema = z.strictObject({
@@ -155,30 +160,8 @@ export const configSchema = z.strictObject({
     /** Days a snapshot's record (status, counts, manifest path) stays in Redis; also how long its id stays taken. */
     snapshot_record_days: posInt,
   }),
-  budget: z.strictObject({
-    /** Requests per minute the key's plan allows; the server's X-RateLimit-Limit lowers it when less. */
-    requests_per_minute: z.union([posInt, z.literal('auto')], {
-      error: 'must be "auto" (the key\'s own X-RateLimit-Limit) or a whole number of at least 1',
-    }),
-    /** Share of the key's per-minute limit this exporter may use (others may share the key). */
-    share: z.number().gt(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1'),
-    /** Requests per UTC day the exporter may spend; null = only the server's quota applies. */
-    daily_quota: posInt.nullable(),
-    /** Requests per UTC month (telemetry excluded); null = only the server's quota applies. */
-    monthly_quota: posInt.nullable(),
-    /** The key's account: configured quotas then count every key of the account. */
-    account_id: z.string().min(1).nullable(),
-    /** Cap of a single Retry-After wait. */
-    max_retry_after_ms: posInt,
-    /** How often one part may be put back after a 429 before it fails. */
-    max_rate_limit_requeues: nonNegInt,
-    /** Let a snapshot that cannot fit the remaining monthly quota spread over several days. */
-    allow_multi_day: z.boolean(),
-    /** `even` spreads a window's requests over the window; `burst` sends them as fast as workers allow. */
-    pacing: z.enum(['even', 'burst'], { error: 'must be even or burst' }),
-    /** Quiet time either side of the server's window reset. */
-    safety_margin_ms: nonNegInt,
-  }),
+  /** The budget's settings: their rules live with the budget (src/budget/settings.ts). */
+  budget: BUDGET_SETTINGS_SCHEMA,
   dashboard: z.strictObject({
     /** `filings-export dashboard` port. */
     port: z.number().int().min(0).max(65535, 'must be a TCP port (0 to 65535)'),
@@ -186,9 +169,7 @@ export const configSchema = z.strictObject({
     host: z.string().min(1),
   }),
   log: z.strictObject({
-    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
-      error: 'must be one of fatal, error, warn, info, debug, trace, silent',
-    }),
+    level: LOG_LEVEL,
     /** Human-readable lines; `auto` = when stderr is a terminal. */
     pretty: z.union([z.boolean(), z.literal('auto')], { error: 'must be true, false or auto' }),
   }),

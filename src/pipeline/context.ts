@@ -5,7 +5,7 @@
  */
 import { FlowProducer, Queue, type KeepJobs } from 'bullmq';
 import { Redis } from 'ioredis';
-import { resolveBudgetConfig, type BudgetConfig } from '../budget/index.js';
+import { toBudgetConfig, type BudgetConfig } from '../budget/index.js';
 import type { Config } from '../config/load.js';
 import { InfraError, coerceError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -36,24 +36,9 @@ export function keepJobs(k: { age_seconds: number; count: number }): KeepJobs {
   return { age: k.age_seconds, count: k.count };
 }
 
-/** The budget section of the config in the budget module's terms (validated again there). */
+/** The budget section of the config in the budget module's terms (validated once, at load). */
 export function budgetConfigFrom(config: Config): BudgetConfig {
-  const b = config.budget;
-  return resolveBudgetConfig(
-    {
-      requestsPerMinute: b.requests_per_minute,
-      share: b.share,
-      dailyQuota: b.daily_quota,
-      monthlyQuota: b.monthly_quota,
-      ...(b.account_id ? { accountId: b.account_id } : {}),
-      maxRetryAfterMs: b.max_retry_after_ms,
-      maxRateLimitRequeues: b.max_rate_limit_requeues,
-      allowMultiDay: b.allow_multi_day,
-      pacing: b.pacing,
-      safetyMarginMs: b.safety_margin_ms,
-    },
-    'config.budget',
-  );
+  return toBudgetConfig(config.budget);
 }
 
 /**

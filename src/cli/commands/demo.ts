@@ -69,7 +69,7 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
     const flags: FlagOverride[] = [
       {
         path: 'output.dir',
-        value: o.out ?? (process.env.FILINGS_EXPORT_OUT ? undefined : './out'),
+        value: o.out,
         flag: '--out',
       },
       { path: 'datasets', value: [...DEFAULT_DATASETS], flag: 'demo' },

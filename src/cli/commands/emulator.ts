@@ -94,7 +94,15 @@ async function runEmulator(o: EmulatorCliOptions): Promise<void> {
     import('../../log.js'),
     import('../../errors.js'),
   ]);
-  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
+  const { envLogLevel } = await import('../../config/load.js');
+  let logger;
+  try {
+    logger = createLogger({ level: envLogLevel(process.env, 'warn') });
+  } catch (err: unknown) {
+    process.stderr.write(`filings-export emulator: ${coerceError(err).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
   const keysPath = o.keys ?? BUNDLED_KEYS_FILE;
   let running;
   let shownKey = '<API_KEY>';
