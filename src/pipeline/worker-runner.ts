@@ -23,6 +23,8 @@ export interface WorkerRunnerDeps {
   processors: JobProcessors;
   fetcher: PartFetcher;
   createWriter: PartWriterFactory;
+  /** See ExportPartDeps.stagedBytes. */
+  stagedBytes?: (root: string, file: string) => Promise<number | null>;
   publish: SnapshotPublisher;
   budget: Budget;
   clock: Clock;
@@ -72,6 +74,7 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
       closing: closing.signal,
       fetcher: deps.fetcher,
       createWriter: deps.createWriter,
+      ...(deps.stagedBytes ? { stagedBytes: deps.stagedBytes } : {}),
       store,
       budget: deps.budget,
       rateLimiter: ctx.partsQueue,
