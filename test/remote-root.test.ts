@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuck, type DuckSession } from '../src/output/duckdb.js';
+import { checkAnyOutputRoot } from '../src/output/preflight.js';
 import { openStorage } from '../src/output/storage/open-storage.js';
 import { readLatest } from '../src/output/upload-snapshot.js';
 import { outputPorts } from '../src/pipeline/output-adapter.js';
@@ -105,5 +106,20 @@ describe('an s3:// output root', () => {
     });
     expect(again.rows).toEqual({ facts_core: 195 });
     await st.close();
+  });
+
+  it('preflight: a missing bucket is one line naming it; a local root is still checked locally', async () => {
+    const settings = {
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      region: 'us-east-1',
+      checksums: 'when_required' as const,
+    };
+    process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_CREDENTIALS.secretAccessKey;
+    await expect(checkAnyOutputRoot('s3://no-such-bucket/x', settings)).rejects.toThrow(/no-such-bucket/);
+    await checkAnyOutputRoot(`s3://${s3.bucket}/exports`, settings);
+    await checkAnyOutputRoot(join(tmp, 'local-out'), settings);
+    expect(await readdir(join(tmp, 'local-out'))).toEqual(['_staging']);
   });
 });
