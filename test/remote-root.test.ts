@@ -105,7 +105,7 @@ describe('an s3:// output root', () => {
       rateLimited429: 0,
     });
     expect(again.rows).toEqual({ facts_core: 195 });
-    await st.close();
+    await Promise.all([st.close(), writerPorts.closeOutput(), publisher.closeOutput()]);
   });
 
   it('preflight: a missing bucket is one line naming it; a local root is still checked locally', async () => {

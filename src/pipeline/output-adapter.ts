@@ -15,6 +15,8 @@ export interface OutputPorts {
   createWriter: PartWriterFactory;
   /** Size of a staged part (stat locally, head on a bucket), null when absent. */
   stagedBytes: (root: string, file: string) => Promise<number | null>;
+  /** Closes the storages opened for remote roots. */
+  closeOutput(): Promise<void>;
   publish: SnapshotPublisher;
 }
 
@@ -43,6 +45,11 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
     return st;
   };
   return {
+    closeOutput: async () => {
+      const open = [...storages.values()];
+      storages.clear();
+      await Promise.all(open.map((st) => st.close()));
+    },
     stagedBytes: async (root, file) => {
       if (isS3Root(root)) return (await storageOf(root).head(file))?.bytes ?? null;
       return (await stat(join(root, file)).catch(() => null))?.size ?? null;

@@ -26,6 +26,8 @@ export interface WorkerRunnerDeps {
   /** See ExportPartDeps.stagedBytes. */
   stagedBytes?: (root: string, file: string) => Promise<number | null>;
   publish: SnapshotPublisher;
+  /** Releases the output ports' storages (bucket connections) once the workers stopped. */
+  closeOutput?: () => Promise<void>;
   budget: Budget;
   clock: Clock;
   /** Which workers to run. @defaultValue both */
@@ -187,6 +189,7 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
         await Promise.all(workers.map((w) => w.close(true)));
       }
       if (timer) clearTimeout(timer);
+      await deps.closeOutput?.();
     },
   };
 }
