@@ -56,11 +56,16 @@ export async function uploadSnapshot(o: UploadSnapshotOptions): Promise<LatestPo
   const manifestKey = joinKey(SNAPSHOTS_DIR, id, MANIFEST_FILE);
   await storage.putBytes(manifestKey, `${JSON.stringify(manifest, null, 2)}\n`);
   await storage.putBytes(joinKey(SNAPSHOTS_DIR, id, SUCCESS_FILE), '');
+  return writeLatest(storage, manifest, o.now);
+}
+
+/** Points `latest` at a snapshot whose `_SUCCESS` is written (call only after it). */
+export async function writeLatest(storage: Storage, manifest: Manifest, now?: Date): Promise<LatestPointer> {
   const pointer: LatestPointer = {
-    snapshot_id: id,
+    snapshot_id: manifest.snapshot_id,
     snapshot_date: manifest.snapshot_date,
-    manifest: manifestKey,
-    published_at: (o.now ?? new Date()).toISOString(),
+    manifest: joinKey(SNAPSHOTS_DIR, manifest.snapshot_id, MANIFEST_FILE),
+    published_at: (now ?? new Date()).toISOString(),
   };
   // Never move `latest` back: a late publish of an older snapshot leaves a newer pointer alone.
   const current = await readLatest(storage);

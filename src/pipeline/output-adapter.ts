@@ -7,6 +7,8 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
+import type { Manifest } from '../output/manifest.js';
+import type { PublishOptions } from '../output/publish.js';
 import type { Storage } from '../output/storage/storage.js';
 import { isS3Root } from '../output/storage/s3-url.js';
 import type { PartWriterFactory, SnapshotPublisher } from './ports.js';
@@ -66,7 +68,6 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
         : createPartWriter({ ...writerOpts, root: req.root });
     },
     publish: async (req) => {
-      const { publishSnapshot } = await import('../output/publish.js');
       const { publishToStorage } = await import('../output/remote-root.js');
       const remote = isS3Root(req.root);
       const publishOpts = {
@@ -92,7 +93,7 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
             ...publishOpts,
             ...(opts.tmpDir !== undefined ? { tmpDir: opts.tmpDir } : {}),
           })
-        : await publishSnapshot({ ...publishOpts, root: req.root });
+        : await publishLocal(req.root, publishOpts);
       const rows: Record<string, number> = {};
       for (const d of req.datasets) rows[d] = manifest.datasets[d]?.rows ?? 0;
       const manifestPath = remote
@@ -101,4 +102,14 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
       return { manifestPath, rows };
     },
   };
+}
+
+/** Publishes to a local root, then points its `latest` object at the snapshot (after `_SUCCESS`). */
+async function publishLocal(root: string, o: Omit<PublishOptions, 'root'>): Promise<Manifest> {
+  const { publishSnapshot } = await import('../output/publish.js');
+  const { writeLatest } = await import('../output/upload-snapshot.js');
+  const { LocalStorage } = await import('../output/storage/local-storage.js');
+  const manifest = await publishSnapshot({ ...o, root });
+  await writeLatest(new LocalStorage(root), manifest);
+  return manifest;
 }
