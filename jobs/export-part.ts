@@ -72,7 +72,7 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
 
     // A retried snapshot keeps what it already has: a finished part is not fetched again.
     const previous = await store.getPart(p.snapshotId, p.dataset, key);
-    if (previous && (await stillValid(previous, p.outDir))) {
+    if (previous && (await stillValid(previous, p.outDir, deps.stagedBytes))) {
       log.debug('part already exported; reusing it');
       return previous;
     }
@@ -305,10 +305,15 @@ async function streamToWriter(
 }
 
 /** A recorded part that needs no new request: definitive answers, or a done part whose file is intact. */
-async function stillValid(prev: PartPointer, outDir: string): Promise<boolean> {
+async function stillValid(
+  prev: PartPointer,
+  outDir: string,
+  stagedBytes: ExportPartDeps['stagedBytes'],
+): Promise<boolean> {
   if (prev.status === 'not_found' || prev.status === 'bad_request') return true;
   if (prev.status !== 'done' || !prev.file) return false;
   try {
+    if (stagedBytes) return (await stagedBytes(outDir, prev.file)) === prev.bytes;
     return (await stat(join(outDir, prev.file))).size === prev.bytes;
   } catch {
     return false;

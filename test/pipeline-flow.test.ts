@@ -4,6 +4,7 @@
  * parent from waiting for ever.
  */
 import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamOperation } from '../src/api/index.js';
@@ -56,6 +57,9 @@ describe('a snapshot flow', () => {
     const rec = await h.runToEnd(spec);
     expect(rec.state).toBe('published');
     expect(rec.manifest).toMatch(/_snapshots\/flow-basic\/manifest\.json$/);
+    // The local root's `latest` object names the snapshot once it is published.
+    const latest = JSON.parse(await readFile(join(spec.outDir, 'latest'), 'utf8')) as { snapshot_id: string };
+    expect(latest.snapshot_id).toBe('flow-basic');
 
     for (const ds of spec.datasets) {
       const expected = (await countRows(h, ds, 'AAPL')) + (await countRows(h, ds, 'WMT'));

@@ -12,6 +12,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { systemClock, type Clock } from '../types.js';
 import { clientFetcher } from './client-fetcher.js';
 import { budgetConfigFrom, budgetPrefix, openPipeline, type PipelineContext } from './context.js';
+import { openStorage, s3Settings } from '../output/storage/open-storage.js';
 import { outputPorts } from './output-adapter.js';
 import { startWorkers, type RunningWorkers } from './worker-runner.js';
 
@@ -75,6 +76,7 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
             ? { publishThreads: config.output.publish_threads }
             : {}),
           ...(config.output.row_group_rows !== null ? { rowGroupRows: config.output.row_group_rows } : {}),
+          openStorage: (root) => openStorage(root, { settings: s3Settings(config.output) }),
         })),
         budget,
         clock,

@@ -3,7 +3,8 @@
  * lazily, when they run, so that registering them loads only commander.
  */
 export { effectiveRate } from '../budget/index.js';
-export { checkOutputRoot } from '../output/preflight.js';
+export { checkAnyOutputRoot, checkOutputRoot } from '../output/preflight.js';
+export { s3Settings } from '../output/storage/open-storage.js';
 export { annualRevenueSql, DEMO_METRIC, groupDigits, queryAnnualRevenue } from './demo-query.js';
 export { budgetConfigFrom, openPipeline, redactUrl, type PipelineContext } from './context.js';
 export { openExporter, type Exporter, type OpenExporterOptions } from './exporter.js';

@@ -17,6 +17,8 @@ import type { SnapshotSpec, SnapshotStore } from './snapshot-store.js';
 export interface ExportPartDeps {
   fetcher: PartFetcher;
   createWriter: PartWriterFactory;
+  /** Size of a staged part under a root (local file or stored object), null when absent. @defaultValue a local stat */
+  stagedBytes?: (root: string, file: string) => Promise<number | null>;
   store: SnapshotStore;
   budget: Budget;
   /** Holds the whole parts queue on a 429 or an outage (a Queue of the parts queue, or the Worker). */

@@ -4,11 +4,21 @@
  * (DuckDB, ~30 MB of native code) loads on the first publish only: a parts-only worker never
  * carries it, and commands that do not export never load either.
  */
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ConfigError } from '../errors.js';
+import type { Manifest } from '../output/manifest.js';
+import type { PublishOptions } from '../output/publish.js';
+import type { Storage } from '../output/storage/storage.js';
+import { isS3Root } from '../output/storage/s3-url.js';
 import type { PartWriterFactory, SnapshotPublisher } from './ports.js';
 
 export interface OutputPorts {
   createWriter: PartWriterFactory;
+  /** Size of a staged part (stat locally, head on a bucket), null when absent. */
+  stagedBytes: (root: string, file: string) => Promise<number | null>;
+  /** Closes the storages opened for remote roots. */
+  closeOutput(): Promise<void>;
   publish: SnapshotPublisher;
 }
 
@@ -19,23 +29,48 @@ export interface OutputPortOptions {
   publishThreads?: number;
   /** Parquet row-group size in rows. @defaultValue the output module's (DEFAULT_ROW_GROUP_ROWS) */
   rowGroupRows?: number;
+  /** Opens the storage of an `s3://` root (settings and credentials). Required for such roots. */
+  openStorage?: (root: string) => Storage;
+  /** Parent of the local temp dirs of s3:// roots. @defaultValue os.tmpdir() */
+  tmpDir?: string;
 }
 
 export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputPorts> {
   const { createPartWriter } = await import('../output/part-writer.js');
+  const { createRemotePartWriter } = await import('../output/remote-root.js');
+  // One storage (one connection pool) per remote root for the life of the worker.
+  const storages = new Map<string, Storage>();
+  const storageOf = (root: string): Storage => {
+    if (opts.openStorage === undefined) throw new ConfigError(`output root ${root}: no storage configured`);
+    let st = storages.get(root);
+    if (st === undefined) storages.set(root, (st = opts.openStorage(root)));
+    return st;
+  };
   return {
-    createWriter: (req) =>
-      createPartWriter({
-        root: req.root,
+    closeOutput: async () => {
+      const open = [...storages.values()];
+      storages.clear();
+      await Promise.all(open.map((st) => st.close()));
+    },
+    stagedBytes: async (root, file) => {
+      if (isS3Root(root)) return (await storageOf(root).head(file))?.bytes ?? null;
+      return (await stat(join(root, file)).catch(() => null))?.size ?? null;
+    },
+    createWriter: (req) => {
+      const writerOpts = {
         snapshotId: req.snapshotId,
         dataset: req.dataset,
         ticker: req.ticker,
         lineage: { snapshotId: req.snapshotId, fetchedAt: req.fetchedAt, requestedTicker: req.ticker },
-      }),
+      };
+      return isS3Root(req.root)
+        ? createRemotePartWriter(storageOf(req.root), writerOpts, opts.tmpDir)
+        : createPartWriter({ ...writerOpts, root: req.root });
+    },
     publish: async (req) => {
-      const { publishSnapshot } = await import('../output/publish.js');
-      const manifest = await publishSnapshot({
-        root: req.root,
+      const { publishToStorage } = await import('../output/remote-root.js');
+      const remote = isS3Root(req.root);
+      const publishOpts = {
         snapshotId: req.snapshotId,
         snapshotDate: req.snapshotDate,
         formats: req.formats,
@@ -52,10 +87,29 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
           ...(opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {}),
           ...(opts.publishThreads !== undefined ? { threads: opts.publishThreads } : {}),
         },
-      });
+      };
+      const manifest = remote
+        ? await publishToStorage(storageOf(req.root), {
+            ...publishOpts,
+            ...(opts.tmpDir !== undefined ? { tmpDir: opts.tmpDir } : {}),
+          })
+        : await publishLocal(req.root, publishOpts);
       const rows: Record<string, number> = {};
       for (const d of req.datasets) rows[d] = manifest.datasets[d]?.rows ?? 0;
-      return { manifestPath: join(req.root, '_snapshots', req.snapshotId, 'manifest.json'), rows };
+      const manifestPath = remote
+        ? storageOf(req.root).url(`_snapshots/${req.snapshotId}/manifest.json`)
+        : join(req.root, '_snapshots', req.snapshotId, 'manifest.json');
+      return { manifestPath, rows };
     },
   };
+}
+
+/** Publishes to a local root, then points its `latest` object at the snapshot (after `_SUCCESS`). */
+async function publishLocal(root: string, o: Omit<PublishOptions, 'root'>): Promise<Manifest> {
+  const { publishSnapshot } = await import('../output/publish.js');
+  const { writeLatest } = await import('../output/upload-snapshot.js');
+  const { LocalStorage } = await import('../output/storage/local-storage.js');
+  const manifest = await publishSnapshot({ ...o, root });
+  await writeLatest(new LocalStorage(root), manifest);
+  return manifest;
 }

@@ -3,8 +3,9 @@
  * workers here when asked (`--local`), and follow it to its end with visible progress (`--wait`).
  * Shared by `run` and `demo`.
  */
-import { checkOutputRoot } from '../output/preflight.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { checkAnyOutputRoot } from '../output/preflight.js';
+import { s3Settings } from '../output/storage/open-storage.js';
 import { outageStatus } from './outage.js';
 import { assertPlanFits, type Plan } from '../budget/index.js';
 import type { Logger } from '../log.js';
@@ -55,7 +56,7 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
   let plan: Plan | null = null;
   if (willEnqueue) {
     // A root no worker can write to is one clear line now, not a failure per part later.
-    await checkOutputRoot(spec.outDir);
+    await checkAnyOutputRoot(spec.outDir, s3Settings(exporter.ctx.config.output));
     plan = await exporter.budget.plan(requests, { allowMultiDay: o.allowMultiDay });
     say(
       `plan: ${requests} requests (${spec.companies.length} companies x ${spec.datasets.length} datasets: ${spec.datasets.join(', ')}); ${plan.message}`,

@@ -24,7 +24,11 @@ export interface WorkerRunnerDeps {
   processors: JobProcessors;
   fetcher: PartFetcher;
   createWriter: PartWriterFactory;
+  /** See ExportPartDeps.stagedBytes. */
+  stagedBytes?: (root: string, file: string) => Promise<number | null>;
   publish: SnapshotPublisher;
+  /** Releases the output ports' storages (bucket connections) once the workers stopped. */
+  closeOutput?: () => Promise<void>;
   budget: Budget;
   clock: Clock;
   /** Prometheus metrics the processors record into. @defaultValue none */
@@ -75,6 +79,7 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
       closing: closing.signal,
       fetcher: deps.fetcher,
       createWriter: deps.createWriter,
+      ...(deps.stagedBytes ? { stagedBytes: deps.stagedBytes } : {}),
       store,
       budget: deps.budget,
       rateLimiter: ctx.partsQueue,
@@ -189,6 +194,7 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
         await Promise.all(workers.map((w) => w.close(true)));
       }
       if (timer) clearTimeout(timer);
+      await deps.closeOutput?.();
     },
   };
 }

@@ -25,7 +25,14 @@ export function register(program: Command): void {
 export async function run(o: ScheduleCliOptions): Promise<void> {
   const [
     { setup },
-    { checkOutputRoot, loadUniverse, openPipeline, removeNightlySchedule, upsertNightlySchedule },
+    {
+      checkAnyOutputRoot,
+      loadUniverse,
+      s3Settings,
+      openPipeline,
+      removeNightlySchedule,
+      upsertNightlySchedule,
+    },
   ] = await Promise.all([import('../command-support.js'), import('../../pipeline/index.js')]);
   const { config, logger } = setup(o);
   const ctx = await openPipeline(config, logger);
@@ -39,7 +46,7 @@ export async function run(o: ScheduleCliOptions): Promise<void> {
       );
       return;
     }
-    await checkOutputRoot(config.output.dir);
+    await checkAnyOutputRoot(config.output.dir, s3Settings(config.output));
     const companies = await loadUniverse(config.universe);
     const info = await upsertNightlySchedule(ctx, {
       v: 1,

@@ -1,0 +1,139 @@
+/**
+ * Staging and publishing for an output root that is not a local directory (an `s3://` bucket):
+ * work happens in a local temp directory with today's code, and objects move through the
+ * storage port. A part is staged locally, then put under its staging key (sidecar first, as
+ * locally); the publisher downloads the staged parts, builds the snapshot with DuckDB in its temp
+ * dir, and uploads it in reader order (uploadSnapshot). Temp dirs are removed on every path.
+ */
+import { mkdtempSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import pLimit from 'p-limit';
+import { OutputError } from '../errors.js';
+import type { DatasetName } from '../types.js';
+import type { Manifest } from './manifest.js';
+import { createPartWriter, type PartWriter, type PartWriterOptions, type StagedPart } from './part-writer.js';
+import {
+  fieldsSidecarPath,
+  MANIFEST_FILE,
+  SCHEMAS_DIR,
+  SNAPSHOTS_DIR,
+  STAGING_DIR,
+  SUCCESS_FILE,
+  toPosix,
+} from './paths.js';
+import type { PublishOptions } from './publish.js';
+import { joinKey, type Storage } from './storage/storage.js';
+import { uploadSnapshot } from './upload-snapshot.js';
+
+/** Objects moved at once when downloading staged parts or deleting staging. */
+const CONCURRENCY = 4;
+
+function tempRoot(tmpDir: string | undefined, what: string): string {
+  return mkdtempSync(join(tmpDir ?? tmpdir(), `filings-export-${what}-`));
+}
+
+/**
+ * A part writer that stages in a temp dir and puts the part on the storage in finish(). The
+ * pointer's size and sha256 are those of the stored object (the same bytes).
+ */
+export function createRemotePartWriter(
+  storage: Storage,
+  opts: Omit<PartWriterOptions, 'root'>,
+  tmpDir?: string,
+): PartWriter {
+  const local = tempRoot(tmpDir, 'part');
+  const inner = createPartWriter({ ...opts, root: local });
+  return {
+    get rows() {
+      return inner.rows;
+    },
+    write: (row) => inner.write(row),
+    async finish(): Promise<StagedPart> {
+      try {
+        const staged = await inner.finish();
+        const path = join(local, staged.file);
+        await storage.putFile(toPosix(fieldsSidecarPath(staged.file)), fieldsSidecarPath(path));
+        const stored = await storage.putFile(staged.file, path);
+        if (stored.bytes !== staged.bytes)
+          throw new OutputError(
+            'OUTPUT_FAILED',
+            `${storage.url(staged.file)}: stored ${stored.bytes} bytes, staged ${staged.bytes}`,
+          );
+        return staged;
+      } finally {
+        await rm(local, { recursive: true, force: true });
+      }
+    },
+    async abort(): Promise<void> {
+      await inner.abort();
+      await rm(local, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RemotePublishOptions extends Omit<PublishOptions, 'root' | 'keepStaging'> {
+  /** Where the publisher's temp dir goes. @defaultValue os.tmpdir() */
+  tmpDir?: string;
+}
+
+/** Reads a small object as text. */
+async function readText(storage: Storage, key: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of await storage.getStream(key)) chunks.push(typeof c === 'string' ? Buffer.from(c) : c);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Publishes a snapshot whose parts are staged on `storage`. Already published (its `_SUCCESS`
+ * exists): returns the stored manifest. On failure the staging stays for --retry.
+ */
+export async function publishToStorage(storage: Storage, o: RemotePublishOptions): Promise<Manifest> {
+  const id = o.snapshotId;
+  if ((await storage.head(joinKey(SNAPSHOTS_DIR, id, SUCCESS_FILE))) !== null)
+    return JSON.parse(await readText(storage, joinKey(SNAPSHOTS_DIR, id, MANIFEST_FILE))) as Manifest;
+  const local = tempRoot(o.tmpDir, 'publish');
+  try {
+    const limit = pLimit(CONCURRENCY);
+    const keys = o.parts.flatMap((p) =>
+      p.status === 'done' && p.rows > 0 && p.file !== undefined
+        ? [p.file, toPosix(fieldsSidecarPath(p.file))]
+        : [],
+    );
+    const datasets = [...new Set(o.parts.map((p) => p.dataset))];
+    const schemaKeys = datasets.map((d: DatasetName) => joinKey(SCHEMAS_DIR, `${d}.json`));
+    await Promise.all(
+      [...keys, ...schemaKeys].map((key) =>
+        limit(async () => {
+          // A missing sidecar or schema is fine (scanned / created); a missing part fails in the check.
+          if ((await storage.head(key)) === null) return;
+          const dst = join(local, ...key.split('/'));
+          await mkdir(dirname(dst), { recursive: true });
+          await storage.download(key, dst);
+        }),
+      ),
+    );
+    // DuckDB loads with the publisher only: a worker that only stages parts never carries it.
+    const { publishSnapshot } = await import('./publish.js');
+    const { tmpDir: _tmpDir, ...publish } = o;
+    const manifest = await publishSnapshot({ ...publish, root: local, keepStaging: false });
+    // Schemas first: a reader of the manifest may look its schema version up.
+    await Promise.all(
+      schemaKeys.map((key) =>
+        limit(async () => {
+          const path = join(local, ...key.split('/'));
+          await storage.putFile(key, path).catch((err: unknown) => {
+            if ((err as { code?: string }).code !== 'ENOENT') throw err;
+          });
+        }),
+      ),
+    );
+    await uploadSnapshot({ localRoot: local, storage, manifest });
+    const staging = await storage.list(`${joinKey(STAGING_DIR, id)}/`);
+    await storage.delete(staging.map((s) => s.key));
+    return manifest;
+  } finally {
+    await rm(local, { recursive: true, force: true });
+  }
+}
