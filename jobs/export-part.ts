@@ -201,32 +201,20 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
           return holdForOutage(verdict.nextProbeMs);
         }
       }
-      const failed = async (message: string): Promise<PartPointer> =>
-        record({ ...base, status: 'failed', rows: 0, bytes: 0, message });
+      /** A part that ends without a file: failed, or an answer that is final (404, 400). */
+      const ended = async (
+        status: 'failed' | 'not_found' | 'bad_request',
+        message: string,
+      ): Promise<PartPointer> => record({ ...base, status, rows: 0, bytes: 0, message });
+      const failed = (message: string): Promise<PartPointer> => ended('failed', message);
       switch (action) {
         case 'record_not_found': {
-          const pointer: PartPointer = {
-            ...base,
-            status: 'not_found',
-            rows: 0,
-            bytes: 0,
-            message: e.message,
-          };
-          await record(pointer);
           log.warn({ reason: e.message }, 'company not found; part recorded as not_found');
-          return pointer;
+          return ended('not_found', e.message);
         }
         case 'record_bad_request': {
-          const pointer: PartPointer = {
-            ...base,
-            status: 'bad_request',
-            rows: 0,
-            bytes: 0,
-            message: e.message,
-          };
-          await record(pointer);
           log.error({ reason: e.message }, 'request refused as invalid; part recorded as bad_request');
-          return pointer;
+          return ended('bad_request', e.message);
         }
         case 'stop_snapshot': {
           // The client's message names the status and what to do (e.g. rotate the key).
