@@ -7,7 +7,7 @@
 import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
 import { BUNDLED_DATA_DIR, startEmulator } from '../src/emulator/index.js';
 import { buildCorpus } from '../src/emulator/search/corpus.js';
-import { listFilingDocuments } from '../src/emulator/search/documents.js';
+import { listFilingDocuments } from '../src/emulator/search/filing-list.js';
 import { FilingIndex } from '../src/emulator/search/filing-index.js';
 import MiniSearch from 'minisearch';
 import { Bm25Index } from '../src/emulator/search/bm25.js';

@@ -6,7 +6,8 @@
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCorpus, type Chunk, type Corpus } from '../src/emulator/search/corpus.js';
-import { listFilingDocuments, readMaybeGz, type FilingDocument } from '../src/emulator/search/documents.js';
+import { readDataFile } from '../src/emulator/data/files.js';
+import { listFilingDocuments, type FilingDocument } from '../src/emulator/search/filing-list.js';
 import { decodeEntities } from '../src/emulator/data/xbrl-common.js';
 import { CHUNK_MAX_CHARS } from '../src/emulator/search/chunker.js';
 import { CHUNK_TYPES } from '../src/emulator/search/sections.js';
@@ -20,7 +21,7 @@ const raw = new Map<string, Buffer>();
 beforeAll(async () => {
   docs = await listFilingDocuments(DATA_DIR);
   corpus = await buildCorpus(docs, (d) => ({ name: d.registrantName, currentTicker: d.ticker }));
-  for (const d of docs) raw.set(d.path, await readMaybeGz(d.file));
+  for (const d of docs) raw.set(d.path, await readDataFile(d.file));
 });
 
 const visible = (html: string): string =>

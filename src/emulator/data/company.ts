@@ -7,7 +7,7 @@
 import type { EvidenceLocation, EvidenceRow, FactRow, Row } from '../store.js';
 import { buildDimsCatalog, buildSeries, compareCatalogRows, type SeriesEntry } from './catalogs.js';
 import { normaliseCore } from './core-normalise.js';
-import type { FilingDocument } from './documents.js';
+import type { FilingDocument } from './filing-documents.js';
 import { axisLabelFallback, cleanDimensionLabel, memberLabelFallback } from './labels.js';
 import { collectFacts, type CollectedFacts } from './observations.js';
 import {

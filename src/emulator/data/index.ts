@@ -4,13 +4,14 @@
  */
 export { loadStore, type DataStore, type LoadStoreOptions } from './load-store.js';
 export { defaultDataDir, scanDataDir, readDataFile, type DataFile, type DataLayout } from './files.js';
+export { loadFilingDocuments, type FilingDocument } from './filing-documents.js';
 export {
-  loadFilingDocuments,
+  identifyFiling,
   edgarDocumentUrl,
   edgarFilingIndexUrl,
   parseReadmeCatalog,
-  type FilingDocument,
-} from './documents.js';
+  type FilingIdentity,
+} from './filing-identity.js';
 export { parseInlineXbrl, type ParsedFilingDocument, type DocumentFact, type TableLocation } from './ixbrl.js';
 export { parseXbrlInstance } from './instance.js';
 export {

@@ -16,14 +16,14 @@ import type {
   SeriesMetadata,
 } from '../store.js';
 import { CompanyData, type CompanyIdentity, type CompanyInputs, type MetricSlice } from './company.js';
-import { loadFilingDocuments, loadLabelLinkbases, type FilingDocument } from './documents.js';
+import { loadFilingDocuments, loadLabelLinkbases, type FilingDocument } from './filing-documents.js';
 import { defaultDataDir, readDataFile, scanDataDir, type DataFile } from './files.js';
 import { issuerReference } from './issuer.js';
 import type { SeriesEntry } from './catalogs.js';
 import { CloneRewriter, mappedView } from './clone.js';
 import { cikOfId } from './keys.js';
 import { PromiseLru } from './lru.js';
-import { buildRegistry, type RealCompany } from './registry.js';
+import { buildRegistry, type RealCompany } from './company-registry.js';
 import { parseCompanyFacts } from './sec-json.js';
 import { planSynthetic, virtualFactRows } from './synthetic.js';
 

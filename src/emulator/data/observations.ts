@@ -5,7 +5,7 @@
  */
 import type { Decimal } from './decimal.js';
 import { equalDecimal, parseDecimal } from './decimal.js';
-import type { FilingDocument } from './documents.js';
+import type { FilingDocument } from './filing-documents.js';
 import type { DocumentFact } from './ixbrl.js';
 import type { CompanyFacts, CompanyFactsObservation, Submissions } from './sec-json.js';
 import type { DimensionMember } from './xbrl-common.js';

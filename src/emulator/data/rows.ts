@@ -4,7 +4,7 @@
  */
 import type { EvidenceLocation, EvidenceRow, FactRow } from '../store.js';
 import { decimalFields } from './decimal.js';
-import { edgarDocumentUrl, edgarFilingIndexUrl } from './documents.js';
+import { edgarDocumentUrl, edgarFilingIndexUrl } from './filing-identity.js';
 import {
   evidenceKeyOf,
   evidenceUrlOf,

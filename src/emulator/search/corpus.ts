@@ -4,8 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import { chunkDocument, type RawChunk } from './chunker.js';
-import type { FilingDocument } from './documents.js';
-import { readMaybeGz } from './documents.js';
+import { readDataFile } from '../data/files.js';
+import type { FilingDocument } from './filing-list.js';
 import { extractBlocks } from './html-blocks.js';
 import { classifyBlocks } from './sections.js';
 import { reviewFor, type ManualReview } from './review.js';
@@ -49,7 +49,7 @@ export async function buildCorpus(
   const chunks: Chunk[] = [];
   for (const doc of documents) {
     if (!SUPPORTED_FORM.test(doc.form)) continue;
-    const raw = await readMaybeGz(doc.file);
+    const raw = await readDataFile(doc.file);
     const pieces = chunkDocument(classifyBlocks(extractBlocks(raw), doc.form));
     const { name, currentTicker } = company(doc);
     pieces.forEach((piece, i) => {

@@ -5,6 +5,7 @@
  * (score = −bm25, like FTS5's bm25()).
  */
 import { Bm25Index } from './bm25.js';
+import type { DataFile } from '../data/files.js';
 import type { Chunk, Corpus } from './corpus.js';
 import { tokenize } from './tokenize.js';
 
@@ -48,7 +49,7 @@ export class FilingIndex {
   }
 
   /** Absolute file of a chunk's document (may end in `.gz`). */
-  documentFile(chunk: Chunk): string | undefined {
+  documentFile(chunk: Chunk): DataFile | undefined {
     return this.corpus.documents.find((d) => d.path === chunk.documentPath)?.file;
   }
 

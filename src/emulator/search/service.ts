@@ -9,7 +9,7 @@ import type { Logger } from '../runtime.js';
 import { silentLogger } from '../runtime.js';
 import type { EmulatorStore } from '../store.js';
 import { buildCorpus } from './corpus.js';
-import { listFilingDocuments, type FilingDocument } from './documents.js';
+import { listFilingDocuments, type FilingDocument } from './filing-list.js';
 import { EntityRegistry } from './entity-registry.js';
 import { FilingIndex } from './filing-index.js';
 import type { SearchCompany } from './scope.js';

@@ -7,7 +7,7 @@
 import { sendJson } from '../../server/respond.js';
 import type { RawRoute } from '../../server/routes/route-context.js';
 import { highlight } from '../../server/routes/viewer.js';
-import { readMaybeGz } from '../documents.js';
+import { readDataFile } from '../../data/files.js';
 import { searchService } from './deps.js';
 
 export const chunkViewer: RawRoute = {
@@ -22,7 +22,7 @@ export const chunkViewer: RawRoute = {
       await sendJson(res, 404, { error: `Unknown search result: ${key}` });
       return;
     }
-    const doc = await readMaybeGz(file);
+    const doc = await readDataFile(file);
     const body = url.searchParams.get('view') === 'filing' ? doc : highlight(doc, chunk.start, chunk.end);
     res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': body.length });
     await new Promise<void>((resolve) => res.end(body, resolve));

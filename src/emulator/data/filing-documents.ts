@@ -1,12 +1,7 @@
 /**
  * Bundled filing documents of one company: which files are inline XBRL documents or classic XBRL
- * instances, and which filing each belongs to (accession, form, filed date, report period, the
- * document's EDGAR name). Resolution order, first hit wins, each documented in docs/emulator.md:
- * accession: folder named like an accession › data-dir README catalog (`accn …`) › submissions
- * (form + reportDate) › companyfacts (form + fy + fp + period end) › `local:<file name>`;
- * filed date: submissions › companyfacts › date in the file name (`…-YYYY-MM-DD.html`) ›
- * `Creation date` comment › the latest cover-page (dei) date, e.g. shares outstanding as of a day
- * shortly before filing (the last three are flagged as estimated).
+ * instances, parsed, with the filing each belongs to (filing-identity.ts works that out, for the
+ * search layer too).
  */
 import { basename } from 'node:path';
 import { readDataFile, type DataFile } from './files.js';
@@ -14,25 +9,13 @@ import { isInlineXbrl, parseInlineXbrl, type ParsedFilingDocument } from './ixbr
 import { isXbrlInstance, parseXbrlInstance } from './instance.js';
 import { parseLabelLinkbase } from './labels.js';
 import type { CompanyFacts, Submissions } from './sec-json.js';
-
-export interface ReadmeCatalogEntry {
-  accession: string | null;
-  secName: string | null;
-}
-
-/** `| filings/AAPL/x.html | … accn 0000320193-24-000123, SEC name aapl-20240928.htm | …` rows of a README. */
-export function parseReadmeCatalog(text: string): Map<string, ReadmeCatalogEntry> {
-  const out = new Map<string, ReadmeCatalogEntry>();
-  for (const line of text.split('\n')) {
-    const m = /^\|\s*(filings\/[^\s|]+)\s*\|(.*)$/.exec(line);
-    if (!m?.[1]) continue;
-    const rest = m[2] ?? '';
-    const accession = /\baccn\s+(\d{10}-\d{2}-\d{6})/.exec(rest)?.[1] ?? null;
-    const secName = /\bSEC name\s+([\w.-]+\.html?)/.exec(rest)?.[1] ?? null;
-    out.set(m[1], { accession, secName });
-  }
-  return out;
-}
+import {
+  edgarDocumentUrl,
+  edgarFilingIndexUrl,
+  filedAtIsRecorded,
+  identifyFiling,
+  type ReadmeCatalogEntry,
+} from './filing-identity.js';
 
 export interface FilingDocument {
   /** Path relative to the data dir, without `.gz` (what readDocument takes). */
@@ -64,15 +47,6 @@ export interface FilingDocument {
   parsed: ParsedFilingDocument;
 }
 
-export function edgarDocumentUrl(cik: string, accession: string, documentName: string): string {
-  return `https://www.sec.gov/Archives/edgar/data/${Number.parseInt(cik, 10)}/${accession.replace(/-/g, '')}/${documentName}`;
-}
-
-export function edgarFilingIndexUrl(cik: string, accession: string): string {
-  return `https://www.sec.gov/Archives/edgar/data/${Number.parseInt(cik, 10)}/${accession.replace(/-/g, '')}/${accession}-index.htm`;
-}
-
-const ACCESSION_RE = /^\d{10}-\d{2}-\d{6}$/;
 const IGNORED_RE = /(_pre|_cal|_def)\.xml$|\.xsd$|FilingSummary\.xml$|\.json$|\.(jpg|jpeg|png|gif|pdf|txt|md)$/i;
 
 export interface CompanySources {
@@ -128,72 +102,38 @@ export async function loadFilingDocuments(files: readonly DataFile[], src: Compa
 
 function identify(f: DataFile, parsed: ParsedFilingDocument, src: CompanySources, head: string): FilingDocument {
   const { dei } = parsed;
-  const fileName = basename(f.rel);
-  const folder = f.rel.split('/').slice(-2, -1)[0] ?? '';
-  const readme = src.readme.get(f.rel);
-  const subs = src.submissions?.filings ?? [];
+  const id = identifyFiling(
+    f.rel,
+    { form: dei.documentType, periodEnd: dei.periodEnd, fiscalYear: dei.fiscalYear, fiscalPeriod: dei.fiscalPeriod },
+    { submissions: src.submissions?.filings ?? [], companyfacts: src.companyfacts, readme: src.readme },
+    { head, coverDate: () => coverDate(parsed) },
+  );
+  const sub = id.submission;
   const form = dei.documentType;
-
-  let accession: string | null = ACCESSION_RE.test(folder) ? folder : (readme?.accession ?? null);
-  if (accession === null && form !== null && dei.periodEnd !== null) {
-    const hits = subs
-      .filter((s) => s.form === form && s.reportDate === dei.periodEnd)
-      .sort((a, b) => a.filingDate.localeCompare(b.filingDate));
-    accession = hits[0]?.accession ?? null;
-  }
-  if (accession === null && form !== null && dei.periodEnd !== null && src.companyfacts) {
-    let best: { accn: string; filed: string } | null = null;
-    for (const o of src.companyfacts.observations) {
-      if (o.form !== form || o.end !== dei.periodEnd) continue;
-      if (dei.fiscalYear !== null && o.fy !== null && o.fy !== dei.fiscalYear) continue;
-      if (dei.fiscalPeriod !== null && o.fp !== null && o.fp !== dei.fiscalPeriod) continue;
-      if (best === null || o.filed < best.filed) best = { accn: o.accn, filed: o.filed };
-    }
-    accession = best?.accn ?? null;
-  }
-  const accessionResolved = accession !== null;
-  const acc = accession ?? `local:${fileName}`;
-
-  const sub = accession !== null ? subs.find((s) => s.accession === accession) : undefined;
-  let filedAt: string | null = sub?.filingDate ?? null;
-  if (filedAt === null && accession !== null && src.companyfacts) {
-    for (const o of src.companyfacts.observations) {
-      if (o.accn === accession && (filedAt === null || o.filed < filedAt)) filedAt = o.filed;
-    }
-  }
-  let filedAtEstimated = false;
-  if (filedAt === null) {
-    filedAtEstimated = true;
-    filedAt =
-      /-(\d{4}-\d{2}-\d{2})\.html?$/i.exec(fileName)?.[1] ??
-      /Creation date:\s*(\d{4}-\d{2}-\d{2})/.exec(head)?.[1] ??
-      coverDate(parsed) ??
-      dei.periodEnd ??
-      '1970-01-01';
-  }
-  const edgarName = (parsed.kind === 'ixbrl' ? sub?.primaryDocument : undefined) ?? readme?.secName ?? null;
-  const documentName = edgarName ?? fileName;
+  const accessionResolved = id.accessionSource !== 'none';
+  const edgarName = (parsed.kind === 'ixbrl' ? sub?.primaryDocument : undefined) ?? src.readme.get(f.rel)?.secName ?? null;
   return {
     path: f.rel,
     file: f,
     kind: parsed.kind,
     cik: src.cik,
-    accession: acc,
+    accession: id.accession,
     accessionResolved,
     formType: form ?? sub?.form ?? null,
     isAmendment: form !== null ? form.endsWith('/A') || dei.amendment === true : dei.amendment,
-    filedAt,
-    filedAtEstimated,
+    // A document no source dates at all (not even a period end) keeps the epoch, flagged estimated.
+    filedAt: id.filedAt ?? '1970-01-01',
+    filedAtEstimated: !filedAtIsRecorded(id.filedAtSource),
     periodEnd: dei.periodEnd ?? sub?.reportDate ?? null,
     fiscalYear: dei.fiscalYear,
     fiscalPeriod: dei.fiscalPeriod,
-    documentName,
+    documentName: edgarName ?? basename(f.rel),
     documentNameKnown: edgarName !== null,
     documentUrl: !accessionResolved
       ? null
       : edgarName !== null
-        ? edgarDocumentUrl(src.cik, acc, edgarName)
-        : edgarFilingIndexUrl(src.cik, acc),
+        ? edgarDocumentUrl(src.cik, id.accession, edgarName)
+        : edgarFilingIndexUrl(src.cik, id.accession),
     parsed,
   };
 }

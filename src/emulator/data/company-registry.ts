@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { EmulatorDataError } from '../errors.js';
 import { readDataFile, type DataFile, type DataLayout } from './files.js';
-import { parseReadmeCatalog, type ReadmeCatalogEntry } from './documents.js';
+import { parseReadmeCatalog, type ReadmeCatalogEntry } from './filing-identity.js';
 import {
   parseCompanyFacts,
   parseSubmissions,
