@@ -79,3 +79,18 @@ export function parseLimitText(text: string): number | null | undefined {
   const n = Number(t);
   return Number.isSafeInteger(n) ? n : undefined;
 }
+
+const DURATION_UNITS_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** `30d`, `12h`, `90m`, `2w` → milliseconds. */
+export function duration(flag: string) {
+  return (text: string): number => {
+    const m = /^(\d+)\s*([mhdw])$/i.exec(text.trim());
+    const unit = m?.[2] !== undefined ? DURATION_UNITS_MS[m[2].toLowerCase()] : undefined;
+    if (m?.[1] === undefined || unit === undefined || Number(m[1]) < 1)
+      throw new InvalidArgumentError(
+        `${flag} must be a whole number and a unit: m, h, d or w (for example 30d)`,
+      );
+    return Number(m[1]) * unit;
+  };
+}

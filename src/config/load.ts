@@ -39,11 +39,12 @@ export const ENV_SETTINGS: ReadonlyArray<{ name: string; path: string; kind: 'st
   { name: 'FILINGS_EXPORT_CONCURRENCY', path: 'worker.concurrency', kind: 'int' },
   { name: 'FILINGS_EXPORT_METRICS_PORT', path: 'worker.metrics_port', kind: 'int' },
   { name: 'FILINGS_EXPORT_METRICS_HOST', path: 'worker.metrics_host', kind: 'string' },
+  { name: 'FILINGS_EXPORT_TMP_DIR', path: 'worker.tmp_dir', kind: 'string' },
   { name: 'LOG_LEVEL', path: 'log.level', kind: 'string' },
 ];
 
 /** Fields holding file paths: relative values in a config file are relative to that file. */
-const PATH_FIELDS = ['output.dir', 'universe.file', 'api.key_file'];
+const PATH_FIELDS = ['output.dir', 'universe.file', 'api.key_file', 'worker.tmp_dir'];
 
 /** A path field holding a local path (an `s3://` output root is a URL and stays as given). */
 function isLocalPath(path: string, value: string): boolean {

@@ -137,6 +137,11 @@ export const configSchema = z.strictObject({
     /** Address of the metrics endpoint. Loopback unless you mean to expose it. */
     metrics_host: z.string().min(1),
     shutdown_timeout_ms: posInt,
+    /**
+     * Local scratch directory for an `s3://` root: a part is staged here before its upload, and the
+     * publisher builds the snapshot here (about the snapshot's size). null = the OS temp dir.
+     */
+    tmp_dir: z.string().min(1, 'must not be empty').nullable(),
   }),
   retry: z.strictObject({
     /** Attempts per part for transient failures (5xx, timeouts, resets, truncated bodies). */

@@ -31,6 +31,11 @@ export interface DdlOptions {
   location?: string;
   /** Prefix of table names, e.g. `analytics.` (BigQuery dataset, Snowflake schema). @defaultValue none */
   tablePrefix?: string;
+  /**
+   * The output root's own URL when it is a bucket (`s3://bucket/prefix`): where DuckDB and Spark
+   * read unless `location` says otherwise, and the URL of the Snowflake stage hint. @defaultValue none
+   */
+  bucketUrl?: string;
 }
 
 type Dialect = DdlDialect;
@@ -84,6 +89,17 @@ export async function ddl(
     `-- filings-export snapshot ${m.snapshot_id} (snapshot_date ${m.snapshot_date}), ${format} files, ${dialect}`,
     `-- Layout: ${m.layout}`,
   ];
+  const base = opts.location ?? opts.bucketUrl;
+  if (dialect === 'duckdb' && base !== undefined && /^s3:\/\//i.test(base))
+    out.push(
+      `-- Reads the bucket through DuckDB's httpfs; credentials from the AWS chain (add ENDPOINT and URL_STYLE 'path' for MinIO and other non-AWS servers)`,
+      `INSTALL httpfs; LOAD httpfs;`,
+      `CREATE SECRET IF NOT EXISTS filings_export_s3 (TYPE s3, PROVIDER credential_chain);`,
+    );
+  if (dialect === 'spark' && base !== undefined && /^s3:\/\//i.test(base))
+    out.push(
+      `-- On open-source Spark (Hadoop S3A) write the location as s3a://; Databricks and EMR read s3:// as is`,
+    );
   const entries = (Object.entries(m.datasets) as [DatasetName, ManifestDataset | undefined][]).filter(
     (e): e is [DatasetName, ManifestDataset] => e[1] !== undefined,
   );
@@ -100,7 +116,7 @@ export async function ddl(
     );
     switch (dialect) {
       case 'duckdb':
-        out.push(...duckdbDdl(root, m, dataset, ds, format, prefix, opts.location));
+        out.push(...duckdbDdl(root, m, dataset, ds, format, prefix, opts.location ?? opts.bucketUrl));
         break;
       case 'bigquery':
         out.push(
@@ -108,10 +124,20 @@ export async function ddl(
         );
         break;
       case 'snowflake':
-        out.push(...snowflakeDdl(m, dataset, ds, format, prefix, opts.location ?? '@filings_export_stage'));
+        out.push(
+          ...snowflakeDdl(
+            m,
+            dataset,
+            ds,
+            format,
+            prefix,
+            opts.location ?? '@filings_export_stage',
+            opts.bucketUrl,
+          ),
+        );
         break;
       case 'spark':
-        out.push(...sparkDdl(root, m, dataset, ds, format, prefix, opts.location));
+        out.push(...sparkDdl(root, m, dataset, ds, format, prefix, opts.location ?? opts.bucketUrl));
         break;
       default:
         assertNever(dialect, 'dialect');
@@ -203,6 +229,7 @@ function snowflakeDdl(
   format: OutputFormat,
   prefix: string,
   stage: string,
+  bucketUrl: string | undefined,
 ): string[] {
   const value = (name: string, t: ColumnType): string => {
     const v = `VALUE:"${name}"`;
@@ -217,7 +244,9 @@ function snowflakeDdl(
     format === 'parquet'
       ? `CREATE FILE FORMAT IF NOT EXISTS ${prefix}${fileFormat} TYPE = PARQUET USE_LOGICAL_TYPE = TRUE;`
       : `CREATE FILE FORMAT IF NOT EXISTS ${prefix}${fileFormat} TYPE = JSON COMPRESSION = GZIP;`,
-    `-- ${stage} must point at the output root (CREATE STAGE … URL = 's3://…' / 'azure://…' / 'gcs://…')`,
+    bucketUrl !== undefined
+      ? `-- ${stage} must point at the output root: CREATE STAGE ${stage.replace(/^@/, '')} URL = '${bucketUrl.replace(/\/*$/, '/')}' STORAGE_INTEGRATION = …;`
+      : `-- ${stage} must point at the output root (CREATE STAGE … URL = 's3://…' / 'azure://…' / 'gcs://…')`,
     `CREATE OR REPLACE EXTERNAL TABLE ${prefix}${dataset} (`,
     [
       `  snapshot_date DATE AS TO_DATE(SPLIT_PART(SPLIT_PART(METADATA$FILENAME, 'snapshot_date=', 2), '/', 1))`,

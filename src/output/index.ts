@@ -40,3 +40,21 @@ export { ddl, DDL_DIALECTS, type DdlDialect, type DdlOptions } from './ddl.js';
 export { baseSchema, type ColumnDef, type ColumnType, type DatasetSchema } from '../datasets/index.js';
 export { readSchemaRegistry, type SchemaRegistryFile } from './schema-registry.js';
 export type { DuckDbOptions } from './duckdb.js';
+export {
+  listStoredSnapshots,
+  latestStoredSnapshot,
+  readStoredManifest,
+  withLocalSnapshot,
+  type StoredSnapshot,
+} from './stored-snapshots.js';
+export { openStorage, s3Settings } from './storage/open-storage.js';
+export {
+  planPrune,
+  applyPrune,
+  formatPrunePlan,
+  type PipelineState,
+  type PruneAction,
+  type PrunePlan,
+  type PruneOptions,
+} from './retention.js';
+export type { Storage, StoredObject } from './storage/storage.js';

@@ -122,15 +122,20 @@ export async function readManifest(root: string, snapshotId: string): Promise<Ma
     }
     throw err;
   }
+  return parseManifest(text, path, snapshotId);
+}
+
+/** Parses a manifest's text read from `where` (a path or URL, for the error). */
+export function parseManifest(text: string, where: string, snapshotId: string): Manifest {
   let m: Manifest;
   try {
     m = JSON.parse(text) as Manifest;
   } catch (err: unknown) {
-    throw new InputError(`${path}: not valid JSON (${(err as Error).message})`, { code: 'DATA_INVALID' });
+    throw new InputError(`${where}: not valid JSON (${(err as Error).message})`, { code: 'DATA_INVALID' });
   }
   if (m.manifest_version !== MANIFEST_VERSION || m.snapshot_id !== snapshotId || !Array.isArray(m.files)) {
     throw new InputError(
-      `${path}: not a manifest of snapshot ${snapshotId} (version ${m.manifest_version})`,
+      `${where}: not a manifest of snapshot ${snapshotId} (version ${m.manifest_version})`,
       {
         code: 'DATA_INVALID',
       },

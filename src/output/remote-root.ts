@@ -16,7 +16,6 @@ import type { Manifest } from './manifest.js';
 import { createPartWriter, type PartWriter, type PartWriterOptions, type StagedPart } from './part-writer.js';
 import {
   fieldsSidecarPath,
-  MANIFEST_FILE,
   SCHEMAS_DIR,
   SNAPSHOTS_DIR,
   STAGING_DIR,
@@ -25,6 +24,7 @@ import {
 } from './paths.js';
 import type { PublishOptions } from './publish.js';
 import { joinKey, type Storage } from './storage/storage.js';
+import { readStoredManifest } from './stored-snapshots.js';
 import { uploadSnapshot } from './upload-snapshot.js';
 
 /** Objects moved at once when downloading staged parts or deleting staging. */
@@ -78,13 +78,6 @@ export interface RemotePublishOptions extends Omit<PublishOptions, 'root' | 'kee
   tmpDir?: string;
 }
 
-/** Reads a small object as text. */
-async function readText(storage: Storage, key: string): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of await storage.getStream(key)) chunks.push(typeof c === 'string' ? Buffer.from(c) : c);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /**
  * Publishes a snapshot whose parts are staged on `storage`. Already published (its `_SUCCESS`
  * exists): returns the stored manifest. On failure the staging stays for --retry.
@@ -92,7 +85,7 @@ async function readText(storage: Storage, key: string): Promise<string> {
 export async function publishToStorage(storage: Storage, o: RemotePublishOptions): Promise<Manifest> {
   const id = o.snapshotId;
   if ((await storage.head(joinKey(SNAPSHOTS_DIR, id, SUCCESS_FILE))) !== null)
-    return JSON.parse(await readText(storage, joinKey(SNAPSHOTS_DIR, id, MANIFEST_FILE))) as Manifest;
+    return readStoredManifest(storage, id);
   const local = tempRoot(o.tmpDir, 'publish');
   try {
     const limit = pLimit(CONCURRENCY);

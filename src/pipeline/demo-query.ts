@@ -9,12 +9,10 @@ export const DEMO_METRIC = 'us-gaap#RevenueFromContractWithCustomerExcludingAsse
 
 /** The SQL, with the snapshot's facts_full Parquet files as the source. */
 export function annualRevenueSql(outDir: string, snapshotId: string, ticker = 'AAPL'): string {
-  const glob = join(
-    outDir,
-    'facts_full',
-    'snapshot_date=*',
-    `snapshot_id=${snapshotId}`,
-    '*.parquet',
+  const parts = ['facts_full', 'snapshot_date=*', `snapshot_id=${snapshotId}`, '*.parquet'];
+  // path.join would fold an s3:// root's double slash; a URL is joined with `/`.
+  const glob = (
+    /^s3:\/\//i.test(outDir) ? [outDir.replace(/\/+$/, ''), ...parts].join('/') : join(outDir, ...parts)
   ).replaceAll("'", "''");
   // One row per fiscal year; should a period come from several filings, the latest filing wins.
   return `SELECT year(period_end) AS fiscal_year,

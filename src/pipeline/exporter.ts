@@ -77,6 +77,7 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
             : {}),
           ...(config.output.row_group_rows !== null ? { rowGroupRows: config.output.row_group_rows } : {}),
           openStorage: (root) => openStorage(root, { settings: s3Settings(config.output) }),
+          ...(config.worker.tmp_dir !== null ? { tmpDir: config.worker.tmp_dir } : {}),
         })),
         budget,
         clock,

@@ -15,5 +15,6 @@ export { removeNightlySchedule, upsertNightlySchedule } from './schedule.js';
 export { buildSnapshotSpec } from './snapshot-request.js';
 export { totals, type SnapshotRecord, type SnapshotSpec } from './snapshot-store.js';
 export { outageStatus } from './outage.js';
+export { pipelineStates } from './retention-states.js';
 export { describeKeyBudget, formatStatus, statusReport } from './status-view.js';
 export { dedupe, loadUniverse, parseCompany, readUniverseFile, type Company } from './universe.js';

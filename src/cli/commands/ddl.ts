@@ -29,15 +29,25 @@ export function register(program: Command): void {
 }
 
 export async function run(snapshot: string | undefined, o: DdlCliOptions): Promise<void> {
-  const { outputRoot, snapshotOrLatest } = await import('../output-root.js');
-  const root = await outputRoot(o);
-  const id = await snapshotOrLatest(root, snapshot);
-  const { ddl } = await import('../../output/index.js');
-  process.stdout.write(
-    await ddl(root, id, o.dialect, {
-      ...(o.format !== undefined ? { format: o.format } : {}),
-      ...(o.location !== undefined ? { location: o.location } : {}),
-      ...(o.tablePrefix !== undefined ? { tablePrefix: o.tablePrefix } : {}),
-    }),
-  );
+  const { openOutputRoot, snapshotOrLatest } = await import('../output-root.js');
+  const root = await openOutputRoot(o);
+  try {
+    const id = await snapshotOrLatest(root.storage, snapshot);
+    const { ddl, withLocalSnapshot } = await import('../../output/index.js');
+    const text = await withLocalSnapshot(
+      root.storage,
+      id,
+      { data: false, ...(root.tmpDir !== undefined ? { tmpDir: root.tmpDir } : {}) },
+      (local) =>
+        ddl(local, id, o.dialect, {
+          ...(o.format !== undefined ? { format: o.format } : {}),
+          ...(o.location !== undefined ? { location: o.location } : {}),
+          ...(root.storage.kind === 's3' ? { bucketUrl: root.storage.root } : {}),
+          ...(o.tablePrefix !== undefined ? { tablePrefix: o.tablePrefix } : {}),
+        }),
+    );
+    process.stdout.write(text);
+  } finally {
+    await root.close();
+  }
 }

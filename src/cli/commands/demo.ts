@@ -138,6 +138,7 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
       return;
     }
     const rel = (p: string): string => {
+      if (/^s3:\/\//i.test(p)) return p;
       const r = relative(process.cwd(), p);
       return r === '' ? '.' : r.startsWith('..') ? p : r;
     };
@@ -155,10 +156,20 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
     const order = exported.includes('AAPL') ? ['AAPL', ...exported.filter((t) => t !== 'AAPL')] : exported;
     let ticker: string | undefined;
     let rows: Awaited<ReturnType<typeof queryAnnualRevenue>> = [];
-    for (const t of order) {
-      rows = await queryAnnualRevenue(config.output.dir, id, t);
-      ticker = t;
-      if (rows.length > 0) break;
+    // A bucket root is queried over a local copy of the snapshot (DuckDB's httpfs needs a download).
+    const { openStorage, s3Settings, withLocalSnapshot } = await import('../../output/index.js');
+    const storage = openStorage(config.output.dir, { settings: s3Settings(config.output) });
+    try {
+      const tmp = config.worker.tmp_dir !== null ? { tmpDir: config.worker.tmp_dir } : {};
+      await withLocalSnapshot(storage, id, { data: true, ...tmp }, async (local) => {
+        for (const t of order) {
+          rows = await queryAnnualRevenue(local, id, t);
+          ticker = t;
+          if (rows.length > 0) break;
+        }
+      });
+    } finally {
+      await storage.close();
     }
     if (ticker === undefined || rows.length === 0) {
       print('');

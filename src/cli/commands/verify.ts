@@ -21,13 +21,25 @@ export function register(program: Command): void {
 }
 
 export async function run(snapshot: string | undefined, o: VerifyCliOptions): Promise<void> {
-  const { outputRoot, snapshotOrLatest } = await import('../output-root.js');
-  const root = await outputRoot(o);
-  const id = await snapshotOrLatest(root, snapshot);
-  const { verifySnapshot, formatVerifyReport } = await import('../../output/index.js');
-  const report = await verifySnapshot(root, id, { checkValues: o.values !== false });
-  process.stdout.write(
-    o.json === true ? `${JSON.stringify(report, null, 2)}\n` : `${formatVerifyReport(report)}\n`,
-  );
-  if (!report.ok) process.exitCode = 1;
+  const { openOutputRoot, snapshotOrLatest } = await import('../output-root.js');
+  const root = await openOutputRoot(o);
+  try {
+    const id = await snapshotOrLatest(root.storage, snapshot);
+    const { verifySnapshot, formatVerifyReport, withLocalSnapshot } = await import('../../output/index.js');
+    // A bucket's snapshot is copied to a temp dir first: DuckDB then reads exactly the stored bytes.
+    const report = await withLocalSnapshot(
+      root.storage,
+      id,
+      { data: true, ...(root.tmpDir !== undefined ? { tmpDir: root.tmpDir } : {}) },
+      (local) => verifySnapshot(local, id, { checkValues: o.values !== false }),
+    );
+    process.stdout.write(
+      o.json === true
+        ? `${JSON.stringify({ root: root.storage.root, ...report }, null, 2)}\n`
+        : `${formatVerifyReport(report)}\n`,
+    );
+    if (!report.ok) process.exitCode = 1;
+  } finally {
+    await root.close();
+  }
 }

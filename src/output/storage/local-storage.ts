@@ -82,7 +82,7 @@ export class LocalStorage implements Storage {
       const key = rel.split(sep).join('/');
       if (!key.startsWith(prefix) || /\.tmp-\d+-[a-z0-9]+$/.test(key)) continue;
       const s = await stat(join(this.root, rel)).catch(() => null);
-      if (s?.isFile()) out.push({ key, bytes: s.size });
+      if (s?.isFile()) out.push({ key, bytes: s.size, modifiedMs: s.mtimeMs });
     }
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }

@@ -249,7 +249,12 @@ export class S3Storage implements Storage {
       );
       const page = res.Contents ?? [];
       for (const o of page)
-        if (o.Key !== undefined) out.push({ key: o.Key.slice(base.length), bytes: o.Size ?? 0 });
+        if (o.Key !== undefined)
+          out.push({
+            key: o.Key.slice(base.length),
+            bytes: o.Size ?? 0,
+            ...(o.LastModified !== undefined ? { modifiedMs: o.LastModified.getTime() } : {}),
+          });
       after = page.at(-1)?.Key;
       if (res.IsTruncated !== true || after === undefined) break;
     }

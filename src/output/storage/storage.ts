@@ -10,6 +10,8 @@ export interface StoredObject {
   key: string;
   /** Exact size in bytes. */
   bytes: number;
+  /** Last modification (listings only; retention tells abandoned staging from live by it). */
+  modifiedMs?: number;
 }
 
 export interface Storage {
