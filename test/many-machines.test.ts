@@ -1,0 +1,153 @@
+/**
+ * Two "machines" and a bucket: two `filings-export worker` processes, each in its own working
+ * directory with its own temp dir and no output directory in common, export one snapshot to an
+ * s3:// root on a real s3rver. Parts staged by one are published by whichever takes the publish
+ * job; DuckDB then reads the published objects and the rows equal what the API serves.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Job } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDuck } from '../src/output/duckdb.js';
+import { openStorage } from '../src/output/storage/open-storage.js';
+import type { Storage } from '../src/output/storage/storage.js';
+import { readStoredManifest } from '../src/output/stored-snapshots.js';
+import { partJobId } from '../src/pipeline/ids.js';
+import { startPipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
+import { S3RVER_CREDENTIALS, startS3, type TestS3 } from './helpers/s3.js';
+
+const BIN = join(import.meta.dirname, '..', 'bin', 'filings-export.mjs');
+const TICKERS = ['AAPL', 'MSFT', 'NVDA', 'TSLA', 'WMT', 'GOOGL'];
+
+let h: PipelineHarness;
+let s3: TestS3;
+let scratch: string;
+
+beforeAll(async () => {
+  h = await startPipelineHarness({
+    emulator: { latencyMs: 50 },
+    config: { 'output.formats': ['parquet', 'ndjson'] },
+  });
+  s3 = await startS3('fleet');
+  scratch = await mkdtemp(join(tmpdir(), 'many-machines-'));
+});
+afterAll(async () => {
+  await h?.close();
+  await s3?.close();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe('workers on two machines with no shared disk', () => {
+  it('export one snapshot to the bucket; the published objects hold exactly the API rows', async () => {
+    const root = `s3://${s3.bucket}/snapshots`;
+    const machines = await Promise.all([0, 1].map((i) => mkdtemp(join(scratch, `machine-${i}-`))));
+    const workers: ChildProcess[] = [];
+    const logs: string[] = [];
+    const start = (i: number): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const cwd = machines[i]!;
+        const env: NodeJS.ProcessEnv = {
+          ...h.env,
+          // Each machine sees only the bucket: no FILINGS_EXPORT_OUT directory in common.
+          FILINGS_EXPORT_OUT: root,
+          FILINGS_EXPORT_TMP_DIR: join(cwd, 'tmp'),
+          FILINGS_EXPORT_S3_ENDPOINT: s3.endpoint,
+          FILINGS_EXPORT_S3_FORCE_PATH_STYLE: 'true',
+          FILINGS_EXPORT_S3_CHECKSUMS: 'when_required',
+          AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+          AWS_REGION: 'us-east-1',
+          FILINGS_EXPORT_CONCURRENCY: '2',
+          LOG_LEVEL: 'info',
+        };
+        const child = spawn(process.execPath, [BIN, 'worker'], {
+          cwd,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        workers[i] = child;
+        logs[i] = '';
+        child.stderr.on('data', (b: Buffer) => {
+          logs[i] += b.toString();
+          if (logs[i]?.includes('worker ready')) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`worker ${i} exited (${code}): ${logs[i]}`)));
+      });
+    for (const m of machines) await mkdir(join(m, 'tmp'));
+    let storage: Storage | undefined;
+    try {
+      await Promise.all([start(0), start(1)]);
+      const spec = { ...h.spec(TICKERS, ['facts_full', 'series_catalog'], 'fleet-1'), outDir: root };
+      const rec = await h.runToEnd(spec);
+      expect(rec.state, `${rec.message ?? ''}\n${logs.join('\n')}`).toBe('published');
+      expect(rec.manifest).toBe(`${root}/_snapshots/fleet-1/manifest.json`);
+
+      // Both machines did part of the work.
+      const by = new Set<string>();
+      for (const t of TICKERS) {
+        const job = await Job.fromId(h.ctx.partsQueue, partJobId(spec.id, 'facts_full', t));
+        if (job?.processedBy) by.add(job.processedBy);
+      }
+      expect(by.size).toBe(2);
+
+      // The bucket holds the snapshot and no staging; neither machine kept a temp file.
+      storage = openStorage(root, {
+        settings: {
+          endpoint: s3.endpoint,
+          forcePathStyle: true,
+          region: 'us-east-1',
+          checksums: 'when_required',
+        },
+        credentials: S3RVER_CREDENTIALS,
+      });
+      expect(await storage.head('_snapshots/fleet-1/_SUCCESS')).not.toBeNull();
+      expect(await storage.list('_staging/fleet-1/')).toEqual([]);
+      for (const m of machines) expect(await readdir(join(m, 'tmp'))).toEqual([]);
+      for (const m of machines) expect((await readdir(m)).sort()).toEqual(['tmp']);
+
+      // DuckDB over the objects, downloaded as a warehouse loader would: rows per company = the API's.
+      const manifest = await readStoredManifest(storage, 'fleet-1');
+      const dl = join(scratch, 'download');
+      for (const f of manifest.files) {
+        const stored = await storage.download(f.path, join(dl, f.path));
+        expect(stored.bytes, f.path).toBe(f.bytes);
+      }
+      const duck = await openDuck({ threads: 1 });
+      try {
+        for (const dataset of ['facts_full', 'series_catalog'] as const) {
+          const counted = (await duck.all(
+            `SELECT _requested_ticker AS t, count(*)::INTEGER AS n FROM read_parquet('${dl}/${dataset}/**/*.parquet') GROUP BY 1 ORDER BY 1`,
+          )) as Array<{ t: string; n: number }>;
+          const expected: Array<{ t: string; n: number }> = [];
+          for (const t of [...TICKERS].sort()) {
+            const res = await h.client.stream(dataset === 'facts_full' ? 'facts/full' : 'series/catalog', {
+              ticker: t,
+            } as never);
+            let n = 0;
+            for await (const _row of res.rows) n++;
+            if (n > 0) expected.push({ t, n });
+          }
+          expect(counted, dataset).toEqual(expected);
+          const ndjson = (await duck.all(
+            `SELECT count(*)::INTEGER AS n FROM read_ndjson('${dl}/${dataset}/**/*.ndjson.gz', format = 'newline_delimited', compression = 'gzip')`,
+          )) as Array<{ n: number }>;
+          expect(ndjson[0]?.n).toBe(expected.reduce((a, e) => a + e.n, 0));
+        }
+      } finally {
+        duck.close();
+      }
+    } finally {
+      const exits = workers.map(
+        (w) =>
+          new Promise<number | null>((resolve) =>
+            w.exitCode !== null ? resolve(w.exitCode) : w.once('exit', resolve),
+          ),
+      );
+      for (const w of workers) w.kill('SIGTERM');
+      expect(await Promise.all(exits)).toEqual([0, 0]);
+      await storage?.close();
+    }
+  });
+});
