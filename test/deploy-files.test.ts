@@ -67,7 +67,10 @@ describe('docker-compose.yml', () => {
       // Named volumes only: nothing of the host's checkout (./, node_modules) is mounted.
       for (const v of s[name]?.volumes ?? []) expect(v, name).toMatch(/^[a-z][\w-]*:\//);
     }
-    expect(s.worker?.environment?.FILINGS_EXPORT_OUT).toBe('/snapshots');
+    // Workers share no disk: snapshots go to the bucket, and no service mounts an output volume.
+    expect(s.worker?.environment?.FILINGS_EXPORT_OUT).toBe('s3://filings/snapshots');
+    expect(s.worker?.volumes ?? []).toEqual([]);
+    expect(s.scheduler?.volumes ?? []).toEqual([]);
     expect(s.redis?.command).toEqual([
       'redis-server',
       '--maxmemory-policy',
