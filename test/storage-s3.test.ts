@@ -56,7 +56,10 @@ describe('S3Storage on s3rver', () => {
     const listed = await st.list('many/');
     expect(listed.map((o) => o.key)).toEqual(many);
     await st.delete([...many, 'm/manifest.json', 'never-existed']);
-    expect(await st.list('')).toEqual([{ key: 'd/part-0.bin', bytes: 1234 }]);
+    const left = await st.list('');
+    expect(left).toEqual([{ key: 'd/part-0.bin', bytes: 1234, modifiedMs: expect.any(Number) }]);
+    // LastModified is the server's clock, to the second: within a minute of ours here.
+    expect(Math.abs((left[0]?.modifiedMs ?? 0) - Date.now())).toBeLessThan(60_000);
     await st.close();
   });
 

@@ -13,6 +13,7 @@ import { silentLogger } from './runtime.js';
 import { systemClock, type Clock } from './runtime.js';
 import { Authenticator } from './auth/authenticator.js';
 import { loadKeysFile, parseKeysFile, type KeysFile } from './auth/keys-file.js';
+import { checkAsOf } from './data/as-of.js';
 import { loadStore } from './data/index.js';
 import { FaultPlan, seededRandom } from './faults/fault-plan.js';
 import { Limiter } from './limits/key-limiter.js';
@@ -20,6 +21,7 @@ import { checkLimitOverrides } from './limits/overrides.js';
 import { B2B_OPERATIONS, RAW_ROUTES } from './server/routes/index.js';
 import type { ServerDeps } from './server/routes/route-context.js';
 import { RowsTextCache } from './server/rows-cache.js';
+import type { AsOfClock } from './server/control.js';
 import { createEmulatorServer } from './server/server.js';
 import { Stats } from './server/stats.js';
 import type { EmulatorStore } from './store.js';
@@ -81,6 +83,11 @@ export interface EmulatorOptions {
   warmUp?: boolean;
   /** Time source of windows, quotas and key expiry. @defaultValue system clock */
   clock?: Clock;
+  /**
+   * Answer as if it were this day (`YYYY-MM-DD`): filings filed later do not exist. Changed at run
+   * time with `POST /_emulator/clock`. @defaultValue null (everything bundled)
+   */
+  asOf?: string | null;
   logger?: Logger;
 }
 
@@ -100,6 +107,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   checkLimitOverrides(opts);
   checkNumber('faultRate', opts.faultRate, 0, 1);
   checkNumber('latencyMs', opts.latencyMs, 0, 600_000);
+  const initialAsOf = opts.asOf === undefined || opts.asOf === null ? null : checkAsOf(opts.asOf, 'asOf');
   const keysFile =
     typeof opts.keys === 'object'
       ? parseKeysFile(opts.keys)
@@ -117,8 +125,12 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   const store: EmulatorStore = opts.store ?? (owned as EmulatorStore);
 
   let publicUrl = opts.publicUrl?.replace(/\/+$/, '') ?? '';
+  const asOf = asOfClock(store, initialAsOf);
   const deps: ServerDeps = {
-    store,
+    // Read per request: a change of the as-of date applies to the next request.
+    get store() {
+      return asOf.view();
+    },
     clock,
     logger,
     publicUrl: () => publicUrl,
@@ -139,6 +151,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     authenticator,
     limiter,
     faults: new FaultPlan(opts.faultRate ?? 0, random),
+    asOf,
     stats: new Stats(() => clock.now()),
     latencyMs: opts.latencyMs ?? 0,
     rowsCache: new RowsTextCache(),
@@ -217,4 +230,20 @@ function checkNumber(name: string, v: number | undefined, min: number, max: numb
   if (v !== undefined && !(Number.isFinite(v) && v >= min && v <= max)) {
     throw new EmulatorConfigError(`${name} must be a number from ${min} to ${max} (got ${v})`);
   }
+}
+
+/** The emulator's as-of date and the store view that answers for it. */
+function asOfClock(store: EmulatorStore, initial: string | null): AsOfClock {
+  if (initial !== null && store.at === undefined)
+    throw new EmulatorConfigError('asOf: this store cannot answer as of a date (it has no at())');
+  let value = initial;
+  return {
+    get: () => value,
+    set(next) {
+      if (next !== null && store.at === undefined)
+        throw new EmulatorConfigError('this store cannot answer as of a date');
+      value = next === null ? null : checkAsOf(next, 'as_of');
+    },
+    view: () => (value === null || store.at === undefined ? store : store.at(value)),
+  };
 }

@@ -175,4 +175,8 @@ export interface EmulatorStore {
   evidenceLocation(evidenceId: string): Promise<EvidenceLocation | undefined>;
   /** Raw bytes of a bundled document (path as in EvidenceLocation.documentPath). */
   readDocument(path: string): Promise<Buffer>;
+  /** The as-of date this store answers for (filings filed later do not exist); null/absent = no cut. */
+  asOf?(): string | null;
+  /** A view of the same data as of a date (the emulator's clock, `/_emulator/clock`). Optional. */
+  at?(asOf: string | null): EmulatorStore;
 }

@@ -21,6 +21,7 @@ interface EmulatorCliOptions {
   syntheticLargeRows?: number;
   publicUrl?: string;
   warm: boolean;
+  asOf?: string;
 }
 
 /**
@@ -75,6 +76,10 @@ export function register(program: Command): void {
     )
     .option('--public-url <url>', 'base URL written into URL fields (default: the listening address)')
     .option('--no-warm', 'do not build the companies in the background after start')
+    .option(
+      '--as-of <date>',
+      'answer as if it were this day (YYYY-MM-DD): later filings do not exist; POST /_emulator/clock changes it',
+    )
     .action(async (o: EmulatorCliOptions) => runEmulator(o));
 
   emulator
@@ -123,6 +128,7 @@ async function runEmulator(o: EmulatorCliOptions): Promise<void> {
       syntheticLargeRows: o.syntheticLargeRows,
       publicUrl: o.publicUrl,
       warmUp: o.warm,
+      ...(o.asOf !== undefined ? { asOf: o.asOf } : {}),
       logger,
     });
     const demoHash = sha256Hex(DEMO_API_KEY);

@@ -20,6 +20,7 @@ import { loadFilingDocuments, loadLabelLinkbases, type FilingDocument } from './
 import { defaultDataDir, readDataFile, scanDataDir, type DataFile } from './files.js';
 import { issuerReference } from './issuer.js';
 import type { SeriesEntry } from './catalogs.js';
+import { filedBy } from './as-of.js';
 import { CloneRewriter, mappedView } from './clone.js';
 import { cikOfId } from './keys.js';
 import { PromiseLru } from './lru.js';
@@ -57,6 +58,10 @@ export interface DataStore extends EmulatorStore {
   filingDocuments(cik: string): Promise<readonly FilingDocument[]>;
   /** Synthetic clone → its source CIK; real companies map to themselves. */
   sourceCikOf(cik: string): string | undefined;
+  /** The as-of date this view answers for; null = everything bundled. */
+  asOf(): string | null;
+  /** The same data as of `asOf` (null: everything); views share caches and close with the store. */
+  at(asOf: string | null): DataStore;
   close(): Promise<void>;
 }
 
@@ -149,11 +154,17 @@ export async function loadStore(opts: LoadStoreOptions = {}): Promise<DataStore>
     return e;
   };
 
-  /** Built data of a real company (clones are views over their source's, see clone.ts). */
-  const loadData = (cik: string): Promise<CompanyData> =>
-    dataCache.get(cik, async () => {
+  /** Inputs as of a date: what had been filed by the end of that day (null: everything). */
+  const inputsAsOf = async (cik: string, asOf: string | null): Promise<CompanyInputs> => {
+    const inputs = await loadInputs(cik);
+    return asOf === null ? inputs : filedBy(inputs, asOf);
+  };
+
+  /** Built data of a real company as of a date (clones are views over their source's, see clone.ts). */
+  const loadData = (cik: string, asOf: string | null): Promise<CompanyData> =>
+    dataCache.get(asOf === null ? cik : `${cik}@${asOf}`, async () => {
       const e = entryOf(cik);
-      const inputs = await loadInputs(cik);
+      const inputs = await inputsAsOf(cik, asOf);
       const t0 = performance.now();
       const identity: CompanyIdentity = { cik: e.company.cik, ticker: e.company.ticker, name: e.company.name };
       const data = new CompanyData(identity, inputs);
@@ -161,20 +172,26 @@ export async function loadStore(opts: LoadStoreOptions = {}): Promise<DataStore>
       return data;
     });
 
-  const slice = async <K extends keyof MetricSlice>(cik: string, key: K, metricId: string | undefined): Promise<MetricSlice[K]> => {
-    const data = await loadData(entryOf(cik).sourceCik);
+  const slice = async <K extends keyof MetricSlice>(
+    asOf: string | null,
+    cik: string,
+    key: K,
+    metricId: string | undefined,
+  ): Promise<MetricSlice[K]> => {
+    const data = await loadData(entryOf(cik).sourceCik, asOf);
     return metricId === undefined ? data[key] : data.metricSlice(metricId)[key];
   };
 
   /** Rows of a dataset for any company: real ones as built, clones as rewritten views. */
   const view = async <K extends keyof MetricSlice>(
+    asOf: string | null,
     cik: string,
     key: K,
     metricId: string | undefined,
     map: (rw: CloneRewriter) => (row: MetricSlice[K][number]) => MetricSlice[K][number],
   ): Promise<readonly MetricSlice[K][number][]> => {
     const e = entryOf(cik);
-    const rows = await slice(cik, key, metricId);
+    const rows = await slice(asOf, cik, key, metricId);
     return e.rewriter === undefined ? rows : mappedView(rows, map(e.rewriter));
   };
 
@@ -195,12 +212,13 @@ export async function loadStore(opts: LoadStoreOptions = {}): Promise<DataStore>
   );
 
   const seriesEntry = async (
+    asOf: string | null,
     seriesId: string,
   ): Promise<{ entry: SeriesEntry; rewriter: CloneRewriter | undefined } | undefined> => {
     const cik = cikOfId(seriesId);
     const e = cik === undefined ? undefined : entries.get(cik);
     if (e === undefined) return undefined;
-    const data = await loadData(e.sourceCik);
+    const data = await loadData(e.sourceCik, asOf);
     const sourceId = e.rewriter === undefined ? seriesId : e.rewriter.sourceSeriesId(seriesId, data.seriesCatalog);
     const entry = sourceId === undefined ? undefined : data.series.get(sourceId);
     return entry === undefined ? undefined : { entry, rewriter: e.rewriter };
@@ -222,7 +240,7 @@ export async function loadStore(opts: LoadStoreOptions = {}): Promise<DataStore>
         await new Promise((r) => setImmediate(r));
         if (closed) return;
         try {
-          await loadData(c.cik);
+          await loadData(c.cik, null);
         } catch (err) {
           logger.warn({ cik: c.cik, err: toError(err).message }, 'warm-up build failed');
         }
@@ -230,7 +248,10 @@ export async function loadStore(opts: LoadStoreOptions = {}): Promise<DataStore>
     })();
   }
 
-  const store: DataStore = {
+  const views = new Map<string, DataStore>();
+  const at = (asOf: string | null): DataStore => (asOf === null ? store : (views.get(asOf) ?? makeView(asOf)));
+  const makeView = (asOf: string | null): DataStore => {
+    const v: DataStore = {
     dataDir: layout.dataDir,
     companies: () => ordered,
     warmUpOrder: () => bySize.map((c) => entryOf(c.cik).company),
@@ -247,31 +268,33 @@ export async function loadStore(opts: LoadStoreOptions = {}): Promise<DataStore>
       const e = entryOf(cik);
       if (e.largeRows !== undefined) {
         const n = e.largeRows;
-        const all = await bigRows.get(cik, async () => virtualFactRows(await view(cik, 'full', undefined, (rw) => rw.fact), n));
+        const all = await bigRows.get(asOf === null ? cik : `${cik}@${asOf}`, async () =>
+          virtualFactRows(await view(asOf, cik, 'full', undefined, (rw) => rw.fact), n),
+        );
         if (metricId === undefined) return all;
         const out: FactRow[] = [];
         for (const r of all) if (r.metric_id === metricId) out.push(r);
         return out;
       }
-      return view(cik, 'full', metricId, (rw) => rw.fact);
+      return view(asOf, cik, 'full', metricId, (rw) => rw.fact);
     },
-    factsCore: (cik, metricId) => view(cik, 'core', metricId, (rw) => rw.fact),
-    factsLatest: (cik, metricId) => view(cik, 'latest', metricId, (rw) => rw.fact),
-    seriesCatalog: (cik, metricId) => view(cik, 'seriesCatalog', metricId, (rw) => rw.catalogRow),
-    dimsCatalog: (cik, metricId) => slice(cik, 'dimsCatalog', metricId),
-    evidence: (cik, metricId) => view(cik, 'evidence', metricId, (rw) => rw.evidence),
+    factsCore: (cik, metricId) => view(asOf, cik, 'core', metricId, (rw) => rw.fact),
+    factsLatest: (cik, metricId) => view(asOf, cik, 'latest', metricId, (rw) => rw.fact),
+    seriesCatalog: (cik, metricId) => view(asOf, cik, 'seriesCatalog', metricId, (rw) => rw.catalogRow),
+    dimsCatalog: (cik, metricId) => slice(asOf, cik, 'dimsCatalog', metricId),
+    evidence: (cik, metricId) => view(asOf, cik, 'evidence', metricId, (rw) => rw.evidence),
     async issuerReference(cik): Promise<IssuerReferenceRow> {
       const e = entryOf(cik);
-      const inputs = await loadInputs(e.sourceCik);
+      const inputs = await inputsAsOf(e.sourceCik, asOf);
       return issuerReference(e.company, inputs.submissions, asOfDate(inputs));
     },
     async seriesById(seriesId): Promise<SeriesMetadata | undefined> {
-      const found = await seriesEntry(seriesId);
+      const found = await seriesEntry(asOf, seriesId);
       if (found === undefined) return undefined;
       return found.rewriter ? found.rewriter.metadata(found.entry.metadata) : found.entry.metadata;
     },
     async seriesBlob(seriesId, version): Promise<Row | undefined> {
-      const found = await seriesEntry(seriesId);
+      const found = await seriesEntry(asOf, seriesId);
       if (found === undefined || found.entry.metadata.serving.series_version !== version) return undefined;
       return found.rewriter ? found.rewriter.blob(found.entry.blob) : found.entry.blob;
     },
@@ -279,7 +302,7 @@ export async function loadStore(opts: LoadStoreOptions = {}): Promise<DataStore>
       const cik = cikOfId(evidenceKey);
       const e = cik === undefined ? undefined : entries.get(cik);
       if (e === undefined) return undefined;
-      const data = await loadData(e.sourceCik);
+      const data = await loadData(e.sourceCik, asOf);
       if (e.rewriter === undefined) return data.evidenceLocations.get(evidenceKey);
       const loc = data.evidenceLocations.get(e.rewriter.sourceEvidenceKey(evidenceKey));
       return loc === undefined ? undefined : e.rewriter.location(loc);
@@ -291,16 +314,23 @@ export async function loadStore(opts: LoadStoreOptions = {}): Promise<DataStore>
     },
     async filingDocuments(cik) {
       const e = entryOf(cik);
-      return (await loadInputs(e.sourceCik)).docs;
+      return (await inputsAsOf(e.sourceCik, asOf)).docs;
     },
     sourceCikOf: (cik) => entries.get(cik)?.sourceCik,
+    asOf: () => asOf,
+    at,
     close() {
       closed = true;
       dataCache.clear();
       inputsCache.clear();
       bigRows.clear();
+      views.clear();
       return Promise.resolve();
     },
+    };
+    if (asOf !== null) views.set(asOf, v);
+    return v;
   };
+  const store = makeView(null);
   return store;
 }

@@ -240,7 +240,10 @@ export async function runFilingSearch(
   const floor = dateFloor(p, nowMs);
   const expanded = p.legal ? expandLegal(p.query) : [];
   const types = p.types ? new Set<ChunkType>(p.types) : null;
+  // The emulator's as-of date: a document filed after it does not exist yet.
+  const asOf = service.store.asOf?.() ?? null;
   const accept = (c: Chunk): boolean => {
+    if (asOf !== null && c.filedAt !== null && c.filedAt > asOf) return false;
     if (ciks && !ciks.has(c.cik)) return false;
     if (types && !types.has(c.type)) return false;
     if (c.confidence < p.minConfidence) return false;

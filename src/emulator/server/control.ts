@@ -5,6 +5,8 @@
  * - `GET /_emulator/stats` requests, statuses, 429s and faults per key and per operation, plus
  *   each key's current window and each account's and key's quota usage
  * - `POST /_emulator/reset` clears rate windows, quota counters and stats (not fault rules)
+ * - `GET /_emulator/clock` `{"as_of": "YYYY-MM-DD" | null}`; `POST /_emulator/clock` `{"as_of": …}`
+ *   sets it (null: everything bundled): filings filed after it do not exist
  * - `GET /_emulator/health` `{ ok: true }`
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -14,12 +16,22 @@ import type { Limiter } from '../limits/key-limiter.js';
 import { parseJsonObject, readBody } from './body.js';
 import { HttpError } from './http-error.js';
 import { sendJson } from './respond.js';
+import type { EmulatorStore } from '../store.js';
 import type { Stats } from './stats.js';
+
+/** The as-of date the emulator answers for, and the store view of it. */
+export interface AsOfClock {
+  get(): string | null;
+  /** Throws EmulatorConfigError for anything but a calendar date or null. */
+  set(asOf: string | null): void;
+  view(): EmulatorStore;
+}
 
 export interface ControlPlane {
   authenticator: Authenticator;
   limiter: Limiter;
   faults: FaultPlan;
+  asOf: AsOfClock;
   stats: Stats;
 }
 
@@ -41,6 +53,19 @@ export async function handleControl(
       c.limiter.reset();
       c.stats.reset();
       return sendJson(res, 200, { ok: true });
+    case 'GET /_emulator/clock':
+      return sendJson(res, 200, { as_of: c.asOf.get() });
+    case 'POST /_emulator/clock': {
+      const body = parseJsonObject(await readBody(req));
+      if (!('as_of' in body))
+        throw new HttpError(400, 'as_of is required: a date YYYY-MM-DD, or null for everything bundled');
+      try {
+        c.asOf.set(body.as_of === null ? null : (body.as_of as string));
+      } catch (err: unknown) {
+        throw new HttpError(400, (err as Error).message);
+      }
+      return sendJson(res, 200, { ok: true, as_of: c.asOf.get() });
+    }
     case 'GET /_emulator/faults':
       return sendJson(res, 200, { rules: c.faults.listRules() });
     case 'DELETE /_emulator/faults':
