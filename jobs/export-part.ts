@@ -25,8 +25,11 @@ import {
 } from '../src/pipeline/job-payloads.js';
 import type { ExportPartDeps, ExportPartProcessor } from '../src/pipeline/job-processors.js';
 import { putBack, withBudget } from '../src/pipeline/part-budget.js';
-import type { PartResponse, PartWriter } from '../src/pipeline/ports.js';
+import type { PartResponse, PartWriter, ReusePorts } from '../src/pipeline/ports.js';
 import { companyKey } from '../src/pipeline/universe.js';
+import { CatalogFingerprint } from '../src/pipeline/catalog-fingerprint.js';
+import { CHANGE_DATASET, decideReuse } from '../src/pipeline/reuse-decision.js';
+import { stagedPartRelPath, toPosix } from '../src/output/paths.js';
 import { assertNever, type PartPointer } from '../src/types.js';
 
 export { EXPORT_PART_JOB, parseExportPartPayload, type ExportPartPayload, type ExportPartDeps };
@@ -79,6 +82,23 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
 
     const spec = datasetDefinition(p.dataset);
     const m = deps.metrics;
+    // Incremental night: an unchanged company's part is carried over instead of fetched.
+    let fetchNote: string | undefined;
+    if (p.reuse !== undefined && deps.reuse !== undefined && p.dataset !== CHANGE_DATASET) {
+      const outcome = await carryOver(deps.reuse, p, key, store);
+      if (outcome.kind === 'wait') {
+        // The company's catalog part has not ended: back in a second, without spending an attempt.
+        await job.moveToDelayed(Date.now() + CATALOG_WAIT_MS, token);
+        throw new DelayedError(`${label}: waiting for the ${CHANGE_DATASET} part of ${key}`);
+      }
+      if (outcome.kind === 'reused') {
+        await store.recordPart(p.snapshotId, outcome.pointer);
+        m?.parts.inc({ dataset: p.dataset, outcome: 'reused' });
+        log.debug({ from: p.reuse.from, rows: outcome.pointer.rows }, 'part carried over');
+        return outcome.pointer;
+      }
+      fetchNote = outcome.note;
+    }
     /** Records the part's result in the snapshot (status, counts) and in the metrics. */
     const record = async (pointer: PartPointer): Promise<PartPointer> => {
       await store.recordPart(p.snapshotId, pointer);
@@ -164,7 +184,19 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
               ticker: key,
               fetchedAt,
             });
-            return await streamToWriter(res.rows, () => res.envelope(), writer, spec.operation, base);
+            const fingerprint = p.dataset === CHANGE_DATASET ? new CatalogFingerprint() : undefined;
+            const pointer = await streamToWriter(
+              res.rows,
+              () => res.envelope(),
+              writer,
+              spec.operation,
+              base,
+              fingerprint === undefined ? undefined : (row) => fingerprint.add(row),
+            );
+            const digest = fingerprint?.digest();
+            if (digest !== undefined && digest !== null) pointer.fingerprint = digest;
+            if (fetchNote !== undefined && pointer.message === undefined) pointer.message = fetchNote;
+            return pointer;
           } catch (err: unknown) {
             // Whatever failed after the headers (the writer, Redis), the body must not stay unread.
             await res.cancel();
@@ -257,11 +289,13 @@ async function streamToWriter(
   writer: PartWriter,
   operation: string,
   base: Pick<PartPointer, 'dataset' | 'ticker'>,
+  observe?: (row: Record<string, unknown>) => void,
 ): Promise<PartPointer> {
   try {
     let n = 0;
     for await (const row of rows) {
       await writer.write(row);
+      observe?.(row);
       n++;
     }
     const env = await envelope();
@@ -289,6 +323,66 @@ async function streamToWriter(
   } catch (err: unknown) {
     await writer.abort();
     throw err;
+  }
+}
+
+/** How long a part waits for its company's catalog part before it looks again. */
+const CATALOG_WAIT_MS = 1000;
+
+type CarryOutcome =
+  { kind: 'wait' } | { kind: 'reused'; pointer: PartPointer } | { kind: 'fetch'; note?: string };
+
+/**
+ * Decides (reuse-decision.ts) and, for an unchanged company, copies the previous snapshot's archived
+ * part into this snapshot's staging. A previous snapshot that cannot be read, or an archive that is
+ * missing or fails its checksum, means a fetch, and the part's message says why.
+ */
+async function carryOver(
+  reuse: ReusePorts,
+  p: ExportPartPayload,
+  key: string,
+  store: ExportPartDeps['store'],
+): Promise<CarryOutcome> {
+  const from = p.reuse!.from;
+  let previous;
+  try {
+    previous = await reuse.previousManifest(p.outDir, from);
+  } catch (err: unknown) {
+    return {
+      kind: 'fetch',
+      note: `fetched: previous snapshot ${from} cannot be read (${coerceError(err).message})`,
+    };
+  }
+  const catalog = await store.getPart(p.snapshotId, CHANGE_DATASET, key);
+  const decision = decideReuse(p.dataset, key, catalog, previous);
+  switch (decision.kind) {
+    case 'wait':
+      return decision;
+    case 'fetch':
+      return { kind: 'fetch' };
+    case 'reuse': {
+      const prev = decision.previous;
+      const pointer: PartPointer = {
+        dataset: p.dataset,
+        ticker: key,
+        status: 'done',
+        rows: prev.rows,
+        bytes: 0,
+        reusedFrom: from,
+      };
+      if (prev.rows === 0) return { kind: 'reused', pointer };
+      const to = toPosix(stagedPartRelPath(p.snapshotId, p.dataset, key));
+      const copied = await reuse.carryOver(p.outDir, {
+        archive: prev.archive!,
+        bytes: prev.bytes!,
+        sha256: prev.sha256!,
+        to,
+      });
+      if (!copied.ok) return { kind: 'fetch', note: `fetched, not reused: ${copied.reason}` };
+      return { kind: 'reused', pointer: { ...pointer, file: to, bytes: prev.bytes!, sha256: prev.sha256! } };
+    }
+    default:
+      return assertNever(decision, 'reuse decision');
   }
 }
 

@@ -41,7 +41,7 @@ export function createNightlyTriggerProcessor(deps: NightlyTriggerDeps): Nightly
     }
     // The scheduled time, not the processing time: a trigger that runs late is still that night's.
     const date = localDate(scheduledAtMs(job, deps.clock), p.tz);
-    const spec: SnapshotSpec = {
+    const asked: SnapshotSpec = {
       id: nightlySnapshotId(date),
       date,
       trigger: 'nightly',
@@ -50,8 +50,14 @@ export function createNightlyTriggerProcessor(deps: NightlyTriggerDeps): Nightly
       formats: p.formats,
       outDir: p.outDir,
     };
+    // A trigger that fires twice finds the record and enqueues nothing: deciding again is harmless.
+    const decided = deps.planIncremental ? await deps.planIncremental(asked) : { spec: asked, note: 'full' };
+    const spec = decided.spec;
     const outcome = await deps.enqueue(spec);
-    deps.logger.info({ snapshot: spec.id, outcome: outcome.kind }, 'nightly trigger');
+    deps.logger.info(
+      { snapshot: spec.id, outcome: outcome.kind, incremental: decided.note },
+      'nightly trigger',
+    );
     return { snapshotId: spec.id, outcome: outcome.kind };
   };
 }

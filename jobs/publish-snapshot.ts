@@ -100,6 +100,9 @@ export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps): Publi
         requests: rec.requests,
         retries: rec.partRetries,
         rateLimited429: rec.rateLimited429,
+        ...(p.reuse !== undefined
+          ? { incremental: { reusedFrom: p.reuse.from, fullRefreshDate: p.reuse.fullRefreshDate } }
+          : {}),
       });
       stopTimer?.();
       // Nothing silently dropped: the published files hold exactly the rows the parts fetched.

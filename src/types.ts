@@ -63,8 +63,12 @@ export interface PartPointer {
   rows: number;
   bytes: number;
   sha256?: string;
-  /** Human-readable reason for not_found / bad_request / failed. */
+  /** Human-readable reason for not_found / bad_request / failed, or why a part was fetched again. */
   message?: string;
+  /** series_catalog parts: the catalog fingerprint (pipeline/catalog-fingerprint.ts), when computable. */
+  fingerprint?: string;
+  /** Rows carried over from this earlier published snapshot instead of a request. */
+  reusedFrom?: string;
 }
 
 /** Exhaustiveness guard for switches over unions. */

@@ -157,6 +157,12 @@ export const configSchema = z.strictObject({
     /** How long the queue holds for an API outage before the parts that meet it fail. */
     outage_max_ms: posInt,
   }),
+  incremental: z.strictObject({
+    /** Carry unchanged companies' parts over from the previous published snapshot (docs/pipeline.md). */
+    enabled: z.boolean({ error: 'must be true or false' }),
+    /** Fetch everything again when the last full snapshot of the chain is this many days old. */
+    full_refresh_every_days: posInt.max(366, 'must be at most 366'),
+  }),
   retention: z.strictObject({
     completed_jobs: keepJobs,
     failed_jobs: keepJobs,

@@ -32,6 +32,11 @@ export interface ConvertInput {
   /** Fields outside the schema, read into `_extra`. */
   extraFields: readonly string[];
   mode: ConvertMode;
+  /**
+   * The snapshot being published: `_snapshot_id` is this, whatever the staged rows say (a reused
+   * part was staged by an earlier snapshot; its `_fetched_at` stays the true fetch time).
+   */
+  snapshotId?: string;
 }
 
 /** The staged rows of one output file and the row range to take from them. */
@@ -172,7 +177,9 @@ export function convertSelect(input: ConvertInput, source: ConvertSource): strin
         select.push(
           c.type === 'TIMESTAMPTZ'
             ? `${mode === 'strict' ? 'CAST' : 'TRY_CAST'}(${sqlIdent(c.name)} AS TIMESTAMPTZ) AS ${alias}`
-            : `${sqlIdent(c.name)} AS ${alias}`,
+            : c.name === '_snapshot_id' && input.snapshotId !== undefined
+              ? `${sqlString(input.snapshotId)} AS ${alias}`
+              : `${sqlIdent(c.name)} AS ${alias}`,
         );
         break;
     }

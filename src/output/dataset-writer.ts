@@ -24,6 +24,8 @@ import { hasPeriodEnd, type DatasetSchema } from '../datasets/index.js';
 
 export interface DatasetWriteOptions {
   dataset: DatasetName;
+  /** Written into `_snapshot_id` of every row. */
+  snapshotId: string;
   schema: DatasetSchema;
   kinds: ReadonlyMap<string, number>;
   extraFields: readonly string[];
@@ -96,7 +98,13 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
       maxLineBytes: maxLineBytesOf(lineChars, slice.files),
     };
     const convert = (mode: ConvertMode): string => {
-      const sel: ConvertInput = { schema: o.schema, kinds: o.kinds, extraFields: o.extraFields, mode };
+      const sel: ConvertInput = {
+        schema: o.schema,
+        kinds: o.kinds,
+        extraFields: o.extraFields,
+        mode,
+        snapshotId: o.snapshotId,
+      };
       return `COPY (${convertSelect(sel, source)}) TO ${sqlString(parquetPath)} (FORMAT parquet, COMPRESSION ${o.compression}, ROW_GROUP_SIZE ${o.rowGroupRows})`;
     };
     try {

@@ -44,6 +44,7 @@ export {
   listStoredSnapshots,
   latestStoredSnapshot,
   readStoredManifest,
+  latestPublishedBefore,
   withLocalSnapshot,
   type StoredSnapshot,
 } from './stored-snapshots.js';

@@ -30,6 +30,15 @@ export interface ManifestPart {
   status: PartStatus;
   rows: number;
   message?: string;
+  /** series_catalog parts: fingerprint of the company's catalog, compared by the next night. */
+  fingerprint?: string;
+  /** `reused`: the rows were carried over from `reused_from` without a request. */
+  reused?: boolean;
+  reused_from?: string;
+  /** Copy of the part's staged rows kept with the snapshot (`_snapshots/<id>/parts/…`), for reuse. */
+  archive?: string;
+  bytes?: number;
+  sha256?: string;
 }
 
 export interface ManifestDataset {
@@ -89,6 +98,17 @@ export interface Manifest {
   schema_changes: { dataset: DatasetName; schema_version: number; added: string[] }[];
   /** Name and version of the writer. */
   writer: { name: string; version: string; engine: string };
+  /** What an incremental night saved; absent in snapshots written before incremental nights. */
+  incremental?: ManifestIncremental;
+}
+
+export interface ManifestIncremental {
+  /** The published snapshot parts were carried over from; null: everything fetched. */
+  reused_from: string | null;
+  /** Date of the last snapshot of this chain that fetched everything (the next full refresh counts from it). */
+  full_refresh_date: string;
+  reused_parts: number;
+  fetched_parts: number;
 }
 
 export interface SnapshotInfo {

@@ -7,8 +7,8 @@
  * snapshot is published. Publishing one snapshot from two processes at once is not supported: the
  * pipeline's parent job is its single publisher.
  */
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { copyFile, link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { coerceError, InputError, OutputError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -41,9 +41,11 @@ import {
   assertSnapshotDate,
   assertSnapshotId,
   buildDir,
+  fieldsSidecarPath,
   manifestPath,
   partitionRelDir,
   snapshotDir,
+  SNAPSHOTS_DIR,
   stagingSnapshotDir,
   successPath,
   toPosix,
@@ -96,6 +98,11 @@ export interface PublishOptions {
   duckdb?: DuckDbOptions;
   logger?: Logger;
   clock?: Clock;
+  /**
+   * An incremental snapshot: the snapshot its reused parts come from, and the date of the last full
+   * refresh of that chain. @defaultValue a full snapshot (full_refresh_date = snapshotDate)
+   */
+  incremental?: { reusedFrom: string; fullRefreshDate: string };
 }
 
 export const DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024;
@@ -208,6 +215,7 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
       const started = Date.now();
       const built = await writeDatasetFiles({
         dataset,
+        snapshotId: o.snapshotId,
         schema: resolved.schema,
         kinds: observed,
         extraFields: [...resolved.extraFields.keys()],
@@ -263,7 +271,9 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
       );
     }
 
-    const manifest = buildManifest(o, formats, datasets, files, warnings, schemaChanges, clock);
+    // Each part's staged rows stay with the snapshot, so the next night can carry them over.
+    const archives = await archiveParts(o.root, o.snapshotId, o.parts);
+    const manifest = buildManifest(o, formats, datasets, files, warnings, schemaChanges, clock, archives);
     await mkdir(snapshotDir(o.root, o.snapshotId), { recursive: true });
     await writeFileAtomic(manifestPath(o.root, o.snapshotId), `${JSON.stringify(manifest, null, 2)}\n`);
     await writeFileAtomic(successPath(o.root, o.snapshotId), '');
@@ -347,6 +357,7 @@ function buildManifest(
   warnings: string[],
   schemaChanges: Manifest['schema_changes'],
   clock: Clock,
+  archives: ReadonlyMap<PartPointer, string>,
 ): Manifest {
   const now = new Date(clock.now()).toISOString();
   const startedAt = iso(o.stats?.startedAt, 'startedAt');
@@ -365,7 +376,11 @@ function buildManifest(
       status: p.status,
       rows: p.status === 'done' ? p.rows : 0,
       ...(p.message === undefined ? {} : { message: p.message }),
+      ...(p.fingerprint === undefined ? {} : { fingerprint: p.fingerprint }),
+      ...(p.reusedFrom === undefined ? {} : { reused: true, reused_from: p.reusedFrom }),
+      ...(archives.has(p) ? { archive: archives.get(p), bytes: p.bytes, sha256: p.sha256 } : {}),
     }));
+  const reusedParts = o.parts.filter((p) => p.reusedFrom !== undefined).length;
   const rows = Object.values(datasets).reduce((s, d) => s + (d?.rows ?? 0), 0);
   return {
     manifest_version: MANIFEST_VERSION,
@@ -394,7 +409,48 @@ function buildManifest(
     warnings,
     schema_changes: schemaChanges,
     writer: WRITER_VERSION,
+    incremental: {
+      reused_from: reusedParts > 0 ? (o.incremental?.reusedFrom ?? null) : null,
+      full_refresh_date:
+        reusedParts > 0 ? (o.incremental?.fullRefreshDate ?? o.snapshotDate) : o.snapshotDate,
+      reused_parts: reusedParts,
+      fetched_parts: o.parts.length - reusedParts,
+    },
   };
+}
+
+/**
+ * Keeps each done part's staged rows (and field sidecar) under `_snapshots/<id>/parts/`: a hard link
+ * where the file system allows, else a copy. Returns the archive key of each part.
+ */
+async function archiveParts(
+  root: string,
+  snapshotId: string,
+  parts: readonly PartPointer[],
+): Promise<Map<PartPointer, string>> {
+  const out = new Map<PartPointer, string>();
+  for (const p of parts) {
+    if (p.status !== 'done' || p.file === undefined || p.rows === 0) continue;
+    const key = toPosix(join(SNAPSHOTS_DIR, snapshotId, 'parts', p.dataset, basename(p.file)));
+    for (const [from, to] of [
+      [p.file, key],
+      [fieldsSidecarPath(p.file), fieldsSidecarPath(key)],
+    ] as const) {
+      const src = join(root, from);
+      const dst = join(root, to);
+      await mkdir(dirname(dst), { recursive: true });
+      await rm(dst, { force: true });
+      try {
+        await link(src, dst);
+      } catch (err: unknown) {
+        const code = (err as { code?: string }).code;
+        if (code === 'ENOENT' && from !== p.file) continue; // no sidecar: the publisher scanned the part
+        await copyFile(src, dst);
+      }
+    }
+    out.set(p, key);
+  }
+  return out;
 }
 
 /** Removes what an earlier, unfinished publish of this snapshot left in the layout. */

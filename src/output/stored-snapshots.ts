@@ -123,7 +123,10 @@ export async function copySnapshotToLocal(
   localRoot: string,
   opts: { data: boolean },
 ): Promise<{ objects: number; bytes: number }> {
-  const meta = await storage.list(`${joinKey(SNAPSHOTS_DIR, snapshotId)}/`);
+  // The manifest and marker only: the parts' archives are for reuse, not for readers.
+  const meta = (await storage.list(`${joinKey(SNAPSHOTS_DIR, snapshotId)}/`)).filter(
+    (o) => o.key.split('/').length === 3,
+  );
   let keys = meta.map((o) => o.key);
   if (opts.data) {
     const manifest = meta.some((o) => o.key.endsWith(`/${MANIFEST_FILE}`))
@@ -167,4 +170,26 @@ export async function withLocalSnapshot<T>(
   } finally {
     await rm(local, { recursive: true, force: true });
   }
+}
+
+/**
+ * The newest published snapshot under the root dated on or before `date`, other than `excludeId`
+ * (by snapshot date, then publish time), with its manifest; undefined when there is none. Only
+ * published snapshots count: one still running is never a source.
+ */
+export async function latestPublishedBefore(
+  storage: Storage,
+  date: string,
+  excludeId: string,
+): Promise<Manifest | undefined> {
+  const candidates = (await listStoredSnapshots(storage)).filter(
+    (s) =>
+      s.published && s.manifest !== null && s.snapshotId !== excludeId && s.manifest.snapshot_date <= date,
+  );
+  candidates.sort(
+    (a, b) =>
+      (a.manifest?.snapshot_date ?? '').localeCompare(b.manifest?.snapshot_date ?? '') ||
+      (a.manifest?.published_at ?? '').localeCompare(b.manifest?.published_at ?? ''),
+  );
+  return candidates[candidates.length - 1]?.manifest ?? undefined;
 }

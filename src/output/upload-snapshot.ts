@@ -4,11 +4,12 @@
  * `_SUCCESS`, then the root's `latest` pointer. A snapshot therefore never lists an object that is
  * not fully uploaded, and `latest` only ever names a snapshot whose `_SUCCESS` exists.
  */
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { OutputError } from '../errors.js';
 import type { Manifest } from './manifest.js';
-import { MANIFEST_FILE, SNAPSHOTS_DIR, SUCCESS_FILE } from './paths.js';
+import { fieldsSidecarPath, MANIFEST_FILE, SNAPSHOTS_DIR, SUCCESS_FILE } from './paths.js';
 import { joinKey, type Storage } from './storage/storage.js';
 
 /** Key of the pointer naming the newest published snapshot, under the root. */
@@ -50,6 +51,23 @@ export async function uploadSnapshot(o: UploadSnapshotOptions): Promise<LatestPo
             `${storage.url(f.path)}: stored ${stored === null ? 'nothing' : `${stored.bytes} bytes`}, expected ${f.bytes}`,
           );
         }
+      }),
+    ),
+  );
+  // The parts' archived staged rows (what the next night reuses), also before the manifest names them.
+  const archived = manifest.parts.flatMap((p) =>
+    p.archive === undefined ? [] : [p.archive, fieldsSidecarPath(p.archive)],
+  );
+  await Promise.all(
+    archived.map((key) =>
+      limit(async () => {
+        const local = join(o.localRoot, ...key.split('/'));
+        try {
+          await stat(local);
+        } catch {
+          return; // a part without a sidecar
+        }
+        await storage.putFile(key, local);
       }),
     ),
   );

@@ -7,6 +7,7 @@
 import type { FlowJob, KeepJobs } from 'bullmq';
 import { BACKOFF_TYPE } from './backoff.js';
 import { partJobId, publishJobId } from './ids.js';
+import { CHANGE_DATASET } from './reuse-decision.js';
 import type { SnapshotSpec } from './snapshot-store.js';
 import { companyKey } from './universe.js';
 import {
@@ -49,6 +50,7 @@ export function buildSnapshotFlow(spec: SnapshotSpec, s: FlowSettings): FlowJob 
         dataset,
         company,
         outDir: spec.outDir,
+        ...(spec.reuse !== undefined ? { reuse: spec.reuse } : {}),
       };
       children.push({
         name: EXPORT_PART_JOB,
@@ -56,6 +58,8 @@ export function buildSnapshotFlow(spec: SnapshotSpec, s: FlowSettings): FlowJob 
         data,
         opts: {
           jobId: partJobId(spec.id, dataset, companyKey(company)),
+          // Incremental: the catalogs go first, they decide whether the other parts need a request.
+          ...(spec.reuse !== undefined ? { priority: dataset === CHANGE_DATASET ? 1 : 2 } : {}),
           attempts: s.attempts,
           backoff: { type: BACKOFF_TYPE },
           ignoreDependencyOnFailure: true,
@@ -70,6 +74,7 @@ export function buildSnapshotFlow(spec: SnapshotSpec, s: FlowSettings): FlowJob 
     snapshotId: spec.id,
     snapshotDate: spec.date,
     outDir: spec.outDir,
+    ...(spec.reuse !== undefined ? { reuse: spec.reuse } : {}),
     formats: spec.formats,
     datasets: spec.datasets,
     total: spec.companies.length * spec.datasets.length,

@@ -36,6 +36,11 @@ const companySchema = z.discriminatedUnion('kind', [
 const datasets = z.enum(DATASETS, `must be one of ${DATASETS.join(', ')}`);
 const formats = z.enum(OUTPUT_FORMATS, `must be one of ${OUTPUT_FORMATS.join(', ')}`);
 
+const reuseSchema = z.strictObject({
+  from: z.string().regex(SNAPSHOT_ID_PATTERN, 'must be a snapshot id'),
+  fullRefreshDate: z.string().regex(datePattern, 'must be a date YYYY-MM-DD'),
+});
+
 const exportPartSchema = z.strictObject({
   v: z.literal(1, 'must be 1 (payload version)'),
   snapshotId: z.string().regex(SNAPSHOT_ID_PATTERN, 'must be a snapshot id'),
@@ -43,6 +48,7 @@ const exportPartSchema = z.strictObject({
   dataset: datasets,
   company: companySchema,
   outDir: z.string().min(1, 'must be the output root'),
+  reuse: reuseSchema.optional(),
 });
 
 const publishSnapshotSchema = z.strictObject({
@@ -50,6 +56,7 @@ const publishSnapshotSchema = z.strictObject({
   snapshotId: z.string().regex(SNAPSHOT_ID_PATTERN, 'must be a snapshot id'),
   snapshotDate: z.string().regex(datePattern, 'must be a date YYYY-MM-DD'),
   outDir: z.string().min(1, 'must be the output root'),
+  reuse: reuseSchema.optional(),
   formats: z.array(formats).min(1),
   datasets: z.array(datasets).min(1),
   /** Parts in the flow (companies x datasets). */

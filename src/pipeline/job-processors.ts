@@ -9,9 +9,10 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Clock, PartPointer } from '../types.js';
 import type { EnqueueOutcome } from './enqueue.js';
+import type { IncrementalPlan } from './incremental.js';
 import type { OutageGuard } from './outage.js';
 import type { RateLimiterLike } from './part-budget.js';
-import type { PartFetcher, PartWriterFactory, SnapshotPublisher } from './ports.js';
+import type { PartFetcher, PartWriterFactory, ReusePorts, SnapshotPublisher } from './ports.js';
 import type { SnapshotSpec, SnapshotStore } from './snapshot-store.js';
 
 export interface ExportPartDeps {
@@ -19,6 +20,8 @@ export interface ExportPartDeps {
   createWriter: PartWriterFactory;
   /** Size of a staged part under a root (local file or stored object), null when absent. @defaultValue a local stat */
   stagedBytes?: (root: string, file: string) => Promise<number | null>;
+  /** Carries unchanged parts over from the previous snapshot (incremental nights). @defaultValue none: every part is fetched */
+  reuse?: ReusePorts;
   store: SnapshotStore;
   budget: Budget;
   /** Holds the whole parts queue on a 429 or an outage (a Queue of the parts queue, or the Worker). */
@@ -61,6 +64,8 @@ export interface PublishSnapshotResult {
 
 export interface NightlyTriggerDeps {
   enqueue(spec: SnapshotSpec): Promise<EnqueueOutcome>;
+  /** Decides whether the night is incremental (pipeline/incremental.ts). @defaultValue every night full */
+  planIncremental?: (spec: SnapshotSpec) => Promise<IncrementalPlan>;
   clock: Clock;
   logger: Logger;
 }

@@ -11,9 +11,9 @@ import type { Manifest } from '../output/manifest.js';
 import type { PublishOptions } from '../output/publish.js';
 import type { Storage } from '../output/storage/storage.js';
 import { isS3Root } from '../output/storage/s3-url.js';
-import type { PartWriterFactory, SnapshotPublisher } from './ports.js';
+import type { PartWriterFactory, ReusePorts, SnapshotPublisher } from './ports.js';
 
-export interface OutputPorts {
+export interface OutputPorts extends ReusePorts {
   createWriter: PartWriterFactory;
   /** Size of a staged part (stat locally, head on a bucket), null when absent. */
   stagedBytes: (root: string, file: string) => Promise<number | null>;
@@ -46,7 +46,41 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
     if (st === undefined) storages.set(root, (st = opts.openStorage(root)));
     return st;
   };
+  // Local roots go through the same port for reading earlier snapshots and carrying parts over.
+  const anyStorage = async (root: string): Promise<Storage> => {
+    if (isS3Root(root)) return storageOf(root);
+    let st = storages.get(root);
+    if (st === undefined) {
+      const { LocalStorage } = await import('../output/storage/local-storage.js');
+      storages.set(root, (st = new LocalStorage(root)));
+    }
+    return st;
+  };
+  const manifests = new Map<string, Promise<Manifest>>();
   return {
+    previousManifest: (root, snapshotId) => {
+      const k = `${root}\n${snapshotId}`;
+      let m = manifests.get(k);
+      if (m === undefined) {
+        m = anyStorage(root)
+          .then(async (st) =>
+            (await import('../output/stored-snapshots.js')).readStoredManifest(st, snapshotId),
+          )
+          .catch((err: unknown) => {
+            manifests.delete(k); // not cached: the next part asks again
+            throw err;
+          });
+        manifests.set(k, m);
+      }
+      return m;
+    },
+    carryOver: async (root, req) => {
+      const { carryOverPart } = await import('../output/carry-over.js');
+      return carryOverPart(await anyStorage(root), {
+        ...req,
+        ...(opts.tmpDir !== undefined && req.tmpDir === undefined ? { tmpDir: opts.tmpDir } : {}),
+      });
+    },
     closeOutput: async () => {
       const open = [...storages.values()];
       storages.clear();
@@ -83,6 +117,7 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
           rateLimited429: req.rateLimited429,
         },
         ...(opts.rowGroupRows !== undefined ? { rowGroupRows: opts.rowGroupRows } : {}),
+        ...(req.incremental !== undefined ? { incremental: req.incremental } : {}),
         duckdb: {
           ...(opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {}),
           ...(opts.publishThreads !== undefined ? { threads: opts.publishThreads } : {}),

@@ -2,6 +2,8 @@
  * What the job processors need from the client and the output, as small interfaces. The worker
  * runner adapts the real modules (src/api, src/output) to them; tests can pass the real ones too.
  */
+import type { CarryOverRequest, CarryOverResult } from '../output/carry-over.js';
+import type { Manifest } from '../output/manifest.js';
 import type { Company } from './universe.js';
 import type { DatasetName, OutputFormat, PartPointer, RateLimitState } from '../types.js';
 
@@ -67,6 +69,16 @@ export interface PublishRequest {
   retries: number;
   /** 429 answers (per-minute and quota) the parts received. */
   rateLimited429: number;
+  /** An incremental snapshot: where reused parts come from, and the chain's last full refresh. */
+  incremental?: { reusedFrom: string; fullRefreshDate: string };
+}
+
+/** Reads an earlier published snapshot and carries its parts over (incremental nights). */
+export interface ReusePorts {
+  /** The manifest of a published snapshot under `root` (cached); rejects when it is not there. */
+  previousManifest(root: string, snapshotId: string): Promise<Manifest>;
+  /** Copies an archived part to this snapshot's staging and checks it (output/carry-over.ts). */
+  carryOver(root: string, req: CarryOverRequest): Promise<CarryOverResult>;
 }
 
 export interface PublishResult {

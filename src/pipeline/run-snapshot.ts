@@ -6,6 +6,7 @@
 import type { Metrics } from '../metrics/metrics.js';
 import { checkAnyOutputRoot } from '../output/preflight.js';
 import { s3Settings } from '../output/storage/open-storage.js';
+import { incrementalPlanner } from './incremental.js';
 import { outageStatus } from './outage.js';
 import { assertPlanFits, type Plan } from '../budget/index.js';
 import type { Logger } from '../log.js';
@@ -21,6 +22,8 @@ export interface RunSnapshotOptions {
   spec: SnapshotSpec;
   /** Re-enqueue a failed or stopped snapshot (parts already exported are reused). */
   retry?: boolean;
+  /** Fetch every part even when an earlier snapshot could supply unchanged ones. @defaultValue false */
+  fullRefresh?: boolean;
   /** Let a snapshot that exceeds the monthly quota spread over several days. */
   allowMultiDay: boolean;
   /** Run the workers in this process too. */
@@ -45,7 +48,8 @@ export interface RunSnapshotResult {
 }
 
 export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotResult> {
-  const { exporter, spec } = o;
+  const { exporter } = o;
+  let spec = o.spec;
   const say = o.say ?? ((line: string) => process.stderr.write(`${line}\n`));
   const { store } = exporter.ctx;
   const requests = spec.companies.length * spec.datasets.length;
@@ -57,9 +61,17 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
   if (willEnqueue) {
     // A root no worker can write to is one clear line now, not a failure per part later.
     await checkAnyOutputRoot(spec.outDir, s3Settings(exporter.ctx.config.output));
+    // A retry keeps the original decision: its finished parts came from the same source.
+    const decided =
+      existing !== undefined
+        ? { spec: { ...spec, ...(existing.spec.reuse ? { reuse: existing.spec.reuse } : {}) }, note: '' }
+        : await incrementalPlanner(exporter.ctx.config)(spec, { fullRefresh: o.fullRefresh === true });
+    spec = decided.spec;
+    if (decided.note !== '') say(`incremental: ${decided.note}`);
+    // The budget is planned for every request: a night on which every company changed still fits.
     plan = await exporter.budget.plan(requests, { allowMultiDay: o.allowMultiDay });
     say(
-      `plan: ${requests} requests (${spec.companies.length} companies x ${spec.datasets.length} datasets: ${spec.datasets.join(', ')}); ${plan.message}`,
+      `plan: ${spec.reuse ? 'up to ' : ''}${requests} requests (${spec.companies.length} companies x ${spec.datasets.length} datasets: ${spec.datasets.join(', ')}); ${plan.message}`,
     );
     if (!o.allowMultiDay) assertPlanFits(plan);
   }

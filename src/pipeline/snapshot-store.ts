@@ -27,6 +27,18 @@ export interface SnapshotSpec {
   formats: OutputFormat[];
   /** Absolute output root shared by every worker. */
   outDir: string;
+  /**
+   * An incremental snapshot: unchanged companies' parts are carried over from this published
+   * snapshot (docs/pipeline.md, Incremental nights). Absent: everything is fetched.
+   */
+  reuse?: SnapshotReuse;
+}
+
+export interface SnapshotReuse {
+  /** The published snapshot to carry parts over from. */
+  from: string;
+  /** Date of the last full refresh of that chain (the next one is due N days after it). */
+  fullRefreshDate: string;
 }
 
 /** Lifecycle: enqueuing -> running -> published | failed | stopped. */

@@ -14,9 +14,10 @@ import type { Clock } from '../types.js';
 import { backoffStrategy } from './backoff.js';
 import { budgetConfigFrom, type PipelineContext } from './context.js';
 import { publishJobId } from './ids.js';
+import { incrementalPlanner } from './incremental.js';
 import { EXPORT_PART_JOB, NIGHTLY_TRIGGER_JOB, PUBLISH_SNAPSHOT_JOB } from './job-payloads.js';
 import type { JobProcessors } from './job-processors.js';
-import type { PartFetcher, PartWriterFactory, SnapshotPublisher } from './ports.js';
+import type { PartFetcher, PartWriterFactory, ReusePorts, SnapshotPublisher } from './ports.js';
 
 export interface WorkerRunnerDeps {
   ctx: PipelineContext;
@@ -26,6 +27,9 @@ export interface WorkerRunnerDeps {
   createWriter: PartWriterFactory;
   /** See ExportPartDeps.stagedBytes. */
   stagedBytes?: (root: string, file: string) => Promise<number | null>;
+  /** See ExportPartDeps.reuse. */
+  previousManifest?: ReusePorts['previousManifest'];
+  carryOver?: ReusePorts['carryOver'];
   publish: SnapshotPublisher;
   /** Releases the output ports' storages (bucket connections) once the workers stopped. */
   closeOutput?: () => Promise<void>;
@@ -80,6 +84,9 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
       fetcher: deps.fetcher,
       createWriter: deps.createWriter,
       ...(deps.stagedBytes ? { stagedBytes: deps.stagedBytes } : {}),
+      ...(deps.previousManifest && deps.carryOver
+        ? { reuse: { previousManifest: deps.previousManifest, carryOver: deps.carryOver } }
+        : {}),
       store,
       budget: deps.budget,
       rateLimiter: ctx.partsQueue,
@@ -124,6 +131,7 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
     });
     const trigger = deps.processors.nightlyTrigger({
       enqueue: (spec) => ctx.enqueue(spec),
+      planIncremental: incrementalPlanner(config),
       clock: deps.clock,
       logger: logger.child({ worker: 'control' }),
     });

@@ -20,6 +20,7 @@ export interface RunCliOptions extends CommonCliOptions {
   local?: boolean;
   allowMultiDay?: boolean;
   retry?: boolean;
+  fullRefresh?: boolean;
   metricsPort?: number;
 }
 
@@ -45,6 +46,7 @@ export function register(program: Command, app: CliApp): void {
     .option('--local', 'also run the workers in this process (implies --wait)')
     .option('--allow-multi-day', 'start even when the snapshot exceeds the remaining monthly quota')
     .option('--retry', 'run a failed or stopped snapshot again (finished parts are reused)')
+    .option('--full-refresh', 'fetch every part, even those an earlier snapshot could carry over')
     .option(
       '--metrics-port <n>',
       'with --local: serve Prometheus /metrics, /healthz and /readyz on this port',
@@ -116,6 +118,7 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
         exporter,
         spec,
         retry: o.retry === true,
+        fullRefresh: o.fullRefresh === true,
         allowMultiDay: config.budget.allow_multi_day,
         local: o.local === true,
         wait,
