@@ -27,7 +27,7 @@ import { openExporter } from '../src/pipeline/exporter.js';
 import { followSnapshot } from '../src/pipeline/follow.js';
 import { runSnapshot } from '../src/pipeline/run-snapshot.js';
 import { parseCompany } from '../src/pipeline/universe.js';
-import { DEFAULT_DATASETS } from '../src/types.js';
+import { benchConfig } from './bench-config.js';
 import type { BenchResult } from './types.js';
 
 const BIG_ROWS = 1_000_000;
@@ -35,21 +35,6 @@ const RSS_LIMIT_MB = 256;
 const PARTS_RSS_GOAL_MB = 200;
 const E2E_GOAL_RATIO = 1.5;
 const BIN = join(import.meta.dirname, '..', 'bin', 'filings-export.mjs');
-
-function benchConfig(apiUrl: string, redisUrl: string, outDir: string, prefix: string): Config {
-  const flags = Object.entries({
-    'api.url': apiUrl,
-    'redis.url': redisUrl,
-    'redis.prefix': prefix,
-    'output.dir': outDir,
-    'output.formats': ['parquet'],
-    datasets: [...DEFAULT_DATASETS],
-    'budget.requests_per_minute': 100_000,
-    'worker.concurrency': 16,
-    'log.level': 'silent',
-  }).map(([path, value]) => ({ path, value, flag: `bench ${path}` }));
-  return loadConfig({ env: { FILINGS_API_KEY: DEMO_API_KEY }, flags });
-}
 
 /** Resident set size of a process now (Linux VmRSS), in MB. */
 async function rssMb(pid: number): Promise<number> {
@@ -109,6 +94,8 @@ export async function run(): Promise<BenchResult[]> {
               outDir,
             },
             allowMultiDay: true,
+            // Both passes fetch everything: this measures a full snapshot, not an incremental night.
+            fullRefresh: true,
             local: true,
             wait: true,
             logger: silentLogger(),

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuck, type DuckSession } from '../src/output/duckdb.js';
 import type { Manifest } from '../src/output/manifest.js';
 import { incrementalPlanner, planIncremental } from '../src/pipeline/incremental.js';
+import { formatStatus, statusReport } from '../src/pipeline/status-view.js';
 import type { SnapshotRecord, SnapshotSpec } from '../src/pipeline/snapshot-store.js';
 import type { DatasetName } from '../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
@@ -90,6 +91,13 @@ describe('incremental nights', () => {
         .sort(),
     );
     expect(reused.every((p) => p.reused_from === 'inc-1')).toBe(true);
+    expect(second.rec.progress.facts_full).toMatchObject({ done: 8, reused: 7 });
+    expect(second.rec.progress.series_catalog).toMatchObject({ done: 8, reused: 0 });
+    const status = formatStatus(statusReport(second.rec, null));
+    expect(status).toMatch(
+      /incremental: 14 part\(s\) carried over from inc-1 \(requests saved\); last full refresh 2025-10-30/,
+    );
+    expect(status).toMatch(/^dataset\s+done\s+reused\s+not_found/m);
     expect(second.manifest.incremental).toMatchObject({
       reused_from: 'inc-1',
       full_refresh_date: '2025-10-30',

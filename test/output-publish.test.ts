@@ -424,8 +424,24 @@ describe('publishSnapshot: every dataset, typed and exact', () => {
     expect(manifest.status).toBe('published');
     expect(manifest.complete).toBe(false); // TSLA failed
     expect(manifest.parts.filter((p) => p.dataset === 'facts_full')).toEqual([
-      { dataset: 'facts_full', ticker: 'AAPL', status: 'done', rows: input.AAPL!.length },
-      { dataset: 'facts_full', ticker: 'MSFT', status: 'done', rows: input.MSFT!.length },
+      {
+        dataset: 'facts_full',
+        ticker: 'AAPL',
+        status: 'done',
+        rows: input.AAPL!.length,
+        archive: `_snapshots/${manifest.snapshot_id}/parts/facts_full/AAPL.ndjson.gz`,
+        bytes: expect.any(Number),
+        sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      },
+      {
+        dataset: 'facts_full',
+        ticker: 'MSFT',
+        status: 'done',
+        rows: input.MSFT!.length,
+        archive: `_snapshots/${manifest.snapshot_id}/parts/facts_full/MSFT.ndjson.gz`,
+        bytes: expect.any(Number),
+        sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      },
       {
         dataset: 'facts_full',
         ticker: 'NVDA',

@@ -230,6 +230,7 @@ describe('a spent daily quota', () => {
     const text = await runCli(['status', spec.id], h.env);
     expect(text.stdout).toMatch(/^snapshot flow-quota: WAITING_QUOTA/);
     expect(text.stdout).toContain(`waiting: ${report.waiting?.reason ?? ''} (until ${midnight}`);
-    expect(text.stdout).toMatch(/series_catalog +3 +0 +0 +0 +1 +4/);
+    // done, reused, not_found, bad_request, failed, pending, total
+    expect(text.stdout).toMatch(/series_catalog +3 +0 +0 +0 +0 +1 +4/);
   });
 });

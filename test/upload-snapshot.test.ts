@@ -44,7 +44,7 @@ async function builtSnapshot(
       sha256: '',
     });
   }
-  return { dir, manifest: { snapshot_id: id, snapshot_date: date, files } as unknown as Manifest };
+  return { dir, manifest: { snapshot_id: id, snapshot_date: date, files, parts: [] } as unknown as Manifest };
 }
 
 async function text(st: Storage, key: string): Promise<string> {

@@ -55,6 +55,8 @@ export interface DatasetProgress {
   failed: number;
   pending: number;
   rows: number;
+  /** Of the done parts, those carried over from an earlier snapshot without a request. */
+  reused: number;
 }
 
 /** A pause of one snapshot waiting for a quota reset, as recorded for `status` and the manifest. */
@@ -121,7 +123,9 @@ if old then
   redis.call('HINCRBY', KEYS[1], 'n:' .. o.dataset .. ':' .. o.status, -1)
   -- 0 - x, not -x: Lua's -0 reaches Redis as "-0", which HINCRBY rejects.
   if oldRows ~= 0 then redis.call('HINCRBY', KEYS[1], 'rows:' .. o.dataset, 0 - oldRows) end
+  if o.reusedFrom then redis.call('HINCRBY', KEYS[1], 'reused:' .. o.dataset, -1) end
 end
+if ARGV[8] == '1' then redis.call('HINCRBY', KEYS[1], 'reused:' .. ARGV[3], 1) end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('HINCRBY', KEYS[1], 'n:' .. ARGV[3] .. ':' .. ARGV[4], 1)
 redis.call('HINCRBY', KEYS[1], 'rows:' .. ARGV[3], tonumber(ARGV[5]))
@@ -207,9 +211,11 @@ export class SnapshotStore {
         failed: 0,
         pending: 0,
         rows: 0,
+        reused: 0,
       };
       for (const st of RECORDED_PART_STATUSES) p[st] = Number(h[`n:${ds}:${st}`] ?? 0);
       p.rows = Number(h[`rows:${ds}`] ?? 0);
+      p.reused = Number(h[`reused:${ds}`] ?? 0);
       p.pending = Math.max(0, p.total - p.done - p.not_found - p.bad_request - p.failed);
       progress[ds] = p;
     }
@@ -250,6 +256,7 @@ export class SnapshotStore {
       String(pointer.rows),
       String(this.now()),
       String(this.ttl),
+      pointer.reusedFrom !== undefined ? '1' : '0',
     );
   }
 
@@ -424,6 +431,7 @@ export function totals(rec: SnapshotRecord): DatasetProgress {
     failed: 0,
     pending: 0,
     rows: 0,
+    reused: 0,
   };
   for (const p of Object.values(rec.progress)) {
     for (const k of Object.keys(t) as (keyof DatasetProgress)[]) t[k] += p[k];

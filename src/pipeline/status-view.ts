@@ -28,6 +28,8 @@ export interface StatusReport {
   waits: { message: string; since: string; until: string }[];
   /** How often the snapshot was re-enqueued with --retry. */
   retries: number;
+  /** An incremental snapshot: where unchanged parts come from and the requests that saved. */
+  incremental: { reused_from: string; full_refresh_date: string; requests_saved: number } | null;
   /** API requests its parts sent, how many were answered 429, failed attempts retried. */
   requests: { sent: number; rate_limited_429: number; retried: number };
 }
@@ -62,11 +64,18 @@ export function statusReport(
     message: rec.message,
     waits: waits.map((w) => ({ message: w.message, since: w.since, until: w.until })),
     retries: rec.retries,
+    incremental: rec.spec.reuse
+      ? {
+          reused_from: rec.spec.reuse.from,
+          full_refresh_date: rec.spec.reuse.fullRefreshDate,
+          requests_saved: totals(rec).reused,
+        }
+      : null,
     requests: { sent: rec.requests, rate_limited_429: rec.rateLimited429, retried: rec.partRetries },
   };
 }
 
-const COLUMNS = ['done', 'not_found', 'bad_request', 'failed', 'pending', 'total', 'rows'] as const;
+const COLUMNS = ['done', 'reused', 'not_found', 'bad_request', 'failed', 'pending', 'total', 'rows'] as const;
 
 /** A few lines readable at a glance. `nowMs` makes "in 3h12m" relative to now. */
 export function formatStatus(r: StatusReport, nowMs: number = Date.now()): string {
@@ -100,6 +109,10 @@ export function formatStatus(r: StatusReport, nowMs: number = Date.now()): strin
       `requests: ${fmt(r.requests.sent)} sent, ${fmt(r.requests.rate_limited_429)} answered 429, ${fmt(r.requests.retried)} failed attempt(s) retried`,
     );
   if (r.retries > 0) lines.push(`retried: ${r.retries} time(s)`);
+  if (r.incremental)
+    lines.push(
+      `incremental: ${fmt(r.incremental.requests_saved)} part(s) carried over from ${r.incremental.reused_from} (requests saved); last full refresh ${r.incremental.full_refresh_date}`,
+    );
   if (r.rate) {
     const learned =
       r.rate.learned_limit === null
