@@ -103,6 +103,7 @@ export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps): Publi
         ...(p.reuse !== undefined
           ? { incremental: { reusedFrom: p.reuse.from, fullRefreshDate: p.reuse.fullRefreshDate } }
           : {}),
+        ...(p.changesAgainst !== undefined ? { changesAgainst: p.changesAgainst } : {}),
       });
       stopTimer?.();
       // Nothing silently dropped: the published files hold exactly the rows the parts fetched.

@@ -8,6 +8,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ddl } from '../src/output/ddl.js';
 import { openDuck, type DuckSession } from '../src/output/duckdb.js';
 import type { Manifest } from '../src/output/manifest.js';
 import { incrementalPlanner, planIncremental } from '../src/pipeline/incremental.js';
@@ -115,6 +116,29 @@ describe('incremental nights', () => {
       expect(a.length, d).toBe(b.length);
       expect(a, d).toEqual(b);
     }
+    // The changes dataset against inc-1: only Apple's rows moved; the printed MERGE brings inc-1 to inc-2.
+    expect(second.manifest.changes?.against).toBe('inc-1');
+    expect(second.manifest.changes?.counts.added).toBeGreaterThan(0);
+    const changed = await duck.all(
+      `SELECT DISTINCT _requested_ticker AS t FROM read_parquet('${h.outDir}/changes/*/snapshot_id=inc-2/*.parquet')`,
+    );
+    expect(changed).toEqual([{ t: 'AAPL' }]);
+    expect(full.manifest.changes).toMatchObject({
+      against: 'inc-2',
+      counts: { added: 0, changed: 0, removed: 0 },
+    });
+    const sql = await ddl(h.outDir, 'inc-2', 'duckdb');
+    const merge = /MERGE INTO facts_full_current[\s\S]*?;\n/.exec(sql)?.[0];
+    expect(merge).toBeDefined();
+    await duck.run(
+      `CREATE TABLE facts_full_current AS SELECT * FROM read_parquet('${h.outDir}/facts_full/*/snapshot_id=inc-1/*.parquet', hive_partitioning = false)`,
+    );
+    await duck.run(merge!);
+    const merged = await duck.all(
+      `SELECT to_json(t)::VARCHAR AS j FROM (SELECT * EXCLUDE (_snapshot_id, _fetched_at) FROM facts_full_current) t`,
+    );
+    expect(merged.map((r) => String(r.j)).sort()).toEqual(await rowsOf('facts_full', 'inc-2'));
+
     // Apple's new 10-K is there, and every row is this snapshot's.
     const ids = await duck.all(
       `SELECT DISTINCT _snapshot_id AS id FROM read_parquet('${h.outDir}/facts_full/*/snapshot_id=inc-2/*.parquet')`,

@@ -143,7 +143,48 @@ export async function ddl(
         assertNever(dialect, 'dialect');
     }
   }
+  if (m.changes !== undefined)
+    out.push('', ...changesDdl(m, dialect, prefix, opts.location ?? opts.bucketUrl ?? resolve(root)));
   return `${out.join('\n')}\n`;
+}
+
+/**
+ * The `changes` dataset of the snapshot, and the MERGE that applies it to a table holding the
+ * previous snapshot's rows of a facts dataset (same statement shape in all four dialects).
+ */
+function changesDdl(m: Manifest, dialect: Dialect, prefix: string, base: string): string[] {
+  const c = m.changes!;
+  const out = [
+    `-- changes against ${c.against}: ${c.counts.added} added, ${c.counts.changed} changed, ${c.counts.removed} removed (fact rows; key fact_key + _requested_ticker)`,
+  ];
+  const source =
+    dialect === 'duckdb'
+      ? `(SELECT * FROM read_parquet([${c.files.map((f) => sqlString(joinUri(base, f.path))).join(', ')}]))`
+      : `${prefix}changes`;
+  if (dialect !== 'duckdb')
+    out.push(
+      `-- ${prefix}changes: an external table over ${joinUri(base, 'changes')}/ like the facts tables above, with two more columns first: change STRING, source_dataset STRING`,
+    );
+  for (const f of c.files) {
+    const ds = m.datasets[f.source_dataset];
+    if (ds === undefined) continue;
+    const keys = ['fact_key', '_requested_ticker'];
+    const cols = ds.columns.map((col) => col.name);
+    const target = `${prefix}${f.source_dataset}_current`;
+    out.push(
+      `-- ${target}: a table holding ${c.against}'s ${f.source_dataset} rows; this brings it to ${m.snapshot_id}`,
+      `MERGE INTO ${target} AS t`,
+      `USING (SELECT * FROM ${source} WHERE source_dataset = '${f.source_dataset}') AS c`,
+      `ON ${keys.map((k) => `t.${k} = c.${k}`).join(' AND ')}`,
+      `WHEN MATCHED AND c.change = 'removed' THEN DELETE`,
+      `WHEN MATCHED THEN UPDATE SET ${cols
+        .filter((k) => !keys.includes(k))
+        .map((k) => `${k} = c.${k}`)
+        .join(', ')}`,
+      `WHEN NOT MATCHED AND c.change <> 'removed' THEN INSERT (${cols.join(', ')}) VALUES (${cols.map((k) => `c.${k}`).join(', ')});`,
+    );
+  }
+  return out;
 }
 
 function joinUri(base: string, ...parts: string[]): string {

@@ -11,6 +11,27 @@ import type { ColumnDef } from '../datasets/index.js';
 
 export const MANIFEST_VERSION = 1;
 
+/** What a row of the `changes` dataset says (output/changes.ts). */
+export const CHANGE_KINDS = ['added', 'changed', 'removed'] as const;
+export type ChangeKind = (typeof CHANGE_KINDS)[number];
+
+export interface ChangesFile {
+  path: string;
+  source_dataset: DatasetName;
+  rows: number;
+  bytes: number;
+  sha256: string;
+  counts: Record<ChangeKind, number>;
+}
+
+/** The manifest's `changes` block. */
+export interface ManifestChanges {
+  /** The published snapshot compared against. */
+  against: string;
+  files: ChangesFile[];
+  counts: Record<ChangeKind, number>;
+}
+
 export interface ManifestFile {
   /** Relative to the output root, `/`-separated. */
   path: string;
@@ -100,6 +121,8 @@ export interface Manifest {
   writer: { name: string; version: string; engine: string };
   /** What an incremental night saved; absent in snapshots written before incremental nights. */
   incremental?: ManifestIncremental;
+  /** The `changes` dataset against the previous published snapshot (output/changes.ts); absent when none. */
+  changes?: ManifestChanges;
 }
 
 export interface ManifestIncremental {

@@ -22,6 +22,7 @@ import {
   type PartPointer,
   type PartStatus,
 } from '../types.js';
+import { writeChanges } from './changes.js';
 import { writeDatasetFiles } from './dataset-writer.js';
 import { openDuck, type DuckDbOptions } from './duckdb.js';
 import { mergeFieldKinds } from './field-kinds.js';
@@ -31,6 +32,7 @@ import {
   MANIFEST_VERSION,
   readManifest,
   type Manifest,
+  type ManifestChanges,
   type ManifestDataset,
   type ManifestFile,
   type ManifestPart,
@@ -103,6 +105,11 @@ export interface PublishOptions {
    * refresh of that chain. @defaultValue a full snapshot (full_refresh_date = snapshotDate)
    */
   incremental?: { reusedFrom: string; fullRefreshDate: string };
+  /**
+   * Write the `changes` dataset against this published snapshot (its manifest and facts Parquet
+   * must be under `root`). @defaultValue none
+   */
+  changesAgainst?: string;
 }
 
 export const DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024;
@@ -271,9 +278,30 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
       );
     }
 
+    let changes: ManifestChanges | null = null;
+    if (o.changesAgainst !== undefined) {
+      // The snapshot stands without its changes: a previous snapshot pruned meanwhile is a warning.
+      try {
+        const previous = await readManifest(o.root, o.changesAgainst);
+        changes = await writeChanges(duck, {
+          root: o.root,
+          snapshotId: o.snapshotId,
+          snapshotDate: o.snapshotDate,
+          datasets: [...new Set(o.parts.map((p) => p.dataset))],
+          columns: Object.fromEntries(
+            Object.entries(datasets).map(([d, e]) => [d, (e?.columns ?? []).map((c) => c.name)]),
+          ),
+          files,
+          previous,
+        });
+      } catch (err: unknown) {
+        warnings.push(`changes against ${o.changesAgainst} not written: ${coerceError(err).message}`);
+      }
+    }
     // Each part's staged rows stay with the snapshot, so the next night can carry them over.
     const archives = await archiveParts(o.root, o.snapshotId, o.parts);
     const manifest = buildManifest(o, formats, datasets, files, warnings, schemaChanges, clock, archives);
+    if (changes !== null) manifest.changes = changes;
     await mkdir(snapshotDir(o.root, o.snapshotId), { recursive: true });
     await writeFileAtomic(manifestPath(o.root, o.snapshotId), `${JSON.stringify(manifest, null, 2)}\n`);
     await writeFileAtomic(successPath(o.root, o.snapshotId), '');

@@ -12,10 +12,12 @@ import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 import { OutputError } from '../errors.js';
 import type { DatasetName } from '../types.js';
+import { CHANGE_SOURCES } from './changes.js';
 import type { Manifest } from './manifest.js';
 import { createPartWriter, type PartWriter, type PartWriterOptions, type StagedPart } from './part-writer.js';
 import {
   fieldsSidecarPath,
+  MANIFEST_FILE,
   SCHEMAS_DIR,
   SNAPSHOTS_DIR,
   STAGING_DIR,
@@ -107,6 +109,7 @@ export async function publishToStorage(storage: Storage, o: RemotePublishOptions
         }),
       ),
     );
+    if (o.changesAgainst !== undefined) await fetchForChanges(storage, o.changesAgainst, local, limit);
     // DuckDB loads with the publisher only: a worker that only stages parts never carries it.
     const { publishSnapshot } = await import('./publish.js');
     const { tmpDir: _tmpDir, ...publish } = o;
@@ -129,4 +132,39 @@ export async function publishToStorage(storage: Storage, o: RemotePublishOptions
   } finally {
     await rm(local, { recursive: true, force: true });
   }
+}
+
+/**
+ * The previous snapshot's manifest and facts Parquet, copied into the publisher's temp root so the
+ * `changes` dataset can be computed there. A previous snapshot that is gone is left to the
+ * publisher, which then publishes without changes and says so.
+ */
+async function fetchForChanges(
+  storage: Storage,
+  previousId: string,
+  local: string,
+  limit: ReturnType<typeof pLimit>,
+): Promise<void> {
+  let previous: Manifest;
+  try {
+    previous = await readStoredManifest(storage, previousId);
+  } catch {
+    return;
+  }
+  const manifestKey = joinKey(SNAPSHOTS_DIR, previousId, MANIFEST_FILE);
+  const keys = [
+    manifestKey,
+    ...previous.files
+      .filter((f) => f.format === 'parquet' && CHANGE_SOURCES.includes(f.dataset))
+      .map((f) => f.path),
+  ];
+  await Promise.all(
+    keys.map((key) =>
+      limit(async () => {
+        const dst = join(local, ...key.split('/'));
+        await mkdir(dirname(dst), { recursive: true });
+        await storage.download(key, dst);
+      }),
+    ),
+  );
 }

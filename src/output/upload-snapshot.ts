@@ -55,6 +55,8 @@ export async function uploadSnapshot(o: UploadSnapshotOptions): Promise<LatestPo
     ),
   );
   // The parts' archived staged rows (what the next night reuses), also before the manifest names them.
+  for (const f of manifest.changes?.files ?? [])
+    await storage.putFile(f.path, join(o.localRoot, ...f.path.split('/')));
   const archived = manifest.parts.flatMap((p) =>
     p.archive === undefined ? [] : [p.archive, fieldsSidecarPath(p.archive)],
   );

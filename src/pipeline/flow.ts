@@ -75,6 +75,7 @@ export function buildSnapshotFlow(spec: SnapshotSpec, s: FlowSettings): FlowJob 
     snapshotDate: spec.date,
     outDir: spec.outDir,
     ...(spec.reuse !== undefined ? { reuse: spec.reuse } : {}),
+    ...(spec.changesAgainst !== undefined ? { changesAgainst: spec.changesAgainst } : {}),
     formats: spec.formats,
     datasets: spec.datasets,
     total: spec.companies.length * spec.datasets.length,

@@ -33,14 +33,17 @@ export async function planIncremental(
     latestPublished: () => Promise<Manifest | undefined>;
   },
 ): Promise<IncrementalPlan> {
-  const { reuse: _drop, ...full } = spec;
+  const { reuse: _drop, changesAgainst: _prev, ...bare } = spec;
+  // The newest published snapshot before this one: the source of reuse and what `changes` compare with.
+  const previous = await o.latestPublished();
+  const full: SnapshotSpec =
+    previous === undefined ? bare : { ...bare, changesAgainst: previous.snapshot_id };
   if (!settings.enabled) return { spec: full, note: 'full: incremental.enabled is false' };
   if (o.fullRefresh) return { spec: full, note: 'full refresh (--full-refresh)' };
   if (!spec.datasets.includes(CHANGE_DATASET))
     return { spec: full, note: `full: incremental nights need ${CHANGE_DATASET} among the datasets` };
   if (spec.datasets.length === 1)
     return { spec: full, note: `full: ${CHANGE_DATASET} alone has nothing to carry over` };
-  const previous = await o.latestPublished();
   if (previous === undefined)
     return { spec: full, note: 'full: no earlier published snapshot under this root' };
   const lastFull = previous.incremental?.full_refresh_date ?? previous.snapshot_date;
@@ -54,7 +57,7 @@ export async function planIncremental(
     };
   const others = spec.datasets.filter((d) => d !== CHANGE_DATASET);
   return {
-    spec: { ...spec, reuse: { from: previous.snapshot_id, fullRefreshDate: lastFull } },
+    spec: { ...full, reuse: { from: previous.snapshot_id, fullRefreshDate: lastFull } },
     note:
       `incremental from ${previous.snapshot_id}: a company whose ${CHANGE_DATASET} is unchanged costs one request ` +
       `(at least ${spec.companies.length} requests; each changed company adds ${others.length}: ${others.join(', ')}); ` +

@@ -57,6 +57,7 @@ const publishSnapshotSchema = z.strictObject({
   snapshotDate: z.string().regex(datePattern, 'must be a date YYYY-MM-DD'),
   outDir: z.string().min(1, 'must be the output root'),
   reuse: reuseSchema.optional(),
+  changesAgainst: z.string().regex(SNAPSHOT_ID_PATTERN, 'must be a snapshot id').optional(),
   formats: z.array(formats).min(1),
   datasets: z.array(datasets).min(1),
   /** Parts in the flow (companies x datasets). */

@@ -118,6 +118,7 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
         },
         ...(opts.rowGroupRows !== undefined ? { rowGroupRows: opts.rowGroupRows } : {}),
         ...(req.incremental !== undefined ? { incremental: req.incremental } : {}),
+        ...(req.changesAgainst !== undefined ? { changesAgainst: req.changesAgainst } : {}),
         duckdb: {
           ...(opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {}),
           ...(opts.publishThreads !== undefined ? { threads: opts.publishThreads } : {}),

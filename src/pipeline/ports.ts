@@ -71,6 +71,8 @@ export interface PublishRequest {
   rateLimited429: number;
   /** An incremental snapshot: where reused parts come from, and the chain's last full refresh. */
   incremental?: { reusedFrom: string; fullRefreshDate: string };
+  /** Write the `changes` dataset against this published snapshot. */
+  changesAgainst?: string;
 }
 
 /** Reads an earlier published snapshot and carries its parts over (incremental nights). */

@@ -32,6 +32,8 @@ export interface SnapshotSpec {
    * snapshot (docs/pipeline.md, Incremental nights). Absent: everything is fetched.
    */
   reuse?: SnapshotReuse;
+  /** The published snapshot the `changes` dataset compares with (the newest before this one). */
+  changesAgainst?: string;
 }
 
 export interface SnapshotReuse {
