@@ -8,7 +8,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manifest } from '../src/output/manifest.js';
 import { applyPrune, planPrune, type PipelineState } from '../src/output/retention.js';
-import { listStoredSnapshots, type StoredSnapshot } from '../src/output/stored-snapshots.js';
+import {
+  latestPublishedBefore,
+  listStoredSnapshots,
+  type StoredSnapshot,
+} from '../src/output/stored-snapshots.js';
 import { openStorage } from '../src/output/storage/open-storage.js';
 import { readLatest } from '../src/output/upload-snapshot.js';
 import { outputPorts } from '../src/pipeline/output-adapter.js';
@@ -170,5 +174,34 @@ describe('prune of a local root', () => {
     const left = await listStoredSnapshots(storage);
     expect(left.map((s) => [s.snapshotId, s.published])).toEqual([['l-2', true]]);
     await ports.closeOutput();
+  });
+});
+
+describe('latestPublishedBefore (the source of an incremental night)', () => {
+  it('never picks a snapshot that is not published yet, nor one dated after the night', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'latest-published-'));
+    try {
+      const put = async (id: string, date: string, success: boolean): Promise<void> => {
+        await mkdir(join(root, '_snapshots', id), { recursive: true });
+        const m = {
+          manifest_version: 1,
+          snapshot_id: id,
+          snapshot_date: date,
+          published_at: `${date}T02:00:00Z`,
+          files: [],
+        };
+        await writeFile(join(root, '_snapshots', id, 'manifest.json'), JSON.stringify(m));
+        if (success) await writeFile(join(root, '_snapshots', id, '_SUCCESS'), '');
+      };
+      await put('n-1', '2026-11-20', true);
+      await put('n-2', '2026-11-21', false); // still publishing: its _SUCCESS is not there
+      await put('n-4', '2026-11-23', true); // later than the night asked about
+      const storage = openStorage(root);
+      expect((await latestPublishedBefore(storage, '2026-11-22', 'n-3'))?.snapshot_id).toBe('n-1');
+      expect((await latestPublishedBefore(storage, '2026-11-23', 'n-4'))?.snapshot_id).toBe('n-1');
+      expect(await latestPublishedBefore(storage, '2026-11-19', 'n-0')).toBeUndefined();
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
