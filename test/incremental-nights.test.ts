@@ -156,6 +156,10 @@ describe('incremental nights', () => {
     const third = await night('inc-3', '2025-11-06');
     expect(third.note).toMatch(/^incremental from inc-2-full: /);
     expect(third.requests).toBe(TICKERS.length + 1);
+    const status = formatStatus(
+      statusReport(third.rec, null, [], null, null, await h.ctx.store.parts('inc-3')),
+    );
+    expect(status).toMatch(/ {2}not reused: MSFT facts_full: fetched, not reused: .*fails its checksum/);
     const part = third.manifest.parts.find((p) => p.dataset === 'facts_full' && p.ticker === 'MSFT');
     expect(part?.reused).toBeUndefined();
     expect(part?.message).toMatch(/fetched, not reused: .*MSFT\.ndjson\.gz fails its checksum/);

@@ -5,6 +5,7 @@
 import { createBudget, keyFingerprint, type BudgetDescription } from '../budget/index.js';
 import { budgetConfigFrom, budgetPrefix, type PipelineContext } from './context.js';
 import type { QuotaWait } from './snapshot-store.js';
+import type { PartPointer } from '../types.js';
 import { totals, type DatasetProgress, type SnapshotRecord } from './snapshot-store.js';
 
 export interface StatusReport {
@@ -29,7 +30,13 @@ export interface StatusReport {
   /** How often the snapshot was re-enqueued with --retry. */
   retries: number;
   /** An incremental snapshot: where unchanged parts come from and the requests that saved. */
-  incremental: { reused_from: string; full_refresh_date: string; requests_saved: number } | null;
+  incremental: {
+    reused_from: string;
+    full_refresh_date: string;
+    requests_saved: number;
+    /** Parts that could have been carried over but were fetched, with why (`MSFT facts_full: …`). */
+    not_reused: string[];
+  } | null;
   /** API requests its parts sent, how many were answered 429, failed attempts retried. */
   requests: { sent: number; rate_limited_429: number; retried: number };
 }
@@ -40,6 +47,7 @@ export function statusReport(
   waits: QuotaWait[] = [],
   outage: string | null = null,
   budget: BudgetDescription | null = null,
+  parts: readonly PartPointer[] = [],
 ): StatusReport {
   const running = rec.state === 'running' || rec.state === 'enqueuing';
   return {
@@ -69,6 +77,9 @@ export function statusReport(
           reused_from: rec.spec.reuse.from,
           full_refresh_date: rec.spec.reuse.fullRefreshDate,
           requests_saved: totals(rec).reused,
+          not_reused: parts
+            .filter((p) => p.message?.startsWith('fetched') === true)
+            .map((p) => `${p.ticker} ${p.dataset}: ${p.message ?? ''}`),
         }
       : null,
     requests: { sent: rec.requests, rate_limited_429: rec.rateLimited429, retried: rec.partRetries },
@@ -113,6 +124,9 @@ export function formatStatus(r: StatusReport, nowMs: number = Date.now()): strin
     lines.push(
       `incremental: ${fmt(r.incremental.requests_saved)} part(s) carried over from ${r.incremental.reused_from} (requests saved); last full refresh ${r.incremental.full_refresh_date}`,
     );
+  for (const n of r.incremental?.not_reused.slice(0, 10) ?? []) lines.push(`  not reused: ${n}`);
+  if ((r.incremental?.not_reused.length ?? 0) > 10)
+    lines.push(`  … and ${(r.incremental?.not_reused.length ?? 0) - 10} more (status --json lists them all)`);
   if (r.rate) {
     const learned =
       r.rate.learned_limit === null

@@ -50,6 +50,7 @@ export async function run(snapshotId: string | undefined, o: StatusCliOptions): 
       await ctx.store.quotaWaits(id),
       await outageStatus(ctx),
       await describeKeyBudget(ctx),
+      rec.spec.reuse ? await ctx.store.parts(id) : [],
     );
     if (o.json) {
       process.stdout.write(`${JSON.stringify(report)}\n`);
