@@ -138,6 +138,13 @@ describe('incremental nights', () => {
       `SELECT to_json(t)::VARCHAR AS j FROM (SELECT * EXCLUDE (_snapshot_id, _fetched_at) FROM facts_full_current) t`,
     );
     expect(merged.map((r) => String(r.j)).sort()).toEqual(await rowsOf('facts_full', 'inc-2'));
+    for (const dialect of ['bigquery', 'snowflake', 'spark'] as const) {
+      const text = await ddl(h.outDir, 'inc-2', dialect);
+      expect(text, dialect).toContain(
+        "MERGE INTO facts_full_current AS t\nUSING (SELECT * FROM changes WHERE source_dataset = 'facts_full') AS c",
+      );
+      expect(text, dialect).toContain("WHEN MATCHED AND c.change = 'removed' THEN DELETE");
+    }
 
     // Apple's new 10-K is there, and every row is this snapshot's.
     const ids = await duck.all(
