@@ -197,6 +197,13 @@ describe('latestPublishedBefore (the source of an incremental night)', () => {
       await put('n-2', '2026-11-21', false); // still publishing: its _SUCCESS is not there
       await put('n-4', '2026-11-23', true); // later than the night asked about
       const storage = openStorage(root);
+      expect((await latestPublishedBefore(storage, '2026-11-24', 'n-5'))?.snapshot_id).toBe('n-4');
+      // With the latest pointer (what a night normally reads) and without it, the same answers.
+      await writeFile(
+        join(root, 'latest'),
+        JSON.stringify({ snapshot_id: 'n-4', snapshot_date: '2026-11-23' }),
+      );
+      expect((await latestPublishedBefore(storage, '2026-11-24', 'n-5'))?.snapshot_id).toBe('n-4');
       expect((await latestPublishedBefore(storage, '2026-11-22', 'n-3'))?.snapshot_id).toBe('n-1');
       expect((await latestPublishedBefore(storage, '2026-11-23', 'n-4'))?.snapshot_id).toBe('n-1');
       expect(await latestPublishedBefore(storage, '2026-11-19', 'n-0')).toBeUndefined();

@@ -45,6 +45,8 @@ export async function writeChanges(
     snapshotDate: string;
     /** This snapshot's datasets, their column names, and files. */
     datasets: readonly DatasetName[];
+    /** This snapshot's companies (part keys) per dataset. */
+    companies: Partial<Record<DatasetName, readonly string[]>>;
     columns: Partial<Record<DatasetName, readonly string[]>>;
     files: readonly ManifestFile[];
     previous: Manifest;
@@ -65,6 +67,12 @@ export async function writeChanges(
       o.previous.datasets[dataset] !== undefined &&
       o.previous.formats.includes('parquet');
     if (!both || (now.length === 0 && before.length === 0)) continue;
+    // Only a company both snapshots asked for can have changed: the previous snapshot's other
+    // companies were not asked for now (not removed), and with no company in common there is no
+    // baseline at all. A company new to this snapshot counts as added (a MERGE then inserts it).
+    const asked = o.companies[dataset] ?? [];
+    const askedBefore = new Set(o.previous.parts.filter((p) => p.dataset === dataset).map((p) => p.ticker));
+    if (!asked.some((t) => askedBefore.has(t))) continue;
     const path = join(dir, `part-${dataset}.parquet`);
     await mkdir(dirname(path), { recursive: true });
     const read = (files: string[]): string =>
@@ -81,8 +89,9 @@ export async function writeChanges(
     const keys = 'fact_key, _requested_ticker';
     const head = (kind: ChangeKind, alias: string): string =>
       `SELECT ${sqlString(kind)} AS change, ${sqlString(dataset)} AS source_dataset, ${sqlString(o.snapshotId)} AS _snapshot_id, ${alias}.* EXCLUDE (__h, _snapshot_id)`;
+    const previousAsked = `(SELECT * FROM ${read(before)} WHERE _requested_ticker IN (${asked.map(sqlString).join(', ')}))`;
     await duck.run(`COPY (
-  WITH n AS ${read(now)}, o AS ${read(before)},
+  WITH n AS ${read(now)}, o AS ${previousAsked},
     nh AS (SELECT n.*, ${hash('n')} AS __h FROM n),
     oh AS (SELECT o.*, ${hash('o')} AS __h FROM o)
   ${head('added', 'nh')} FROM nh ANTI JOIN oh USING (${keys})

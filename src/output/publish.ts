@@ -288,6 +288,9 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
           snapshotId: o.snapshotId,
           snapshotDate: o.snapshotDate,
           datasets: [...new Set(o.parts.map((p) => p.dataset))],
+          companies: Object.fromEntries(
+            DATASETS.map((d) => [d, o.parts.filter((p) => p.dataset === d).map((p) => p.ticker)]),
+          ),
           columns: Object.fromEntries(
             Object.entries(datasets).map(([d, e]) => [d, (e?.columns ?? []).map((c) => c.name)]),
           ),

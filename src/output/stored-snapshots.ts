@@ -182,14 +182,35 @@ export async function latestPublishedBefore(
   date: string,
   excludeId: string,
 ): Promise<Manifest | undefined> {
-  const candidates = (await listStoredSnapshots(storage)).filter(
-    (s) =>
-      s.published && s.manifest !== null && s.snapshotId !== excludeId && s.manifest.snapshot_date <= date,
-  );
-  candidates.sort(
-    (a, b) =>
-      (a.manifest?.snapshot_date ?? '').localeCompare(b.manifest?.snapshot_date ?? '') ||
-      (a.manifest?.published_at ?? '').localeCompare(b.manifest?.published_at ?? ''),
-  );
-  return candidates[candidates.length - 1]?.manifest ?? undefined;
+  const published = async (id: string): Promise<boolean> =>
+    (await storage.head(joinKey(SNAPSHOTS_DIR, id, SUCCESS_FILE))) !== null;
+  // Nightly, the `latest` pointer is the answer: one small read instead of a listing.
+  const pointer = await readLatest(storage);
+  if (
+    pointer !== undefined &&
+    pointer.snapshot_id !== excludeId &&
+    pointer.snapshot_date <= date &&
+    (await published(pointer.snapshot_id))
+  )
+    return readStoredManifest(storage, pointer.snapshot_id);
+  // Otherwise (a backfill, a pointer naming this snapshot): the `_snapshots/` markers, not the data.
+  const names = new Map<string, Set<string>>();
+  for (const o of await storage.list(`${SNAPSHOTS_DIR}/`)) {
+    const [, id, name] = o.key.split('/');
+    if (id === undefined || name === undefined) continue;
+    names.set(id, (names.get(id) ?? new Set()).add(name));
+  }
+  let best: Manifest | undefined;
+  for (const [id, files] of names) {
+    if (id === excludeId || !files.has(SUCCESS_FILE) || !files.has(MANIFEST_FILE)) continue;
+    const m = await readStoredManifest(storage, id).catch(() => undefined);
+    if (m === undefined || m.snapshot_date > date) continue;
+    if (
+      best === undefined ||
+      m.snapshot_date > best.snapshot_date ||
+      (m.snapshot_date === best.snapshot_date && m.published_at > best.published_at)
+    )
+      best = m;
+  }
+  return best;
 }
