@@ -5,18 +5,22 @@
 
 FROM node:22-bookworm-slim AS build
 WORKDIR /src
+# npm ci runs `prepare` (scripts/build.mjs --if-possible), which skips while src/ is not copied yet.
 COPY package.json package-lock.json ./
+COPY scripts/build.mjs ./scripts/build.mjs
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY jobs ./jobs
 # Compiled JavaScript mirrors the source layout (src/, jobs/), so paths relative to a module
 # (config/defaults.yaml, data/sec, the OpenAPI contract) resolve as in a checkout.
-RUN npx tsc -p tsconfig.build.json && cp src/api/openapi.yaml build/src/api/openapi.yaml
+RUN node scripts/build.mjs
 
 FROM node:22-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+# `prepare` skips here: TypeScript is a dev dependency.
+COPY scripts/build.mjs ./scripts/build.mjs
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM node:22-bookworm-slim AS runtime

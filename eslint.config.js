@@ -11,6 +11,7 @@ export default tseslint.config(
       'out/**',
       'build/**',
       '.tmp/**',
+      'tmp/**',
       'src/api/openapi.gen.ts',
       'bin/**',
       'scripts/**/*.mjs',

@@ -1,0 +1,42 @@
+// Chooses what bin/filings-export.mjs runs: the JavaScript in build/ (scripts/build.mjs) while it
+// is newer than every file it was compiled from, else the TypeScript sources through tsx.
+// FILINGS_EXPORT_ENTRY: `auto` (default), `source` (always tsx), `build` (build/ or an error).
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const INPUTS = ['src', 'jobs', 'tsconfig.json', 'tsconfig.build.json'];
+
+/** Why build/ cannot be run (a sentence), or undefined when it is current. ~2 ms for 250 files. */
+export function staleReason(root) {
+  let built;
+  try {
+    built = statSync(join(root, 'build', '.stamp')).mtimeMs;
+  } catch {
+    return 'build/ is missing or incomplete (npm run build)';
+  }
+  for (const input of INPUTS) {
+    const path = join(root, input);
+    const files = statSync(path).isDirectory()
+      ? readdirSync(path, { recursive: true, withFileTypes: true })
+          .filter((e) => e.isFile())
+          .map((e) => join(e.parentPath ?? e.path, e.name))
+      : [path];
+    for (const f of files) {
+      if (statSync(f).mtimeMs > built)
+        return `${f.slice(root.length + 1)} changed after the last build (npm run build)`;
+    }
+  }
+  return undefined;
+}
+
+/** `build` or `source`, from FILINGS_EXPORT_ENTRY and the state of build/; throws on a bad value. */
+export function chooseEntry(root, env = process.env) {
+  const wanted = env.FILINGS_EXPORT_ENTRY ?? 'auto';
+  if (wanted === 'source') return 'source';
+  if (wanted !== 'auto' && wanted !== 'build')
+    throw new Error(`FILINGS_EXPORT_ENTRY must be auto, source or build (got ${JSON.stringify(wanted)})`);
+  const stale = staleReason(root);
+  if (stale === undefined) return 'build';
+  if (wanted === 'build') throw new Error(`FILINGS_EXPORT_ENTRY=build: ${stale}`);
+  return 'source';
+}
