@@ -3,7 +3,6 @@
  * Apple's annual revenue by fiscal year (10-K, full-year duration, consolidated).
  */
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 
 export const DEMO_METRIC = 'us-gaap#RevenueFromContractWithCustomerExcludingAssessedTax';
 
@@ -42,6 +41,8 @@ export async function queryAnnualRevenue(
   snapshotId: string,
   ticker = 'AAPL',
 ): Promise<RevenueRow[]> {
+  // Loaded here, not at the top: DuckDB maps ~50 MB of native code, which only the demo needs.
+  const { DuckDBInstance } = await import('@duckdb/node-api');
   const instance = await DuckDBInstance.create(':memory:');
   const conn = await instance.connect();
   try {

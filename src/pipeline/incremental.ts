@@ -5,7 +5,10 @@
  * worker applies the same one and status can say it.
  */
 import type { Config } from '../config/load.js';
-import { latestPublishedBefore, openStorage, s3Settings, type Manifest } from '../output/index.js';
+// The modules themselves, not output/index.js: that also holds the publisher, which loads DuckDB.
+import type { Manifest } from '../output/manifest.js';
+import { openStorage, s3Settings } from '../output/storage/open-storage.js';
+import { latestPublishedBefore } from '../output/stored-snapshots.js';
 import { CHANGE_DATASET } from './reuse-decision.js';
 import type { SnapshotSpec } from './snapshot-store.js';
 

@@ -5,10 +5,9 @@
  */
 import { constants } from 'node:fs';
 import { access, mkdir, stat } from 'node:fs/promises';
-import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import { StorageError, coerceError } from '../../errors.js';
 import { LocalStorage } from './local-storage.js';
-import { makeS3Client, DEFAULT_S3_SETTINGS, S3Storage } from './s3-storage.js';
+import { loadS3Sdk, makeS3Client, DEFAULT_S3_SETTINGS, S3Storage } from './s3-storage.js';
 import { openStorage, type OpenStorageOptions } from './open-storage.js';
 
 /** Time the preflight waits for the endpoint, one attempt only. @defaultValue 3000 */
@@ -43,7 +42,8 @@ async function checkS3(storage: S3Storage, opts: OpenStorageOptions): Promise<vo
   const settings = { ...DEFAULT_S3_SETTINGS, ...opts.settings };
   const where = `${storage.root} (endpoint ${settings.endpoint ?? 'AWS'})`;
   // Own client: one attempt and a short timeout, so an unreachable endpoint is one line in seconds.
-  const client = makeS3Client(settings, {
+  const { s3 } = await loadS3Sdk();
+  const client = await makeS3Client(settings, {
     ...opts,
     maxAttempts: 1,
     connectionTimeoutMs: PREFLIGHT_TIMEOUT_MS,
@@ -52,7 +52,7 @@ async function checkS3(storage: S3Storage, opts: OpenStorageOptions): Promise<vo
   try {
     const Bucket = storage.location.bucket;
     // HeadBucket needs s3:ListBucket on AWS: 404 missing bucket, 403 bad keys, 301 wrong region.
-    await client.send(new HeadBucketCommand({ Bucket }));
+    await client.send(new s3.HeadBucketCommand({ Bucket }));
   } catch (err: unknown) {
     throw new StorageError('STORAGE_UNAVAILABLE', `output root ${where}: ${explain(err)}`, false, {
       cause: err,

@@ -9,17 +9,9 @@ import { mkdir, rename, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import {
-  AbortMultipartUploadCommand,
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListMultipartUploadsCommand,
-  ListObjectsCommand,
-  S3Client,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type * as ClientS3 from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type * as LibStorage from '@aws-sdk/lib-storage';
 import { StorageError, coerceError } from '../../errors.js';
 import { checkKey, joinKey, type Storage, type StoredObject } from './storage.js';
 import type { S3Location } from './s3-url.js';
@@ -73,9 +65,26 @@ export interface S3StorageOptions {
   credentials?: S3ClientConfig['credentials'];
 }
 
+type ClientModule = typeof ClientS3;
+type UploadModule = typeof LibStorage;
+
+/**
+ * The AWS SDK, loaded on first use: every command imports the storage port, but only an s3://
+ * root needs the SDK, which costs a process ~0.1 s and ~10 MB it would otherwise never use.
+ */
+export function loadS3Sdk(): Promise<{ s3: ClientModule; Upload: UploadModule['Upload'] }> {
+  sdk ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]).then(([s3, lib]) => ({
+    s3,
+    Upload: lib.Upload,
+  }));
+  return sdk;
+}
+let sdk: ReturnType<typeof loadS3Sdk> | undefined;
+
 /** The SDK client for the settings; shared by the storage and the preflight. */
-export function makeS3Client(settings: S3Settings, opts: S3StorageOptions = {}): S3Client {
-  return new S3Client({
+export async function makeS3Client(settings: S3Settings, opts: S3StorageOptions = {}): Promise<S3Client> {
+  const { s3 } = await loadS3Sdk();
+  return new s3.S3Client({
     ...(settings.endpoint !== null ? { endpoint: settings.endpoint } : {}),
     region: settings.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
     forcePathStyle: settings.forcePathStyle,
@@ -102,7 +111,11 @@ function isNotFound(err: unknown): boolean {
 export class S3Storage implements Storage {
   readonly kind = 's3' as const;
   readonly root: string;
-  readonly client: S3Client;
+  /** The SDK client, made on the first request (undefined until then, and after close()). */
+  private client: Promise<S3Client> | undefined;
+  private closed = false;
+  private readonly settings: S3Settings;
+  private readonly opts: S3StorageOptions;
   private readonly partSize: number;
   private readonly queueSize: number;
 
@@ -112,9 +125,18 @@ export class S3Storage implements Storage {
   ) {
     this.root =
       location.prefix === '' ? `s3://${location.bucket}` : `s3://${location.bucket}/${location.prefix}`;
-    this.client = makeS3Client({ ...DEFAULT_S3_SETTINGS, ...opts.settings }, opts);
+    this.settings = { ...DEFAULT_S3_SETTINGS, ...opts.settings };
+    this.opts = opts;
     this.partSize = opts.partSize ?? PART_SIZE;
     this.queueSize = opts.queueSize ?? QUEUE_SIZE;
+  }
+
+  /** The client and the SDK's commands. */
+  private async sdk(): Promise<{ client: S3Client; s3: ClientModule; Upload: UploadModule['Upload'] }> {
+    if (this.closed) throw new StorageError('STORAGE_UNAVAILABLE', `${this.root}: storage is closed`, false);
+    this.client ??= makeS3Client(this.settings, this.opts);
+    const [client, { s3, Upload }] = await Promise.all([this.client, loadS3Sdk()]);
+    return { client, s3, Upload };
   }
 
   private fullKey(key: string): string {
@@ -144,8 +166,9 @@ export class S3Storage implements Storage {
     signal?: AbortSignal,
   ): Promise<void> {
     const Key = this.fullKey(key);
+    const { client, Upload } = await this.sdk();
     const upload = new Upload({
-      client: this.client,
+      client,
       params: { Bucket: this.location.bucket, Key, Body: body, ContentLength: bytes },
       partSize: this.partSize,
       queueSize: this.queueSize,
@@ -177,25 +200,23 @@ export class S3Storage implements Storage {
   /** Aborts `uploadId`, then every other incomplete multipart upload of exactly this key. */
   private async abortIncomplete(Key: string, uploadId: string | undefined): Promise<void> {
     const Bucket = this.location.bucket;
+    const { client, s3 } = await this.sdk();
     if (uploadId !== undefined)
-      await this.client
-        .send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId: uploadId }))
+      await client
+        .send(new s3.AbortMultipartUploadCommand({ Bucket, Key, UploadId: uploadId }))
         .catch(() => undefined);
-    const res = await this.client.send(
-      new ListMultipartUploadsCommand({ Bucket: this.location.bucket, Prefix: Key }),
-    );
+    const res = await client.send(new s3.ListMultipartUploadsCommand({ Bucket, Prefix: Key }));
     for (const u of res.Uploads ?? []) {
       if (u.Key !== Key || u.UploadId === undefined) continue;
-      await this.client.send(
-        new AbortMultipartUploadCommand({ Bucket: this.location.bucket, Key, UploadId: u.UploadId }),
-      );
+      await client.send(new s3.AbortMultipartUploadCommand({ Bucket, Key, UploadId: u.UploadId }));
     }
   }
 
   async getStream(key: string): Promise<NodeJS.ReadableStream> {
+    const { client, s3 } = await this.sdk();
     try {
-      const res = await this.client.send(
-        new GetObjectCommand({ Bucket: this.location.bucket, Key: this.fullKey(key) }),
+      const res = await client.send(
+        new s3.GetObjectCommand({ Bucket: this.location.bucket, Key: this.fullKey(key) }),
       );
       if (!(res.Body instanceof Readable)) throw new Error('response body is not a Node stream');
       return res.Body;
@@ -222,9 +243,10 @@ export class S3Storage implements Storage {
   }
 
   async head(key: string): Promise<StoredObject | null> {
+    const { client, s3 } = await this.sdk();
     try {
-      const res = await this.client.send(
-        new HeadObjectCommand({ Bucket: this.location.bucket, Key: this.fullKey(key) }),
+      const res = await client.send(
+        new s3.HeadObjectCommand({ Bucket: this.location.bucket, Key: this.fullKey(key) }),
       );
       return { key, bytes: res.ContentLength ?? 0 };
     } catch (err: unknown) {
@@ -238,10 +260,11 @@ export class S3Storage implements Storage {
     const out: StoredObject[] = [];
     // ListObjects (v1) paged by Marker = last key seen: same result as v2 on AWS, and s3rver
     // 3.7.1 answers 500 to any truncated v2 page (its continuation token uses DES, gone from OpenSSL 3).
+    const { client, s3 } = await this.sdk();
     let after: string | undefined;
     for (;;) {
-      const res = await this.client.send(
-        new ListObjectsCommand({
+      const res = await client.send(
+        new s3.ListObjectsCommand({
           Bucket: this.location.bucket,
           Prefix: base + prefix,
           ...(after !== undefined ? { Marker: after } : {}),
@@ -262,10 +285,12 @@ export class S3Storage implements Storage {
   }
 
   async delete(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    const { client, s3 } = await this.sdk();
     for (let i = 0; i < keys.length; i += DELETE_BATCH) {
       const batch = keys.slice(i, i + DELETE_BATCH);
-      const res = await this.client.send(
-        new DeleteObjectsCommand({
+      const res = await client.send(
+        new s3.DeleteObjectsCommand({
           Bucket: this.location.bucket,
           Delete: { Objects: batch.map((k) => ({ Key: this.fullKey(k) })), Quiet: true },
         }),
@@ -281,6 +306,9 @@ export class S3Storage implements Storage {
   }
 
   async close(): Promise<void> {
-    this.client.destroy();
+    this.closed = true;
+    const client = this.client;
+    this.client = undefined;
+    if (client !== undefined) (await client).destroy();
   }
 }
