@@ -769,6 +769,32 @@ describe('publishSnapshot: schemas evolve additively, nothing is dropped', () =>
     });
   });
 
+  it('keeps an integer too big for its column in _extra when every value was an integer (no shape guard)', async () => {
+    const root = await newRoot();
+    const rows = factRows('AAA', '0000000002', 3);
+    // Still a safe integer, so the writer records the field as only ever an integer: the strict
+    // conversion casts without a guard, and the cast itself must refuse the overflow.
+    rows[2] = { ...rows[2], period_end_year: 3_000_000_000 };
+    const p = await stage(root, 'ov1', 'facts_full', 'AAA', rows);
+    const m = await publishSnapshot({
+      root,
+      snapshotId: 'ov1',
+      snapshotDate: DATE,
+      formats: ['parquet'],
+      parts: [p],
+    });
+    expect(m.warnings.join('\n')).toMatch(/kept in _extra/);
+    const out = await duck.all(
+      `SELECT fact_key, period_end_year AS y, CAST(_extra AS VARCHAR) AS extra FROM ${hive(root, 'facts_full')} ORDER BY fact_key`,
+    );
+    const byKey = new Map(out.map((r) => [r.fact_key, r]));
+    expect(byKey.get(rows[2]?.fact_key)?.y).toBeNull();
+    expect(JSON.parse(String(byKey.get(rows[2]?.fact_key)?.extra))).toMatchObject({
+      period_end_year: '3000000000',
+    });
+    expect(byKey.get(rows[0]?.fact_key)?.y).toBe(rows[0]?.period_end_year);
+  });
+
   it('refuses to publish pending parts and staged files that do not match their pointer', async () => {
     const root = await newRoot();
     const p = await stage(root, 'r1', 'evidence', 'AAA', evidenceRows('0000000002', 3));

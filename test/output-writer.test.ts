@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../src/errors.js';
+import { baseSchema } from '../src/datasets/index.js';
+import { convertSelect } from '../src/output/convert-sql.js';
 import { FieldTracker, Kind } from '../src/output/field-kinds.js';
 import { nextSlice, type PlannedPart } from '../src/output/file-plan.js';
 import { createPartWriter } from '../src/output/index.js';
@@ -273,5 +275,39 @@ describe('exact decimals, kinds, names', () => {
     expect(tickerFileName('brk.b')).toBe('BRK.B');
     expect(tickerFileName('BRK/B')).toBe('BRK~2FB');
     expect(tickerFileName('0000320193')).toBe('0000320193');
+  });
+});
+
+describe('conversion SQL', () => {
+  const schema = baseSchema('facts_full');
+  const source = { file: '/x.ndjson.gz', skip: 0, take: 1, total: 1, maxLineBytes: 4096 };
+  const sql = (kinds: Map<string, number>, mode: 'strict' | 'tolerant'): string =>
+    convertSelect({ schema, kinds, extraFields: [], mode }, source);
+  const line = (text: string, column: string): string =>
+    text.split('\n').find((l) => l.trimEnd().endsWith(`AS "${column}",`)) ?? '';
+
+  it('casts without a shape guard only what every staged value proved, and only when strict', () => {
+    const proven = new Map([
+      ['period_end_year', Kind.INT | Kind.NULL],
+      ['period_end', Kind.DATE_STRING],
+      ['is_consolidated', Kind.BOOLEAN],
+    ]);
+    const strict = sql(proven, 'strict');
+    expect(line(strict, 'period_end_year')).toMatch(/^\s*CAST\("period_end_year" AS INTEGER\) AS/);
+    expect(line(strict, 'period_end')).toMatch(/^\s*CAST\("period_end" AS DATE\) AS/);
+    expect(line(strict, 'is_consolidated')).toMatch(/^\s*CAST\("is_consolidated" AS BOOLEAN\) AS/);
+    // A fraction seen once, a string date, tolerant mode: the guards stay.
+    const mixed = sql(
+      new Map([
+        ['period_end_year', Kind.INT | Kind.FLOAT],
+        ['period_end', Kind.DATE_STRING | Kind.STRING],
+        ['is_consolidated', Kind.BOOLEAN | Kind.STRING],
+      ]),
+      'strict',
+    );
+    expect(line(mixed, 'period_end_year')).toContain('regexp_full_match');
+    expect(line(mixed, 'period_end')).toContain('regexp_full_match');
+    expect(line(mixed, 'is_consolidated')).toContain(`= 'true'`);
+    expect(line(sql(proven, 'tolerant'), 'period_end_year')).toContain('regexp_full_match');
   });
 });
