@@ -14,6 +14,12 @@ export interface FollowOptions {
   pollMs?: number;
   /** Stops following (the snapshot goes on). */
   signal?: AbortSignal;
+  /**
+   * Polls at once when the returned registration calls `wake` (workers in this process finishing
+   * a job), so `run --local` ends when its snapshot does, not up to `pollMs` later. Returns the
+   * unsubscribe.
+   */
+  wakeOn?: (wake: () => void) => () => void;
 }
 
 export async function followSnapshot(
@@ -22,6 +28,22 @@ export async function followSnapshot(
   opts: FollowOptions = {},
 ): Promise<SnapshotRecord> {
   const pollMs = opts.pollMs ?? 500;
+  let woken: (() => void) | undefined;
+  const unsubscribe = opts.wakeOn?.(() => woken?.());
+  try {
+    return await poll(store, id, opts, pollMs, (fn) => (woken = fn));
+  } finally {
+    unsubscribe?.();
+  }
+}
+
+async function poll(
+  store: SnapshotStore,
+  id: string,
+  opts: FollowOptions,
+  pollMs: number,
+  onWake: (fn: (() => void) | undefined) => void,
+): Promise<SnapshotRecord> {
   for (;;) {
     const rec = await store.get(id);
     if (!rec) throw new Error(`snapshot ${id} has no record (removed or expired)`);
@@ -30,15 +52,15 @@ export async function followSnapshot(
     if (opts.signal?.aborted)
       throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('stopped following');
     await new Promise<void>((resolve) => {
-      const onAbort = (): void => {
+      const done = (): void => {
         clearTimeout(t);
+        opts.signal?.removeEventListener('abort', done);
+        onWake(undefined);
         resolve();
       };
-      const t = setTimeout(() => {
-        opts.signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, pollMs);
-      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      const t = setTimeout(done, pollMs);
+      opts.signal?.addEventListener('abort', done, { once: true });
+      onWake(done);
     });
   }
 }

@@ -105,8 +105,10 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
       ...(o.tty !== undefined ? { tty: o.tty } : {}),
     });
     try {
+      const local = workers;
       const record = await followSnapshot(store, spec.id, {
         ...(o.signal ? { signal: o.signal } : {}),
+        ...(local ? { wakeOn: (wake: () => void) => onJobsSettled(local, wake) } : {}),
         onUpdate: async (rec) => {
           const wait = await exporter.ctx.store.currentQuotaWait(spec.id).catch(() => null);
           const outage = await outageStatus(exporter.ctx).catch(() => null);
@@ -120,6 +122,20 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
   } finally {
     await workers?.close();
   }
+}
+
+/** Calls `wake` whenever a worker of this process completes or fails a job; returns the unsubscribe. */
+function onJobsSettled(running: RunningWorkers, wake: () => void): () => void {
+  for (const w of running.workers) {
+    w.on('completed', wake);
+    w.on('failed', wake);
+  }
+  return () => {
+    for (const w of running.workers) {
+      w.off('completed', wake);
+      w.off('failed', wake);
+    }
+  };
 }
 
 /** The one JSON line `run --wait` ends with. */
