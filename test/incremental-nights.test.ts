@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ddl } from '../src/output/ddl.js';
 import { openDuck, type DuckSession } from '../src/output/duckdb.js';
 import type { Manifest } from '../src/output/manifest.js';
+import { formatVerifyReport, verifySnapshot } from '../src/output/verify.js';
 import { incrementalPlanner, planIncremental } from '../src/pipeline/incremental.js';
 import { formatStatus, statusReport } from '../src/pipeline/status-view.js';
 import type { SnapshotRecord, SnapshotSpec } from '../src/pipeline/snapshot-store.js';
@@ -151,6 +152,24 @@ describe('incremental nights', () => {
       `SELECT DISTINCT _snapshot_id AS id FROM read_parquet('${h.outDir}/facts_full/*/snapshot_id=inc-2/*.parquet')`,
     );
     expect(ids).toEqual([{ id: 'inc-2' }]);
+
+    // verify re-reads the changes files too: sound as published, caught once altered.
+    const sound = await verifySnapshot(h.outDir, 'inc-2');
+    const changesCheck = sound.files.find((f) => f.path.startsWith('changes/'));
+    expect(changesCheck).toMatchObject({ ok: true, rows: second.manifest.changes?.files[0]?.rows });
+    expect(sound.ok, formatVerifyReport(sound)).toBe(true);
+    const changesFile = join(h.outDir, changesCheck!.path);
+    const original = await readFile(changesFile);
+    await writeFile(changesFile, Buffer.concat([original, Buffer.from('x')]));
+    try {
+      const altered = await verifySnapshot(h.outDir, 'inc-2');
+      expect(altered.ok).toBe(false);
+      expect(altered.files.find((f) => f.path === changesCheck!.path)?.problems.join('; ')).toMatch(
+        /size \d+ bytes, manifest says \d+; sha256 [0-9a-f]{64} differs/,
+      );
+    } finally {
+      await writeFile(changesFile, original);
+    }
   });
 
   it('never reuses an archive that fails its checksum: the company is fetched and the part says why', async () => {

@@ -133,7 +133,8 @@ export async function copySnapshotToLocal(
       ? await readStoredManifest(storage, snapshotId)
       : null;
     const prefixes = new Set<string>();
-    for (const f of manifest?.files ?? []) prefixes.add(`${f.path.split('/').slice(0, 3).join('/')}/`);
+    for (const f of [...(manifest?.files ?? []), ...(manifest?.changes?.files ?? [])])
+      prefixes.add(`${f.path.split('/').slice(0, 3).join('/')}/`);
     for (const prefix of prefixes) keys = keys.concat((await storage.list(prefix)).map((o) => o.key));
   }
   const limit = pLimit(CONCURRENCY);

@@ -2,7 +2,8 @@
  * Verifies a published snapshot against its manifest by re-reading every file with DuckDB: the
  * file exists, its size and sha256 match, it reads, its columns and types are the manifest's, its
  * row count matches, and on every row value_num = value_scaled_int × 10^scale (exact, in text).
- * Also flags files in the snapshot's partition folders that the manifest does not list.
+ * Also flags files in the snapshot's partition folders that the manifest does not list, and checks
+ * the `changes` files (bytes, sha256, rows per change kind).
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,8 +13,10 @@ import { openDuck, sqlIdent, sqlString, type DuckDbOptions, type DuckSession } f
 import { EXACT_DECIMAL_MACROS, valueMismatchCondition } from './exact-decimal-sql.js';
 import { hashFile } from './fs-util.js';
 import {
+  CHANGE_KINDS,
   isPublished,
   readManifest,
+  type ChangesFile,
   type Manifest,
   type ManifestDataset,
   type ManifestFile,
@@ -119,6 +122,7 @@ export async function verifySnapshot(
         `totals.rows is ${manifest.totals.rows}, the files of one format hold ${fileRows}`,
       );
     }
+    for (const c of manifest.changes?.files ?? []) report.files.push(await verifyChangesFile(duck, root, c));
     report.problems.push(...(await strayFiles(root, manifest)));
   } finally {
     duck.close();
@@ -226,6 +230,49 @@ async function verifyFile(
         check.problems.push(`${badRows} row(s) where value_num != value_scaled_int x 10^scale (${examples})`);
       }
     }
+  } catch (err: unknown) {
+    check.problems.push(`unreadable: ${coerceError(err).message.split('\n')[0]}`);
+  }
+  check.ok = check.problems.length === 0;
+  return check;
+}
+
+/** A file of the `changes` dataset: bytes and sha256, then its rows per change kind. */
+async function verifyChangesFile(duck: DuckSession, root: string, c: ChangesFile): Promise<FileCheck> {
+  const check: FileCheck = {
+    path: c.path,
+    dataset: null,
+    format: 'parquet',
+    ok: false,
+    rows: null,
+    problems: [],
+  };
+  const abs = join(root, c.path);
+  const size = await stat(abs).then(
+    (st) => st.size,
+    () => null,
+  );
+  if (size === null) {
+    check.problems.push('missing');
+    return check;
+  }
+  if (size !== c.bytes) check.problems.push(`size ${size} bytes, manifest says ${c.bytes}`);
+  const { sha256 } = await hashFile(abs);
+  if (sha256 !== c.sha256) check.problems.push(`sha256 ${sha256} differs from the manifest's ${c.sha256}`);
+  try {
+    const counted = await duck.all(
+      `SELECT change, count(*)::BIGINT AS n FROM read_parquet(${sqlString(abs)}, hive_partitioning = false) GROUP BY change`,
+    );
+    const got: Record<string, number> = Object.fromEntries(
+      counted.map((r) => [String(r.change), Number(r.n)]),
+    );
+    check.rows = Object.values(got).reduce((s, n) => s + n, 0);
+    for (const kind of new Set([...CHANGE_KINDS, ...Object.keys(got)])) {
+      const want = (c.counts as Record<string, number>)[kind] ?? 0;
+      if ((got[kind] ?? 0) !== want)
+        check.problems.push(`${got[kind] ?? 0} ${kind} rows, manifest says ${want}`);
+    }
+    if (check.rows !== c.rows) check.problems.push(`${check.rows} rows, manifest says ${c.rows}`);
   } catch (err: unknown) {
     check.problems.push(`unreadable: ${coerceError(err).message.split('\n')[0]}`);
   }
