@@ -5,7 +5,7 @@
  * other part over from the first night, and holds exactly the rows a full snapshot of that night
  * holds (DuckDB, row for row). An altered archive is never reused.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ddl } from '../src/output/ddl.js';
@@ -93,6 +93,12 @@ describe('incremental nights', () => {
         .sort(),
     );
     expect(reused.every((p) => p.reused_from === 'inc-1')).toBe(true);
+    // On a local root a carried-over part is a hard link of the earlier archive, not a copy.
+    const before = first.manifest.parts.find((p) => p.dataset === 'facts_full' && p.ticker === 'MSFT');
+    const after = second.manifest.parts.find((p) => p.dataset === 'facts_full' && p.ticker === 'MSFT');
+    expect((await stat(join(h.outDir, after!.archive!))).ino).toBe(
+      (await stat(join(h.outDir, before!.archive!))).ino,
+    );
     expect(second.rec.progress.facts_full).toMatchObject({ done: 8, reused: 7 });
     expect(second.rec.progress.series_catalog).toMatchObject({ done: 8, reused: 0 });
     const status = formatStatus(statusReport(second.rec, null));

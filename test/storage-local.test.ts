@@ -1,9 +1,10 @@
 // Storage port over a local directory: same contract as the bucket (temp + rename, exact sizes).
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalStorage } from '../src/output/storage/local-storage.js';
 import { openStorage } from '../src/output/storage/open-storage.js';
 
 let tmp: string;
@@ -48,6 +49,28 @@ describe('LocalStorage', () => {
     expect((await st.list('')).map((o) => o.key)).toEqual(['snap/d/part-0.bin']);
     expect(() => st.url('../escape')).toThrow(/invalid storage key/);
     await st.close();
+  });
+
+  it('links an object under a second key (same file, no copy) and names a missing source', async () => {
+    const st = new LocalStorage(join(tmp, 'links'));
+    await st.putBytes('a/part.ndjson.gz', 'rows');
+    expect(await st.linkFile('a/part.ndjson.gz', 'b/c/part.ndjson.gz')).toEqual({
+      key: 'b/c/part.ndjson.gz',
+      bytes: 4,
+    });
+    const [a, b] = [await stat(st.url('a/part.ndjson.gz')), await stat(st.url('b/c/part.ndjson.gz'))];
+    expect(b.ino).toBe(a.ino);
+    expect(a.nlink).toBe(2);
+    // Linking over an existing object replaces it whole.
+    await st.putBytes('d/old', 'old bytes');
+    await st.linkFile('a/part.ndjson.gz', 'd/old');
+    expect(await readFile(st.url('d/old'), 'utf8')).toBe('rows');
+    await expect(st.linkFile('a/none', 'x')).rejects.toMatchObject({ code: 'STORAGE_NOT_FOUND' });
+    expect((await st.list('')).map((o) => o.key)).toEqual([
+      'a/part.ndjson.gz',
+      'b/c/part.ndjson.gz',
+      'd/old',
+    ]);
   });
 });
 

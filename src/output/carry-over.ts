@@ -2,7 +2,8 @@
  * Carrying a part over from an earlier published snapshot: its archived staged rows
  * (`_snapshots/<from>/parts/…`, kept by publish) are copied, never referenced, to this snapshot's
  * staging path, and checked against the size and sha256 the earlier manifest recorded. A missing or
- * altered archive is refused with the reason, and the caller fetches the part instead.
+ * altered archive is refused with the reason, and the caller fetches the part instead. On a local
+ * root the archive is checked where it lies and hard-linked (LocalStorage.linkFile), not copied.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { StorageError } from '../errors.js';
 import { hashFile } from './fs-util.js';
 import { fieldsSidecarPath, toPosix } from './paths.js';
+import { LocalStorage } from './storage/local-storage.js';
 import type { Storage } from './storage/storage.js';
 
 export interface CarryOverRequest {
@@ -26,6 +28,7 @@ export interface CarryOverRequest {
 export type CarryOverResult = { ok: true } | { ok: false; reason: string };
 
 export async function carryOverPart(storage: Storage, r: CarryOverRequest): Promise<CarryOverResult> {
+  if (storage instanceof LocalStorage) return carryOverLocal(storage, r);
   const dir = await mkdtemp(join(r.tmpDir ?? tmpdir(), 'filings-export-reuse-'));
   try {
     const local = join(dir, 'part.ndjson.gz');
@@ -37,11 +40,7 @@ export async function carryOverPart(storage: Storage, r: CarryOverRequest): Prom
       throw err;
     }
     const got = await hashFile(local);
-    if (got.bytes !== r.bytes || got.sha256 !== r.sha256)
-      return {
-        ok: false,
-        reason: `${storage.url(r.archive)} fails its checksum (${got.bytes} bytes, sha256 ${got.sha256.slice(0, 12)}…; the manifest says ${r.bytes} bytes, ${r.sha256.slice(0, 12)}…)`,
-      };
+    if (got.bytes !== r.bytes || got.sha256 !== r.sha256) return checksumFailure(storage, r, got);
     const sidecar = join(dir, 'part.fields.json');
     const hasSidecar = await storage.download(toPosix(fieldsSidecarPath(r.archive)), sidecar).then(
       () => true,
@@ -54,4 +53,34 @@ export async function carryOverPart(storage: Storage, r: CarryOverRequest): Prom
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+async function carryOverLocal(storage: LocalStorage, r: CarryOverRequest): Promise<CarryOverResult> {
+  if ((await storage.head(r.archive)) === null)
+    return { ok: false, reason: `${storage.url(r.archive)} is missing` };
+  const got = await hashFile(storage.url(r.archive));
+  if (got.bytes !== r.bytes || got.sha256 !== r.sha256) return checksumFailure(storage, r, got);
+  const sidecar = toPosix(fieldsSidecarPath(r.archive));
+  // Sidecar first, as a writer stages it: a part is never there without its field kinds.
+  if ((await storage.head(sidecar)) !== null)
+    await storage.linkFile(sidecar, toPosix(fieldsSidecarPath(r.to)));
+  try {
+    await storage.linkFile(r.archive, r.to);
+  } catch (err: unknown) {
+    if (err instanceof StorageError && err.code === 'STORAGE_NOT_FOUND')
+      return { ok: false, reason: `${storage.url(r.archive)} is missing` };
+    throw err;
+  }
+  return { ok: true };
+}
+
+function checksumFailure(
+  storage: Storage,
+  r: CarryOverRequest,
+  got: { bytes: number; sha256: string },
+): CarryOverResult {
+  return {
+    ok: false,
+    reason: `${storage.url(r.archive)} fails its checksum (${got.bytes} bytes, sha256 ${got.sha256.slice(0, 12)}…; the manifest says ${r.bytes} bytes, ${r.sha256.slice(0, 12)}…)`,
+  };
 }

@@ -1,6 +1,6 @@
 /** Storage port over a local directory: today's semantics (write a temp file, fsync, rename). */
 import { createReadStream } from 'node:fs';
-import { copyFile, mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { StorageError } from '../../errors.js';
 import { fsyncDir, fsyncFile, writeFileAtomic } from '../fs-util.js';
@@ -57,6 +57,30 @@ export class LocalStorage implements Storage {
     if ((await this.head(key)) === null) throw notFound(src);
     await copyAtomic(src, localPath);
     return { key, bytes: (await stat(localPath)).size };
+  }
+
+  /**
+   * Puts the object `from` at `to` as a hard link (no bytes copied), through a temp name so `to`
+   * appears whole; a durable copy where the filesystem cannot link. Objects here are never written
+   * in place (writers rename over them), so two names of one file never see a change.
+   */
+  async linkFile(from: string, to: string): Promise<StoredObject> {
+    const src = this.url(from);
+    const dst = this.url(to);
+    if ((await this.head(from)) === null) throw notFound(src);
+    await mkdir(dirname(dst), { recursive: true });
+    const tmp = tmpName(dst);
+    try {
+      await link(src, tmp);
+      await rename(tmp, dst);
+      await fsyncDir(dirname(dst));
+    } catch (err: unknown) {
+      await unlink(tmp).catch(() => undefined);
+      const code = (err as { code?: string }).code;
+      if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EMLINK') throw err;
+      await copyAtomic(src, dst);
+    }
+    return { key: to, bytes: (await stat(dst)).size };
   }
 
   async head(key: string): Promise<StoredObject | null> {
