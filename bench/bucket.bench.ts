@@ -16,6 +16,8 @@ import { openStorage } from '../src/output/storage/open-storage.js';
 import { outputPorts } from '../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../src/types.js';
 import { syntheticFactRow } from '../test/helpers/synthetic-rows.js';
+import { startS3rverProcess } from './s3rver-process.js';
+import { median } from './stats.js';
 import type { BenchResult } from './types.js';
 
 const CHILD_FLAG = '--bucket-bench-child';
@@ -157,25 +159,6 @@ function runChild(arg: ChildArg): Promise<ChildResult> {
     });
   });
 }
-
-async function startS3rverProcess(dir: string): Promise<{ endpoint: string; stop(): void }> {
-  const script = `const S3rver = require('s3rver');
-new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: ${JSON.stringify(dir)},
-  configureBuckets: [{ name: 'bench' }] }).run().then((a) => console.log('PORT ' + a.port));`;
-  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (b: Buffer) => {
-      out += b.toString();
-      const m = /PORT (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`s3rver exited with ${code}`)));
-  });
-  return { endpoint: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
-}
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 export async function run(): Promise<BenchResult[]> {
   const rows = Number(process.env.BUCKET_BENCH_ROWS ?? 1_000_000);

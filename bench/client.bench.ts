@@ -18,6 +18,7 @@ import { FilingsClient } from '../src/api/index.js';
 import { createRowExtractor } from '../src/api/row-extractor.js';
 import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
 import { createTokenRowExtractor } from './stream-json-rows.js';
+import { median } from './stats.js';
 import type { BenchResult } from './types.js';
 
 const MB = 1024 * 1024;
@@ -29,11 +30,6 @@ const STREAM_RUNS = 5;
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? NaN;
-}
 
 /** Starts `filings-export emulator` on a free port with limits far above what the bench spends. */
 async function startChildEmulator(): Promise<{ url: string; child: ChildProcess }> {

@@ -6,12 +6,8 @@
  * Medians of 3 fresh stores, no background warm-up (warm: 0) so the cold path is what is timed.
  */
 import { loadStore } from '../src/emulator/data/index.js';
+import { median } from './stats.js';
 import type { BenchResult } from './types.js';
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? NaN;
-}
 
 async function largest(): Promise<{ cik: string; ticker: string; rows: number }> {
   const store = await loadStore({ warm: 0 });

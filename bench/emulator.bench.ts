@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { loadStore } from '../src/emulator/data/index.js';
 import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
 import { startEmulator } from '../src/emulator/index.js';
+import { median } from './stats.js';
 import type { BenchResult } from './types.js';
 
 const RUNS = 5;
@@ -98,11 +99,6 @@ async function largestCompany(): Promise<{ ticker: string; cik: string; rows: nu
   } finally {
     await store.close();
   }
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? NaN;
 }
 
 export async function run(): Promise<BenchResult[]> {

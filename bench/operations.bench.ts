@@ -17,15 +17,11 @@ import { startPrivateRedis } from '../src/infra/redis-server.js';
 import { silentLogger } from '../src/log.js';
 import { createMetrics } from '../src/metrics/metrics.js';
 import { openExporter, parseCompany, runSnapshot } from '../src/pipeline/index.js';
+import { median } from './stats.js';
 import type { BenchResult } from './types.js';
 
 const repo = join(import.meta.dirname, '..');
 const COMPANIES = 2000;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? NaN;
-}
 
 async function metricsOverhead(): Promise<BenchResult> {
   const redis = process.env.REDIS_URL ? undefined : await startPrivateRedis();

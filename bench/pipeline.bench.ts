@@ -29,6 +29,7 @@ import { followSnapshot } from '../src/pipeline/follow.js';
 import { runSnapshot } from '../src/pipeline/run-snapshot.js';
 import { parseCompany } from '../src/pipeline/universe.js';
 import { benchConfig } from './bench-config.js';
+import { median } from './stats.js';
 import type { BenchResult } from './types.js';
 // @ts-expect-error: a plain ES module of bin/ (no types).
 import { staleReason as staleReasonUntyped } from '../bin/entry-point.mjs';
@@ -216,12 +217,6 @@ async function cliSeconds(args: string[], env: NodeJS.ProcessEnv): Promise<{ sec
   );
   return { seconds: (performance.now() - t0) / 1000, out };
 }
-
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? (s[m] ?? NaN) : ((s[m - 1] ?? NaN) + (s[m] ?? NaN)) / 2;
-};
 
 /**
  * (2) `filings-export run` of SYNBIG vs curl downloading the same body, side by side: curl, run,

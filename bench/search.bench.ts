@@ -12,6 +12,7 @@ import { FilingIndex } from '../src/emulator/search/filing-index.js';
 import MiniSearch from 'minisearch';
 import { Bm25Index } from '../src/emulator/search/bm25.js';
 import { queryTerms, tokenize } from '../src/emulator/search/tokenize.js';
+import { median } from './stats.js';
 import type { BenchResult } from './types.js';
 
 const QUERIES: ReadonlyArray<{ ticker: string; query: string }> = [
@@ -38,12 +39,6 @@ async function post(url: string, op: string, body: unknown): Promise<{ ms: numbe
   });
   await res.arrayBuffer();
   return { ms: performance.now() - t0, status: res.status };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? (s[mid] ?? NaN) : ((s[mid - 1] ?? NaN) + (s[mid] ?? NaN)) / 2;
 }
 
 export async function run(): Promise<BenchResult[]> {

@@ -3,7 +3,6 @@
  * 4 in flight) against a local copy through the same port, with the uploader's peak RSS. s3rver
  * runs in its own process so its memory is not counted. Phase 2 measures a whole publish.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,29 +10,13 @@ import { join } from 'node:path';
 import { openStorage } from '../src/output/storage/open-storage.js';
 import { PART_SIZE, QUEUE_SIZE } from '../src/output/storage/s3-storage.js';
 import type { Storage } from '../src/output/storage/storage.js';
+import { startS3rverProcess } from './s3rver-process.js';
+import { median } from './stats.js';
 import type { BenchResult } from './types.js';
 
 const MB = 1024 * 1024;
 const FILE_MB = 100;
 const RUNS = 3;
-
-/** s3rver in a child process; resolves with its endpoint once it listens. */
-async function startS3rverProcess(dir: string): Promise<{ endpoint: string; stop(): void }> {
-  const script = `const S3rver = require('s3rver');
-new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: ${JSON.stringify(dir)},
-  configureBuckets: [{ name: 'bench' }] }).run().then((a) => console.log('PORT ' + a.port));`;
-  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (b: Buffer) => {
-      out += b.toString();
-      const m = /PORT (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`s3rver exited with ${code}`)));
-  });
-  return { endpoint: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
-}
 
 async function timeUpload(st: Storage, file: string, key: string): Promise<{ ms: number; peakRss: number }> {
   let peakRss = process.memoryUsage().rss;
@@ -44,8 +27,6 @@ async function timeUpload(st: Storage, file: string, key: string): Promise<{ ms:
   clearInterval(timer);
   return { ms, peakRss: Math.max(peakRss, process.memoryUsage().rss) };
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 export async function run(): Promise<BenchResult[]> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-storage-'));

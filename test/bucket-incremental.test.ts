@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuck } from '../src/output/duckdb.js';
 import type { Manifest } from '../src/output/manifest.js';
-import { openStorage } from '../src/output/storage/open-storage.js';
 import type { Storage } from '../src/output/storage/storage.js';
 import { copySnapshotToLocal, readStoredManifest } from '../src/output/stored-snapshots.js';
 import { verifySnapshot, formatVerifyReport } from '../src/output/verify.js';
@@ -18,7 +17,7 @@ import { outputPorts } from '../src/pipeline/output-adapter.js';
 import type { SnapshotSpec } from '../src/pipeline/snapshot-store.js';
 import type { DatasetName } from '../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
-import { S3RVER_CREDENTIALS, startS3, type TestS3 } from './helpers/s3.js';
+import { openTestStorage, s3rverEnv, startS3, type TestS3 } from './helpers/s3.js';
 
 const TICKERS = ['AAPL', 'MSFT'];
 const DATASETS: DatasetName[] = ['series_catalog', 'facts_full'];
@@ -30,17 +29,12 @@ let storage: Storage;
 let local: string;
 let root: string;
 
-const settings = (endpoint: string) =>
-  ({ endpoint, forcePathStyle: true, region: 'us-east-1', checksums: 'when_required' }) as const;
-
 beforeAll(async () => {
   s3 = await startS3('nights');
   root = `s3://${s3.bucket}/out`;
   // The planner opens the bucket as `run` does: settings from the config, keys from the AWS chain.
-  process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
-  process.env.AWS_SECRET_ACCESS_KEY = S3RVER_CREDENTIALS.secretAccessKey;
-  const storageFor = (r: string): Storage =>
-    openStorage(r, { settings: settings(s3.endpoint), credentials: S3RVER_CREDENTIALS });
+  Object.assign(process.env, s3rverEnv(s3.endpoint));
+  const storageFor = (r: string): Storage => openTestStorage(s3.endpoint, r);
   ports = await outputPorts({ openStorage: storageFor });
   h = await startPipelineHarness({
     output: ports,

@@ -11,12 +11,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listStoredSnapshots } from '../src/output/stored-snapshots.js';
-import { openStorage } from '../src/output/storage/open-storage.js';
 import type { Storage } from '../src/output/storage/storage.js';
 import { readLatest } from '../src/output/upload-snapshot.js';
 import { outputPorts } from '../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../src/types.js';
-import { S3RVER_CREDENTIALS, startS3, type TestS3 } from './helpers/s3.js';
+import { openTestStorage, s3rverEnv, startS3, type TestS3 } from './helpers/s3.js';
 import { syntheticFactRow } from './helpers/synthetic-rows.js';
 
 const exec = promisify(execFile);
@@ -27,16 +26,7 @@ let tmp: string;
 let root: string;
 let st: Storage;
 
-const storageFor = (r: string): Storage =>
-  openStorage(r, {
-    settings: {
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      region: 'us-east-1',
-      checksums: 'when_required',
-    },
-    credentials: S3RVER_CREDENTIALS,
-  });
+const storageFor = (r: string): Storage => openTestStorage(s3.endpoint, r);
 
 /** Stages two companies' parts of a snapshot on the bucket and, unless told not to, publishes it. */
 async function exportToBucket(id: string, date: string, publish = true): Promise<void> {
@@ -77,12 +67,7 @@ async function exportToBucket(id: string, date: string, publish = true): Promise
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = {
     ...process.env,
-    AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
-    AWS_REGION: 'us-east-1',
-    FILINGS_EXPORT_S3_ENDPOINT: s3.endpoint,
-    FILINGS_EXPORT_S3_FORCE_PATH_STYLE: 'true',
-    FILINGS_EXPORT_S3_CHECKSUMS: 'when_required',
+    ...s3rverEnv(s3.endpoint),
     FILINGS_EXPORT_PREFIX: `bucket-readers-${process.pid}`,
     FILINGS_EXPORT_TMP_DIR: tmp,
     LOG_LEVEL: 'warn',

@@ -4,27 +4,17 @@
  * reuses the staged objects of the others (checked by size on the bucket) and publishes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStorage } from '../src/output/storage/open-storage.js';
 import type { Storage } from '../src/output/storage/storage.js';
 import { outputPorts } from '../src/pipeline/output-adapter.js';
 import { startPipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
-import { S3RVER_CREDENTIALS, startS3, type TestS3 } from './helpers/s3.js';
+import { openTestStorage, startS3, type TestS3 } from './helpers/s3.js';
 
 let s3: TestS3;
 let h: PipelineHarness;
 let ports: Awaited<ReturnType<typeof outputPorts>>;
 let storage: Storage;
 
-const storageFor = (root: string): Storage =>
-  openStorage(root, {
-    settings: {
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      region: 'us-east-1',
-      checksums: 'when_required',
-    },
-    credentials: S3RVER_CREDENTIALS,
-  });
+const storageFor = (root: string): Storage => openTestStorage(s3.endpoint, root);
 
 beforeAll(async () => {
   s3 = await startS3('retry');

@@ -11,12 +11,11 @@ import { join } from 'node:path';
 import { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuck } from '../src/output/duckdb.js';
-import { openStorage } from '../src/output/storage/open-storage.js';
 import type { Storage } from '../src/output/storage/storage.js';
 import { readStoredManifest } from '../src/output/stored-snapshots.js';
 import { partJobId } from '../src/pipeline/ids.js';
 import { startPipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
-import { S3RVER_CREDENTIALS, startS3, type TestS3 } from './helpers/s3.js';
+import { openTestStorage, s3rverEnv, startS3, type TestS3 } from './helpers/s3.js';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'filings-export.mjs');
 const TICKERS = ['AAPL', 'MSFT', 'NVDA', 'TSLA', 'WMT', 'GOOGL'];
@@ -53,12 +52,7 @@ describe('workers on two machines with no shared disk', () => {
           // Each machine sees only the bucket: no FILINGS_EXPORT_OUT directory in common.
           FILINGS_EXPORT_OUT: root,
           FILINGS_EXPORT_TMP_DIR: join(cwd, 'tmp'),
-          FILINGS_EXPORT_S3_ENDPOINT: s3.endpoint,
-          FILINGS_EXPORT_S3_FORCE_PATH_STYLE: 'true',
-          FILINGS_EXPORT_S3_CHECKSUMS: 'when_required',
-          AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
-          AWS_REGION: 'us-east-1',
+          ...s3rverEnv(s3.endpoint),
           FILINGS_EXPORT_CONCURRENCY: '2',
           LOG_LEVEL: 'info',
         };
@@ -93,15 +87,7 @@ describe('workers on two machines with no shared disk', () => {
       expect(by.size).toBe(2);
 
       // The bucket holds the snapshot and no staging; neither machine kept a temp file.
-      storage = openStorage(root, {
-        settings: {
-          endpoint: s3.endpoint,
-          forcePathStyle: true,
-          region: 'us-east-1',
-          checksums: 'when_required',
-        },
-        credentials: S3RVER_CREDENTIALS,
-      });
+      storage = openTestStorage(s3.endpoint, root);
       expect(await storage.head('_snapshots/fleet-1/_SUCCESS')).not.toBeNull();
       expect(await storage.list('_staging/fleet-1/')).toEqual([]);
       for (const m of machines) expect(await readdir(join(m, 'tmp'))).toEqual([]);

@@ -7,10 +7,10 @@
  * snapshot is published. Publishing one snapshot from two processes at once is not supported: the
  * pipeline's parent job is its single publisher.
  */
-import { copyFile, link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
-import { coerceError, InputError, OutputError } from '../errors.js';
+import { coerceError, InputError, OutputError, StorageError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import {
   DATASETS,
@@ -56,6 +56,7 @@ import { resolveSchema } from './schema-registry.js';
 import type { DatasetSchema } from '../datasets/index.js';
 import { kindsToNames } from './field-kinds.js';
 import { checkStagedPart, type CheckedPart } from './staged-parts.js';
+import { LocalStorage } from './storage/local-storage.js';
 
 /** What the export spent and went through; every field optional (unknown ones are recorded as null). */
 export interface SnapshotStats {
@@ -460,6 +461,7 @@ async function archiveParts(
   parts: readonly PartPointer[],
 ): Promise<Map<PartPointer, string>> {
   const out = new Map<PartPointer, string>();
+  const storage = new LocalStorage(root);
   for (const p of parts) {
     if (p.status !== 'done' || p.file === undefined || p.rows === 0) continue;
     const key = toPosix(join(SNAPSHOTS_DIR, snapshotId, 'parts', p.dataset, basename(p.file)));
@@ -467,16 +469,12 @@ async function archiveParts(
       [p.file, key],
       [fieldsSidecarPath(p.file), fieldsSidecarPath(key)],
     ] as const) {
-      const src = join(root, from);
-      const dst = join(root, to);
-      await mkdir(dirname(dst), { recursive: true });
-      await rm(dst, { force: true });
       try {
-        await link(src, dst);
+        await storage.linkFile(toPosix(from), toPosix(to));
       } catch (err: unknown) {
-        const code = (err as { code?: string }).code;
-        if (code === 'ENOENT' && from !== p.file) continue; // no sidecar: the publisher scanned the part
-        await copyFile(src, dst);
+        // No sidecar: the publisher scanned the part.
+        if (from !== p.file && err instanceof StorageError && err.code === 'STORAGE_NOT_FOUND') continue;
+        throw err;
       }
     }
     out.set(p, key);

@@ -28,39 +28,30 @@ export async function followSnapshot(
   opts: FollowOptions = {},
 ): Promise<SnapshotRecord> {
   const pollMs = opts.pollMs ?? 500;
-  let woken: (() => void) | undefined;
-  const unsubscribe = opts.wakeOn?.(() => woken?.());
+  /** Ends the current wait between polls early; undefined while polling. */
+  let endWait: (() => void) | undefined;
+  const unsubscribe = opts.wakeOn?.(() => endWait?.());
   try {
-    return await poll(store, id, opts, pollMs, (fn) => (woken = fn));
+    for (;;) {
+      const rec = await store.get(id);
+      if (!rec) throw new Error(`snapshot ${id} has no record (removed or expired)`);
+      await opts.onUpdate?.(rec);
+      if (isFinal(rec.state)) return rec;
+      if (opts.signal?.aborted)
+        throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('stopped following');
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(t);
+          opts.signal?.removeEventListener('abort', done);
+          endWait = undefined;
+          resolve();
+        };
+        const t = setTimeout(done, pollMs);
+        opts.signal?.addEventListener('abort', done, { once: true });
+        endWait = done;
+      });
+    }
   } finally {
     unsubscribe?.();
-  }
-}
-
-async function poll(
-  store: SnapshotStore,
-  id: string,
-  opts: FollowOptions,
-  pollMs: number,
-  onWake: (fn: (() => void) | undefined) => void,
-): Promise<SnapshotRecord> {
-  for (;;) {
-    const rec = await store.get(id);
-    if (!rec) throw new Error(`snapshot ${id} has no record (removed or expired)`);
-    await opts.onUpdate?.(rec);
-    if (isFinal(rec.state)) return rec;
-    if (opts.signal?.aborted)
-      throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('stopped following');
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(t);
-        opts.signal?.removeEventListener('abort', done);
-        onWake(undefined);
-        resolve();
-      };
-      const t = setTimeout(done, pollMs);
-      opts.signal?.addEventListener('abort', done, { once: true });
-      onWake(done);
-    });
   }
 }

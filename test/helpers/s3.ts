@@ -7,6 +7,8 @@ import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
+import { openStorage } from '../../src/output/storage/open-storage.js';
+import type { Storage } from '../../src/output/storage/storage.js';
 
 export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 
@@ -109,4 +111,27 @@ export async function startFaultProxy(target: string, fault: ProxyFault): Promis
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * The environment that points the CLI (or the incremental planner) at s3rver: its fixed keys for
+ * the AWS default chain, and the `output.s3` settings the pipeline tests use.
+ */
+export function s3rverEnv(endpoint: string): Record<string, string> {
+  return {
+    AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    AWS_REGION: 'us-east-1',
+    FILINGS_EXPORT_S3_ENDPOINT: endpoint,
+    FILINGS_EXPORT_S3_FORCE_PATH_STYLE: 'true',
+    FILINGS_EXPORT_S3_CHECKSUMS: 'when_required',
+  };
+}
+
+/** Storage on an s3rver root, as the pipeline tests open it (path style, checksums only where required). */
+export function openTestStorage(endpoint: string, root: string): Storage {
+  return openStorage(root, {
+    settings: { endpoint, forcePathStyle: true, region: 'us-east-1', checksums: 'when_required' },
+    credentials: S3RVER_CREDENTIALS,
+  });
 }

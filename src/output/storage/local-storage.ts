@@ -67,19 +67,22 @@ export class LocalStorage implements Storage {
   async linkFile(from: string, to: string): Promise<StoredObject> {
     const src = this.url(from);
     const dst = this.url(to);
-    if ((await this.head(from)) === null) throw notFound(src);
     await mkdir(dirname(dst), { recursive: true });
     const tmp = tmpName(dst);
     try {
       await link(src, tmp);
+    } catch (err: unknown) {
+      if ((err as { code?: string }).code === 'ENOENT') throw notFound(src);
+      await copyAtomic(src, dst); // another filesystem, or one without hard links
+      return { key: to, bytes: (await stat(dst)).size };
+    }
+    try {
       await rename(tmp, dst);
-      await fsyncDir(dirname(dst));
     } catch (err: unknown) {
       await unlink(tmp).catch(() => undefined);
-      const code = (err as { code?: string }).code;
-      if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EMLINK') throw err;
-      await copyAtomic(src, dst);
+      throw err;
     }
+    await fsyncDir(dirname(dst));
     return { key: to, bytes: (await stat(dst)).size };
   }
 
