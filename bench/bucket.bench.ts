@@ -7,7 +7,6 @@
  *
  * `npm run bench -- bucket`
  */
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import { openStorage } from '../src/output/storage/open-storage.js';
 import { outputPorts } from '../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../src/types.js';
 import { syntheticFactRow } from '../test/helpers/synthetic-rows.js';
+import { runBenchChild } from './child-process.js';
 import { startS3rverProcess } from './s3rver-process.js';
 import { median } from './stats.js';
 import type { BenchResult } from './types.js';
@@ -142,21 +142,11 @@ async function childPublish(arg: ChildArg): Promise<ChildResult> {
 }
 
 function runChild(arg: ChildArg): Promise<ChildResult> {
-  const runTs = fileURLToPath(new URL('../bin/run-ts.mjs', import.meta.url));
-  const self = fileURLToPath(import.meta.url);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [runTs, self, CHILD_FLAG, JSON.stringify(arg)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      const line = out.split('\n').find((l) => l.startsWith(MARK));
-      if (code !== 0 || line === undefined)
-        reject(new Error(`${arg.phase} child exited with ${code}: ${out.slice(-500)}`));
-      else resolve(JSON.parse(line.slice(MARK.length)) as ChildResult);
-    });
+  return runBenchChild<ChildResult>({
+    file: fileURLToPath(import.meta.url),
+    flag: CHILD_FLAG,
+    mark: MARK,
+    arg,
   });
 }
 

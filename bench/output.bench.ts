@@ -13,7 +13,6 @@
  * OUTPUT_BENCH_ROWS sets the row count (default 500000), OUTPUT_BENCH_RUNS the publish/baseline
  * rounds (default 3, alternating, medians reported).
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +22,7 @@ import { createPartWriter, DEFAULT_ROW_GROUP_ROWS, publishSnapshot } from '../sr
 import { FACT_COLUMNS } from '../src/datasets/index.js';
 import { syntheticFactRow } from '../test/helpers/synthetic-rows.js';
 import type { PartPointer } from '../src/types.js';
+import { runBenchChild } from './child-process.js';
 import type { BenchResult } from './types.js';
 
 const CHILD_FLAG = '--output-bench-child';
@@ -250,21 +250,12 @@ async function childMain(): Promise<void> {
 }
 
 function runChild(phase: string, dir: string, rows: number): Promise<ChildResult> {
-  const runTs = fileURLToPath(new URL('../bin/run-ts.mjs', import.meta.url));
-  const self = fileURLToPath(import.meta.url);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [runTs, self, CHILD_FLAG, JSON.stringify({ phase, dir, rows })], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      const line = out.split('\n').find((l) => l.startsWith(MARK));
-      if (code !== 0 || line === undefined)
-        reject(new Error(`${phase} child exited with ${code}: ${out.slice(-500)}`));
-      else resolve(JSON.parse(line.slice(MARK.length)) as ChildResult);
-    });
+  const arg = { phase, dir, rows };
+  return runBenchChild<ChildResult>({
+    file: fileURLToPath(import.meta.url),
+    flag: CHILD_FLAG,
+    mark: MARK,
+    arg,
   });
 }
 

@@ -15,6 +15,7 @@ import type { StreamOperation } from '../src/api/index.js';
 import { datasetDefinition } from '../src/datasets/index.js';
 import { partJobId } from '../src/pipeline/ids.js';
 import type { DatasetName } from '../src/types.js';
+import { terminateAll } from './helpers/processes.js';
 import { startPipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'filings-export.mjs');
@@ -146,15 +147,7 @@ describe('filings-export end to end', () => {
       }
       expect(names.size).toBe(2);
     } finally {
-      const exits = workers.map(
-        (w) =>
-          new Promise<number | null>((resolve) =>
-            w.exitCode !== null ? resolve(w.exitCode) : w.once('exit', resolve),
-          ),
-      );
-      for (const w of workers) w.kill('SIGTERM');
-      const codes = await Promise.all(exits);
-      expect(codes).toEqual([0, 0]);
+      expect(await terminateAll(workers)).toEqual([0, 0]);
       for (const l of logs) expect(l).toContain('worker stopped');
     }
   });

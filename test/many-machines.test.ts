@@ -14,6 +14,7 @@ import { openDuck } from '../src/output/duckdb.js';
 import type { Storage } from '../src/output/storage/storage.js';
 import { readStoredManifest } from '../src/output/stored-snapshots.js';
 import { partJobId } from '../src/pipeline/ids.js';
+import { terminateAll } from './helpers/processes.js';
 import { startPipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
 import { openTestStorage, s3rverEnv, startS3, type TestS3 } from './helpers/s3.js';
 
@@ -125,14 +126,7 @@ describe('workers on two machines with no shared disk', () => {
         duck.close();
       }
     } finally {
-      const exits = workers.map(
-        (w) =>
-          new Promise<number | null>((resolve) =>
-            w.exitCode !== null ? resolve(w.exitCode) : w.once('exit', resolve),
-          ),
-      );
-      for (const w of workers) w.kill('SIGTERM');
-      expect(await Promise.all(exits)).toEqual([0, 0]);
+      expect(await terminateAll(workers)).toEqual([0, 0]);
       await storage?.close();
     }
   });
