@@ -4,7 +4,7 @@
  * returns; running it again is a no-op; two worker processes share one snapshot; config errors
  * name the field.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import type { StreamOperation } from '../src/api/index.js';
 import { datasetDefinition } from '../src/datasets/index.js';
 import { partJobId } from '../src/pipeline/ids.js';
 import type { DatasetName } from '../src/types.js';
-import { terminateAll } from './helpers/processes.js';
+import { spawnWorker, terminateAll, type SpawnedWorker } from './helpers/processes.js';
 import { startPipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'filings-export.mjs');
@@ -121,19 +121,11 @@ describe('filings-export end to end', () => {
 
   it('two worker processes share one snapshot, and stop gracefully on SIGTERM', async () => {
     const env = { ...h.env, FILINGS_EXPORT_CONCURRENCY: '1', LOG_LEVEL: 'info' };
-    const workers: ChildProcess[] = [];
-    const logs: string[] = [];
-    const ready = (i: number): Promise<void> =>
-      new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [BIN, 'worker'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-        workers[i] = child;
-        logs[i] = '';
-        child.stderr.on('data', (b: Buffer) => {
-          logs[i] += b.toString();
-          if (logs[i]?.includes('worker ready')) resolve();
-        });
-        child.once('exit', (code) => reject(new Error(`worker ${i} exited (${code}): ${logs[i]}`)));
-      });
+    const workers: SpawnedWorker[] = [];
+    const ready = (i: number): Promise<void> => {
+      workers[i] = spawnWorker(BIN, ['worker'], { env });
+      return workers[i].ready;
+    };
     try {
       await Promise.all([ready(0), ready(1)]);
       const tickers = ['WMT', 'AAPL', 'TSLA', 'NVDA', 'GOOGL', 'META'];
@@ -147,8 +139,8 @@ describe('filings-export end to end', () => {
       }
       expect(names.size).toBe(2);
     } finally {
-      expect(await terminateAll(workers)).toEqual([0, 0]);
-      for (const l of logs) expect(l).toContain('worker stopped');
+      expect(await terminateAll(workers.map((w) => w.child))).toEqual([0, 0]);
+      for (const w of workers) expect(w.log()).toContain('worker stopped');
     }
   });
 

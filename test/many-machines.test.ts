@@ -4,7 +4,6 @@
  * s3:// root on a real s3rver. Parts staged by one are published by whichever takes the publish
  * job; DuckDB then reads the published objects and the rows equal what the API serves.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +13,7 @@ import { openDuck } from '../src/output/duckdb.js';
 import type { Storage } from '../src/output/storage/storage.js';
 import { readStoredManifest } from '../src/output/stored-snapshots.js';
 import { partJobId } from '../src/pipeline/ids.js';
-import { terminateAll } from './helpers/processes.js';
+import { spawnWorker, terminateAll, type SpawnedWorker } from './helpers/processes.js';
 import { startPipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
 import { openTestStorage, s3rverEnv, startS3, type TestS3 } from './helpers/s3.js';
 
@@ -43,40 +42,28 @@ describe('workers on two machines with no shared disk', () => {
   it('export one snapshot to the bucket; the published objects hold exactly the API rows', async () => {
     const root = `s3://${s3.bucket}/snapshots`;
     const machines = await Promise.all([0, 1].map((i) => mkdtemp(join(scratch, `machine-${i}-`))));
-    const workers: ChildProcess[] = [];
-    const logs: string[] = [];
-    const start = (i: number): Promise<void> =>
-      new Promise((resolve, reject) => {
-        const cwd = machines[i]!;
-        const env: NodeJS.ProcessEnv = {
-          ...h.env,
-          // Each machine sees only the bucket: no FILINGS_EXPORT_OUT directory in common.
-          FILINGS_EXPORT_OUT: root,
-          FILINGS_EXPORT_TMP_DIR: join(cwd, 'tmp'),
-          ...s3rverEnv(s3.endpoint),
-          FILINGS_EXPORT_CONCURRENCY: '2',
-          LOG_LEVEL: 'info',
-        };
-        const child = spawn(process.execPath, [BIN, 'worker'], {
-          cwd,
-          env,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        workers[i] = child;
-        logs[i] = '';
-        child.stderr.on('data', (b: Buffer) => {
-          logs[i] += b.toString();
-          if (logs[i]?.includes('worker ready')) resolve();
-        });
-        child.once('exit', (code) => reject(new Error(`worker ${i} exited (${code}): ${logs[i]}`)));
-      });
+    const workers: SpawnedWorker[] = [];
+    const start = (i: number): Promise<void> => {
+      const cwd = machines[i]!;
+      const env: NodeJS.ProcessEnv = {
+        ...h.env,
+        // Each machine sees only the bucket: no FILINGS_EXPORT_OUT directory in common.
+        FILINGS_EXPORT_OUT: root,
+        FILINGS_EXPORT_TMP_DIR: join(cwd, 'tmp'),
+        ...s3rverEnv(s3.endpoint),
+        FILINGS_EXPORT_CONCURRENCY: '2',
+        LOG_LEVEL: 'info',
+      };
+      workers[i] = spawnWorker(BIN, ['worker'], { cwd, env });
+      return workers[i].ready;
+    };
     for (const m of machines) await mkdir(join(m, 'tmp'));
     let storage: Storage | undefined;
     try {
       await Promise.all([start(0), start(1)]);
       const spec = { ...h.spec(TICKERS, ['facts_full', 'series_catalog'], 'fleet-1'), outDir: root };
       const rec = await h.runToEnd(spec);
-      expect(rec.state, `${rec.message ?? ''}\n${logs.join('\n')}`).toBe('published');
+      expect(rec.state, `${rec.message ?? ''}\n${workers.map((w) => w.log()).join('\n')}`).toBe('published');
       expect(rec.manifest).toBe(`${root}/_snapshots/fleet-1/manifest.json`);
 
       // Both machines did part of the work.
@@ -126,7 +113,7 @@ describe('workers on two machines with no shared disk', () => {
         duck.close();
       }
     } finally {
-      expect(await terminateAll(workers)).toEqual([0, 0]);
+      expect(await terminateAll(workers.map((w) => w.child))).toEqual([0, 0]);
       await storage?.close();
     }
   });
