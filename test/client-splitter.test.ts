@@ -10,8 +10,18 @@ import { MAX_BATCH_BYTES } from '../src/api/row-splitter.js';
 
 /** Feeds `text` in chunks of `step` bytes; returns the rows, the envelope and the rows per take(). */
 function split(text: string, step: number): { rows: Row[]; envelope: Row; batches: number[] } {
-  const bytes = Buffer.from(text, 'utf8');
-  const ex = createRowExtractor();
+  const { rows, envelope, batches } = splitWithText(text, step, {});
+  return { rows, envelope, batches };
+}
+
+/** split() with extractor options; `raw` is each row's rawText() as a string. */
+function splitWithText(
+  text: string | Buffer,
+  step: number,
+  opts: { rawText?: boolean },
+): { rows: Row[]; envelope: Row; batches: number[]; raw: (string | undefined)[] } {
+  const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+  const ex = createRowExtractor(opts);
   const rows: Row[] = [];
   const batches: number[] = [];
   for (let i = 0; i < bytes.length; i += step) {
@@ -21,7 +31,8 @@ function split(text: string, step: number): { rows: Row[]; envelope: Row; batche
       rows.push(...b);
     }
   }
-  return { rows, envelope: ex.end(), batches };
+  const raw = rows.map((r) => ex.rawText(r)?.toString('utf8'));
+  return { rows, envelope: ex.end(), batches, raw };
 }
 
 function failure(text: string, step = text.length): ExtractError {
@@ -149,6 +160,66 @@ describe('exact numbers and __proto__ on both paths', () => {
     const s = '{"rows":[{"a":"12345678.123456789","b":"1e400 ]}"}]}';
     expect(split(s, 2).rows).toEqual([{ a: '12345678.123456789', b: '1e400 ]}' }]);
     expect(parseJsonLossless(s)).toEqual(JSON.parse(s));
+  });
+});
+
+describe('raw row text (the rawText option)', () => {
+  /** Each row's text, or undefined; every chunk size gives the same answer. */
+  function rawOf(rowsText: string[]): (string | undefined)[] {
+    const body = `{"count":${rowsText.length},"rows":[${rowsText.join(',')}],"truncated":false}`;
+    const answers = [1, 3, 17, body.length].map((step) => splitWithText(body, step, { rawText: true }).raw);
+    for (const a of answers) expect(a).toEqual(answers[0]);
+    return answers[0] as (string | undefined)[];
+  }
+
+  test('a row is its own text when it says exactly what JSON.stringify(row) would write', () => {
+    const plain = [
+      '{"a":1,"b":"x","c":null,"d":true,"e":[1,2,{"f":0.5}],"g":{}}',
+      '{"u":"\\u00e9 é ✓ 😀 \\\\ \\" ] } [ {","n":-12,"x":1.5,"y":1e+21,"z":12345678901234}',
+      JSON.stringify(tricky[2]),
+      '{"__proto__":{"x":1},"k":[]}',
+    ];
+    expect(rawOf(plain)).toEqual(plain);
+    // Rows cut across chunks are paired with their whole text.
+    const many = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ i, s: 'v'.repeat(i % 97) }));
+    const body = `{"rows":[${many.join(',')}]}`;
+    expect(splitWithText(body, 4093, { rawText: true }).raw).toEqual(many);
+  });
+
+  test('no text where the parsed row would be written differently', () => {
+    const rows = [
+      '{"a": 1}', // whitespace between tokens
+      '{\n"a":1}', // a newline would split the staged line
+      '{"a":1.50}', // a number JavaScript prints another way
+      '{"a":1e3}',
+      '{"a":-0}',
+      '{"a":1E+21}',
+      '{"a":0.10000000000000000}',
+      '{"a":12345678901234567890}', // kept as text (inexact)
+      '{"a":1e400}',
+      '{"a":1,"a":2}', // a repeated name: JSON.parse keeps the last
+      '{"n":{"b":1,"b":2}}',
+      '{"a":[1, 2]}',
+    ];
+    expect(rawOf(rows)).toEqual(rows.map(() => undefined));
+    // The rows are still parsed as without the option.
+    const body = `{"rows":[${rows.join(',')}]}`;
+    expect(splitWithText(body, 5, { rawText: true }).rows).toEqual(split(body, 5).rows);
+  });
+
+  test('invalid UTF-8 in a batch: no text (decoding replaced it), rows unchanged', () => {
+    const body = Buffer.concat([
+      Buffer.from('{"rows":[{"a":"'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('"},{"b":1}]}'),
+    ]);
+    const { rows, raw } = splitWithText(body, body.length, { rawText: true });
+    expect(rows).toEqual([{ a: '\ufffd\ufffd' }, { b: 1 }]);
+    expect(raw).toEqual([undefined, undefined]);
+  });
+
+  test('off by default', () => {
+    expect(splitWithText('{"rows":[{"a":1}]}', 4, {}).raw).toEqual([undefined]);
   });
 });
 

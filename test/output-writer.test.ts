@@ -14,6 +14,7 @@ import { baseSchema } from '../src/datasets/index.js';
 import { convertSelect } from '../src/output/convert-sql.js';
 import { FieldTracker, Kind } from '../src/output/field-kinds.js';
 import { nextSlice, type PlannedPart } from '../src/output/file-plan.js';
+import { createRowExtractor } from '../src/api/row-extractor.js';
 import { createPartWriter } from '../src/output/index.js';
 import { assertSnapshotId, tickerFileName } from '../src/output/paths.js';
 import { inferType } from '../src/output/schema-registry.js';
@@ -143,6 +144,51 @@ describe('createPartWriter', () => {
       _requested_ticker: 'BRK/B',
     });
     expect(lines[2]).toMatchObject({ _api_snapshot_id: 'from-the-api', x: 1, _snapshot_id: 'snap-w' });
+  });
+
+  it("copies a row's received text (rawJson) to the same staged bytes as serialising it", async () => {
+    const body = JSON.stringify({
+      rows: [
+        ...Array.from({ length: 3000 }, (_, i) => syntheticFactRow(i, { cik: '0000320193', ticker: 'AAPL' })),
+        {},
+        { note: 'ü ✓ "quoted" \\ ]}', n: -1.25, list: [1, { a: null }] },
+        { _fetched_at: 'from-the-api', x: 1 }, // a reserved name: renamed, so serialised from here on
+        { value: 'BIG', y: 2 },
+      ],
+    })
+      .replace('"BIG"', '12345678901234567890') // inexact: kept as text
+      .replace('"y":2', '"y":2.0'); // printed otherwise by JavaScript
+    const ex = createRowExtractor({ rawText: true });
+    ex.push(Buffer.from(body));
+    const rows: Record<string, unknown>[] = [];
+    for (let b = ex.take(); b; b = ex.take()) rows.push(...b);
+    ex.end();
+    const texts = rows.map((r) => ex.rawText(r));
+    expect(texts.filter((t) => t !== undefined).length).toBe(3003);
+    const staged: string[] = [];
+    for (const copy of [true, false]) {
+      const w = createPartWriter({
+        root,
+        snapshotId: 'snap-w',
+        dataset: 'facts_full',
+        ticker: copy ? 'RAW' : 'SER',
+        lineage: lineage('X'),
+        chunkBytes: 4096,
+      });
+      for (let i = 0; i < rows.length; i++)
+        await w.write(rows[i] as Record<string, unknown>, copy ? texts[i] : undefined);
+      const part = await w.finish();
+      expect(part.rows).toBe(rows.length);
+      staged.push(gunzipSync(await readFile(join(root, part.file))).toString('utf8'));
+    }
+    expect(staged[0]).toBe(staged[1]);
+    const lines = (staged[0] as string).split('\n');
+    expect(lines[3001]).toBe(
+      '{"note":"ü ✓ \\"quoted\\" \\\\ ]}","n":-1.25,"list":[1,{"a":null}],' +
+        '"_snapshot_id":"snap-w","_fetched_at":"2026-11-21T03:04:05.678Z","_requested_ticker":"X"}',
+    );
+    expect(JSON.parse(lines[3002] as string)).toMatchObject({ _api_fetched_at: 'from-the-api', x: 1 });
+    expect(lines[3003]).toContain('"value":"12345678901234567890","y":2,');
   });
 
   it('rejects what is not a row and bad identifiers with errors naming them', async () => {

@@ -55,6 +55,11 @@ export interface CallOptions {
   headersTimeoutMs?: number;
   /** Per-call override of the client's bodyTimeoutMs. */
   bodyTimeoutMs?: number;
+  /**
+   * stream() only: keep each row's received JSON text for RowStream.rawText (one copy of the row
+   * bytes). @defaultValue false
+   */
+  rawText?: boolean;
 }
 
 const B2B_PREFIX = '/api/b2b/';
@@ -190,7 +195,7 @@ export class FilingsClient {
     validateRequest(operation, body);
     const res = await this.post(operation, body, opts);
     await this.throwIfError(res, subjectOf(body));
-    return new BodyRowStream(res);
+    return new BodyRowStream(res, { rawText: opts.rawText === true });
   }
 
   // ------------------------------------------------------------------ keyless GET operations

@@ -13,7 +13,14 @@
  */
 import { jsonParser } from 'stream-json/core/parser.js';
 import { getManyValues, isMany, none } from 'stream-chain/core';
-import { decodeQuoting, inexactLiterals, RowSplitter, SplitError, type Row } from './row-splitter.js';
+import {
+  decodeQuoting,
+  inexactLiterals,
+  RowSplitter,
+  SplitError,
+  type Row,
+  type RowSplitterOptions,
+} from './row-splitter.js';
 
 export type { Row } from './row-splitter.js';
 
@@ -36,6 +43,8 @@ export interface RowExtractor {
   write(chunk: Uint8Array): Row[];
   /** Input is over: returns the envelope fields without `rows`. Throws ExtractError. */
   end(): Row;
+  /** A returned row's own JSON text, with the rawText option (RowSplitter.rawText). */
+  rawText(row: Row): Buffer | undefined;
 }
 
 type Token = { name: string };
@@ -76,7 +85,11 @@ export function classifyJsonFailure(text: string, detail: string): ExtractError 
 }
 
 class SplittingRowExtractor implements RowExtractor {
-  private readonly splitter = new RowSplitter();
+  private readonly splitter: RowSplitter;
+
+  constructor(opts: RowSplitterOptions) {
+    this.splitter = new RowSplitter(opts);
+  }
 
   push(chunk: Uint8Array): void {
     this.splitter.push(chunk);
@@ -96,6 +109,10 @@ class SplittingRowExtractor implements RowExtractor {
   end(): Row {
     return guarded(() => this.splitter.finish());
   }
+
+  rawText(row: Row): Buffer | undefined {
+    return this.splitter.rawText(row);
+  }
 }
 
 function guarded<T>(fn: () => T): T {
@@ -113,8 +130,8 @@ function guarded<T>(fn: () => T): T {
   }
 }
 
-export function createRowExtractor(): RowExtractor {
-  return new SplittingRowExtractor();
+export function createRowExtractor(opts: RowSplitterOptions = {}): RowExtractor {
+  return new SplittingRowExtractor(opts);
 }
 
 /**

@@ -9,6 +9,7 @@
  * Memory: the bytes of the row in progress (carried over to the next chunk), at most one batch of
  * MAX_BATCH_BYTES of row text and its parsed rows, and the envelope's bytes outside `rows`.
  */
+import { isUtf8 } from 'node:buffer';
 import { ALWAYS_EXACT_CHARS, isExactNumberLiteral } from './json-number.js';
 
 const QUOTE = 0x22;
@@ -18,6 +19,7 @@ const RBRACE = 0x7d;
 const LBRACKET = 0x5b;
 const RBRACKET = 0x5d;
 const COMMA = 0x2c;
+const COLON = 0x3a;
 const MINUS = 0x2d;
 const PLUS = 0x2b;
 const DOT = 0x2e;
@@ -53,6 +55,32 @@ function isWhitespace(c: number): boolean {
 function inexactLiteral(b: Uint8Array, start: number, end: number, exponent: boolean): boolean {
   if (end - start <= ALWAYS_EXACT_CHARS && !exponent) return false;
   return !isExactNumberLiteral(Buffer.from(b.buffer, b.byteOffset + start, end - start).toString('latin1'));
+}
+
+/**
+ * Whether an exact literal b[start, end) is what JavaScript prints for its value: digits only
+ * (and no `-0`) up to ALWAYS_EXACT_CHARS are; a fraction, an exponent or a longer one is checked.
+ */
+function printsAsItself(b: Buffer, start: number, end: number, fractionOrExponent: boolean): boolean {
+  if (!fractionOrExponent && end - start <= ALWAYS_EXACT_CHARS) {
+    return !(b[start] === MINUS && b[start + 1] === ZERO);
+  }
+  const text = b.toString('latin1', start, end);
+  return String(Number(text)) === text;
+}
+
+/** Object members of a parsed value, nested ones included. */
+function memberCount(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  let n = 0;
+  if (Array.isArray(value)) {
+    for (const v of value as unknown[]) n += memberCount(v);
+    return n;
+  }
+  for (const k in value) {
+    n += 1 + memberCount((value as Row)[k]);
+  }
+  return n;
 }
 
 /**
@@ -112,6 +140,14 @@ type Phase = 'start' | 'envelope' | 'rows' | 'done';
 /** Between rows: after `[`, after a row, after a comma. */
 type Gap = 'open' | 'row' | 'comma';
 
+export interface RowSplitterOptions {
+  /**
+   * Keep each row's own JSON text (rawText()) when re-serialising the parsed row would give the
+   * same values: costs one copy of the row bytes. @defaultValue false
+   */
+  rawText?: boolean;
+}
+
 /**
  * Push bytes with push(), then call take() until it returns undefined: each call parses and
  * returns one batch of complete rows. finish() at the end returns the envelope without `rows`.
@@ -140,6 +176,32 @@ export class RowSplitter {
   /** Inexact literals of the envelope, flat pairs of envelope offsets. */
   private readonly envSpans: number[] = [];
   private sawRows = false;
+  /**
+   * Rows of the pending batch when rawText is on: flat [start, end, members] triples, buffer
+   * offsets and the row's count of `:` outside strings (-1 when the row is altered).
+   */
+  private rowBounds: number[] = [];
+  /** The row being scanned has something JSON.stringify would write differently (see rawText()). */
+  private rowAltered = false;
+  /** Object members (`:` outside strings) of the row being scanned, nested ones included. */
+  private rowMembers = 0;
+  private readonly raw: WeakMap<Row, Buffer> | undefined;
+
+  constructor(opts: RowSplitterOptions = {}) {
+    this.raw = opts.rawText === true ? new WeakMap() : undefined;
+  }
+
+  /**
+   * The row's bytes as the API sent them (`{…}`, UTF-8), for a row this splitter returned, when
+   * they say exactly what JSON.stringify(row) would: no whitespace outside strings, every number
+   * literal as JavaScript prints it (so none kept as text), no repeated member name, valid UTF-8.
+   * String escapes and the order of integer-like names may differ; the values do not. Otherwise
+   * undefined. Only with the rawText option; a row changed after take() must not be paired with
+   * its text.
+   */
+  rawText(row: Row): Buffer | undefined {
+    return this.raw?.get(row);
+  }
 
   push(chunk: Uint8Array): void {
     const bytes = Buffer.isBuffer(chunk)
@@ -181,6 +243,10 @@ export class RowSplitter {
     }
     if (this.envStart >= 0) this.envStart -= keep;
     for (let k = 0; k < this.rowSpans.length; k++) this.rowSpans[k] = (this.rowSpans[k] as number) - keep;
+    for (let k = 0; k < this.rowBounds.length; k += 3) {
+      this.rowBounds[k] = (this.rowBounds[k] as number) - keep;
+      this.rowBounds[k + 1] = (this.rowBounds[k + 1] as number) - keep;
+    }
   }
 
   /** Parses and returns the next batch of complete rows, or undefined when more bytes are needed. */
@@ -230,10 +296,32 @@ export class RowSplitter {
     }
     this.batchStart = -1;
     this.batchEnd = -1;
+    let rows: Row[];
     try {
-      return JSON.parse(`[${decodeQuoting(this.buf, start, end, spans)}]`) as Row[];
+      rows = JSON.parse(`[${decodeQuoting(this.buf, start, end, spans)}]`) as Row[];
     } catch (err) {
       throw new SplitError('malformed', `invalid JSON: ${(err as Error).message}`);
+    }
+    if (this.raw !== undefined) this.keepRawText(rows, start, end);
+    return rows;
+  }
+
+  /** Pairs the batch's rows with their bytes (one copy of the batch; the buffer is reused). */
+  private keepRawText(rows: Row[], start: number, end: number): void {
+    const bounds = this.rowBounds;
+    this.rowBounds = [];
+    if (bounds.length !== rows.length * 3) return;
+    const copy = Buffer.from(this.buf.subarray(start, end));
+    // Invalid UTF-8 is replaced (U+FFFD) when decoded for JSON.parse; the raw bytes would differ.
+    if (!isUtf8(copy)) return;
+    for (let k = 0; k < rows.length; k++) {
+      const members = bounds[3 * k + 2] as number;
+      // Fewer members parsed than sent: a repeated name, which JSON.parse keeps once (the last).
+      if (members < 0 || memberCount(rows[k]) !== members) continue;
+      this.raw?.set(
+        rows[k] as Row,
+        copy.subarray((bounds[3 * k] as number) - start, (bounds[3 * k + 1] as number) - start),
+      );
     }
   }
 
@@ -313,6 +401,8 @@ export class RowSplitter {
           if (c !== LBRACE) throw this.malformed('a row is not an object');
           if (this.gap === 'row') throw this.malformed("invalid JSON: expected ',' between rows");
           this.rowStart = i;
+          this.rowAltered = false;
+          this.rowMembers = 0;
         } else if (depth === 1) {
           if (this.phase !== 'start' || c !== LBRACE)
             throw this.malformed(
@@ -337,6 +427,8 @@ export class RowSplitter {
         depth--;
         if (this.phase === 'rows') {
           if (depth === 2) {
+            if (this.raw !== undefined)
+              this.rowBounds.push(this.rowStart, i + 1, this.rowAltered ? -1 : this.rowMembers);
             if (this.batchStart < 0) this.batchStart = this.rowStart;
             this.rowStart = -1;
             this.batchEnd = i + 1;
@@ -382,17 +474,32 @@ export class RowSplitter {
       if ((c >= ZERO && c <= NINE) || c === MINUS) {
         let j = i + 1;
         let exponent = false;
+        let fraction = false;
         while (j < n && isNumberByte((c = b[j] as number))) {
           if ((c | 0x20) === 0x65) exponent = true;
+          else if (c === DOT) fraction = true;
           j++;
         }
         if (j === n && !final) break; // the literal may go on in the next chunk
         if (inexactLiteral(b, i, j, exponent)) {
-          if (this.phase === 'rows') this.rowSpans.push(i, j);
-          else this.envSpans.push(this.envBytes + i - this.envStart, this.envBytes + j - this.envStart);
+          if (this.phase === 'rows') {
+            this.rowSpans.push(i, j);
+            this.rowAltered = true;
+          } else this.envSpans.push(this.envBytes + i - this.envStart, this.envBytes + j - this.envStart);
+        } else if (
+          this.raw !== undefined &&
+          this.phase === 'rows' &&
+          !printsAsItself(b, i, j, exponent || fraction)
+        ) {
+          this.rowAltered = true;
         }
         i = j;
         continue;
+      }
+      if (this.phase === 'rows') {
+        if (c === COLON) this.rowMembers++;
+        // Whitespace between a row's tokens: JSON.stringify writes none (and a newline would split the line).
+        else if (isWhitespace(c)) this.rowAltered = true;
       }
       i++;
     }

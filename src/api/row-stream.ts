@@ -7,7 +7,8 @@
 import { TransportError } from '../errors.js';
 import type { RateLimitState } from '../types.js';
 import { transportError } from './error-map.js';
-import { createRowExtractor, ExtractError, type Row } from './row-extractor.js';
+import { createRowExtractor, ExtractError, type Row, type RowExtractor } from './row-extractor.js';
+import type { RowSplitterOptions } from './row-splitter.js';
 import { bodyFailure, discardBody, type RawResponse } from './transport.js';
 
 export interface RowStream {
@@ -26,6 +27,12 @@ export interface RowStream {
   readonly rowsRead: number;
   /** Stops reading and releases the connection; pending envelope() rejects with TRANSPORT_ABORTED. */
   cancel(): Promise<void>;
+  /**
+   * A row's own JSON text as received (`{…}`, UTF-8) when it says exactly what JSON.stringify(row)
+   * would, for a row of this stream not changed since; undefined otherwise, and always without the
+   * `rawText` call option. Lets a writer copy the bytes instead of serialising the row again.
+   */
+  rawText(row: Record<string, unknown>): Uint8Array | undefined;
 }
 
 export class BodyRowStream implements RowStream {
@@ -40,7 +47,13 @@ export class BodyRowStream implements RowStream {
   private resolveEnvelope!: (env: Row) => void;
   private rejectEnvelope!: (err: Error) => void;
 
-  constructor(private readonly res: RawResponse) {
+  private readonly extractor: RowExtractor;
+
+  constructor(
+    private readonly res: RawResponse,
+    opts: RowSplitterOptions = {},
+  ) {
+    this.extractor = createRowExtractor(opts);
     this.status = res.status;
     this.rateLimit = res.rateLimit;
     this.envelopePromise = new Promise<Row>((resolve, reject) => {
@@ -62,6 +75,10 @@ export class BodyRowStream implements RowStream {
 
   envelope(): Promise<Row> {
     return this.envelopePromise;
+  }
+
+  rawText(row: Row): Uint8Array | undefined {
+    return this.extractor.rawText(row);
   }
 
   cancel(): Promise<void> {
@@ -125,7 +142,7 @@ export class BodyRowStream implements RowStream {
   private async *iterate(): AsyncGenerator<Row[]> {
     if (this.started) throw new Error(`${this.res.operation}: rows of a RowStream can be iterated only once`);
     this.started = true;
-    const extractor = createRowExtractor();
+    const extractor = this.extractor;
     const take = (): Row[] | undefined => extractor.take();
     let done = false;
     try {

@@ -53,8 +53,12 @@ export interface StagedPart {
 }
 
 export interface PartWriter {
-  /** Adds a row. Returns a promise only when the caller must wait (backpressure). */
-  write(row: Record<string, unknown>): Promise<void> | void;
+  /**
+   * Adds a row. Returns a promise only when the caller must wait (backpressure). `rawJson`, when
+   * given, is the row's own JSON text (`{…}`, UTF-8) saying exactly what JSON.stringify(row) would
+   * (RowStream.rawText): it is copied instead of serialising the row again.
+   */
+  write(row: Record<string, unknown>, rawJson?: Uint8Array): Promise<void> | void;
   /** Completes the file, fsyncs it and renames it into place. */
   finish(): Promise<StagedPart>;
   /** Discards everything written; the final name is never touched. */
@@ -76,11 +80,15 @@ function isoOf(value: string | Date | number, what: string): string {
 
 const HIGH_WATER_MARK = 1 << 20;
 
+/** One NDJSON line to stage: serialised (with its suffix), or a row's received text (without). */
+type Line = string | Uint8Array;
+
 class NdjsonPartWriter implements PartWriter {
   private readonly rel: string;
   private readonly finalPath: string;
   private readonly tmpPath: string;
   private readonly suffix: string;
+  private readonly suffixBytes: Buffer;
   private readonly chunkBytes: number;
   private readonly tracker = new FieldTracker();
   private readonly gzip: Gzip;
@@ -119,6 +127,7 @@ class NdjsonPartWriter implements PartWriter {
       _fetched_at: isoOf(opts.lineage.fetchedAt, 'lineage.fetchedAt'),
       _requested_ticker: opts.lineage.requestedTicker,
     });
+    this.suffixBytes = Buffer.from(this.suffix, 'utf8');
     this.chunkBytes = opts.chunkBytes ?? 262_144;
     this.buf = Buffer.allocUnsafe(this.chunkBytes);
     try {
@@ -156,7 +165,7 @@ class NdjsonPartWriter implements PartWriter {
     return this.count;
   }
 
-  write(row: Record<string, unknown>): Promise<void> | void {
+  write(row: Record<string, unknown>, rawJson?: Uint8Array): Promise<void> | void {
     if (this.state !== 'open')
       throw new OutputError('OUTPUT_FAILED', `write after ${this.state} on ${this.rel}`);
     if (this.failure) throw this.failure;
@@ -165,30 +174,47 @@ class NdjsonPartWriter implements PartWriter {
     }
     this.tracker.observe(row);
     if (this.tracker.names.length !== this.seenNames) this.noteNewNames();
-    const json = rowToJson(this.reservedSeen ? renameReserved(row) : row);
-    const line = withSuffix(json, this.suffix);
-    if (line.length > this.maxLineChars) this.maxLineChars = line.length;
+    // The received text is the line as is, unless a field must be renamed (or the row is `{}`).
+    const line: Line =
+      rawJson !== undefined && !this.reservedSeen && rawJson.length > 2
+        ? rawJson
+        : withSuffix(rowToJson(this.reservedSeen ? renameReserved(row) : row), this.suffix);
+    // A UTF-16 unit takes at most 3 bytes of UTF-8; bytes are at least as many as UTF-16 units.
+    const units = typeof line === 'string' ? line.length : line.length - 1 + this.suffixBytes.length;
+    const room = typeof line === 'string' ? line.length * 3 : units;
+    if (units > this.maxLineChars) this.maxLineChars = units;
     this.count++;
-    // A UTF-16 unit takes at most 3 bytes of UTF-8.
-    if (this.used + line.length * 3 > this.buf.length) {
+    if (this.used + room > this.buf.length) {
       if (this.used > 0) {
         const pending = this.flush();
-        if (pending) return pending.then(() => this.append(line));
+        if (pending) return pending.then(() => this.append(line, room));
       }
-      return this.append(line);
+      return this.append(line, room);
     }
-    this.used += this.buf.write(line, this.used);
+    this.put(line);
     if (this.used >= this.chunkBytes) return this.flush();
   }
 
   /** Adds a line to an empty or roomy buffer (a line longer than a chunk gets its own). */
-  private append(line: string): Promise<void> | void {
-    if (this.used + line.length * 3 > this.buf.length) {
-      this.buf = Buffer.allocUnsafe(Math.max(this.chunkBytes, line.length * 3));
+  private append(line: Line, room: number): Promise<void> | void {
+    if (this.used + room > this.buf.length) {
+      this.buf = Buffer.allocUnsafe(Math.max(this.chunkBytes, room));
       this.used = 0;
     }
-    this.used += this.buf.write(line, this.used);
+    this.put(line);
     if (this.used >= this.chunkBytes) return this.flush();
+  }
+
+  /** Encodes a line at `used`: a serialised one as is, a received row with the lineage suffix for its `}`. */
+  private put(line: Line): void {
+    if (typeof line === 'string') {
+      this.used += this.buf.write(line, this.used);
+      return;
+    }
+    this.buf.set(line.subarray(0, line.length - 1), this.used);
+    this.used += line.length - 1;
+    this.buf.set(this.suffixBytes, this.used);
+    this.used += this.suffixBytes.length;
   }
 
   /** An API field named like an exporter column is kept as `_api<name>` (it lands in `_extra`). */

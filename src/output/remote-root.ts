@@ -51,7 +51,7 @@ export function createRemotePartWriter(
     get rows() {
       return inner.rows;
     },
-    write: (row) => inner.write(row),
+    write: (row, rawJson) => inner.write(row, rawJson),
     async finish(): Promise<StagedPart> {
       try {
         const staged = await inner.finish();

@@ -17,7 +17,8 @@ export function clientFetcher(client: FilingsClient): PartFetcher {
       const opts = signal ? { signal } : {};
       if (spec.streamed) {
         // The body's shape per operation is checked by the client's validateRequest.
-        return client.stream(spec.operation as StreamOperation, body as never, opts);
+        // Rows whose received text is already their staged line are copied, not serialised again.
+        return client.stream(spec.operation as StreamOperation, body as never, { ...opts, rawText: true });
       }
       const res = await client.call(spec.operation as B2bOperation, body as never, opts);
       const { rows, ...envelope } = res.data as { rows?: unknown };

@@ -19,6 +19,8 @@ export interface PartResponse {
    * end calls it: an unread body would pin a pooled connection for ever.
    */
   cancel(): Promise<void>;
+  /** A row's received JSON text when it can be staged as is (RowStream.rawText); none for a body read whole. */
+  rawText?(row: Record<string, unknown>): Uint8Array | undefined;
 }
 
 /** Sends the one request of a part. Exactly one HTTP request per call, no retries inside. */
@@ -36,7 +38,8 @@ export interface StagedPart {
 
 /** Writes one part's rows to staging; renamed into place only by finish(). */
 export interface PartWriter {
-  write(row: Record<string, unknown>): Promise<void> | void;
+  /** `rawJson`: the row's received text, when it says exactly what JSON.stringify(row) would. */
+  write(row: Record<string, unknown>, rawJson?: Uint8Array): Promise<void> | void;
   finish(): Promise<StagedPart>;
   abort(): Promise<void> | void;
 }
