@@ -24,14 +24,17 @@ function splitWithText(
   const ex = createRowExtractor(opts);
   const rows: Row[] = [];
   const batches: number[] = [];
+  const raw: (string | undefined)[] = [];
   for (let i = 0; i < bytes.length; i += step) {
     ex.push(bytes.subarray(i, i + step));
     for (let b = ex.take(); b; b = ex.take()) {
       batches.push(b.length);
       rows.push(...b);
+      // Asked out of order (last row first): the answer does not depend on the order.
+      const texts = [...b].reverse().map((r) => ex.rawText(r)?.toString('utf8'));
+      raw.push(...texts.reverse());
     }
   }
-  const raw = rows.map((r) => ex.rawText(r)?.toString('utf8'));
   return { rows, envelope: ex.end(), batches, raw };
 }
 
@@ -220,6 +223,20 @@ describe('raw row text (the rawText option)', () => {
 
   test('off by default', () => {
     expect(splitWithText('{"rows":[{"a":1}]}', 4, {}).raw).toEqual([undefined]);
+  });
+
+  test('kept for the last batch only: memory does not grow with the body', () => {
+    const row = JSON.stringify({ s: 'x'.repeat(1000) });
+    const body = Buffer.from(`{"rows":[${Array.from({ length: 200 }, () => row).join(',')}]}`);
+    const ex = createRowExtractor({ rawText: true });
+    ex.push(body);
+    const first = ex.take() as Row[];
+    expect(ex.rawText(first[0] as Row)?.toString()).toBe(row);
+    const second = ex.take() as Row[];
+    expect(second.length).toBeGreaterThan(0);
+    expect(ex.rawText(first[1] as Row)).toBeUndefined();
+    expect(ex.rawText(second[1] as Row)?.toString()).toBe(row);
+    expect(ex.rawText({ s: 'x'.repeat(1000) })).toBeUndefined(); // equal, but not a row it returned
   });
 });
 

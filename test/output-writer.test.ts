@@ -161,9 +161,12 @@ describe('createPartWriter', () => {
     const ex = createRowExtractor({ rawText: true });
     ex.push(Buffer.from(body));
     const rows: Record<string, unknown>[] = [];
-    for (let b = ex.take(); b; b = ex.take()) rows.push(...b);
+    const texts: (Uint8Array | undefined)[] = [];
+    for (let b = ex.take(); b; b = ex.take()) {
+      rows.push(...b);
+      texts.push(...b.map((r) => ex.rawText(r)));
+    }
     ex.end();
-    const texts = rows.map((r) => ex.rawText(r));
     expect(texts.filter((t) => t !== undefined).length).toBe(3003);
     const staged: string[] = [];
     for (const copy of [true, false]) {

@@ -43,7 +43,7 @@ export interface RowExtractor {
   write(chunk: Uint8Array): Row[];
   /** Input is over: returns the envelope fields without `rows`. Throws ExtractError. */
   end(): Row;
-  /** A returned row's own JSON text, with the rawText option (RowSplitter.rawText). */
+  /** A row of the last batch take() returned: its own JSON text, with the rawText option (RowSplitter.rawText). */
   rawText(row: Row): Buffer | undefined;
 }
 

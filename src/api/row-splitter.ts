@@ -185,10 +185,18 @@ export class RowSplitter {
   private rowAltered = false;
   /** Object members (`:` outside strings) of the row being scanned, nested ones included. */
   private rowMembers = 0;
-  private readonly raw: WeakMap<Row, Buffer> | undefined;
+  private readonly rawOn: boolean;
+  /**
+   * The last batch's rows with one copy of their bytes (undefined when unusable) and, per row,
+   * flat [start, end, members] offsets into it; rawText() walks them in order from textAt.
+   */
+  private textRows: Row[] = [];
+  private textBytes: Buffer | undefined;
+  private textBounds: number[] = [];
+  private textAt = 0;
 
   constructor(opts: RowSplitterOptions = {}) {
-    this.raw = opts.rawText === true ? new WeakMap() : undefined;
+    this.rawOn = opts.rawText === true;
   }
 
   /**
@@ -196,11 +204,22 @@ export class RowSplitter {
    * they say exactly what JSON.stringify(row) would: no whitespace outside strings, every number
    * literal as JavaScript prints it (so none kept as text), no repeated member name, valid UTF-8.
    * String escapes and the order of integer-like names may differ; the values do not. Otherwise
-   * undefined. Only with the rawText option; a row changed after take() must not be paired with
-   * its text.
+   * undefined, and always for a row of an earlier batch than the last take() returned (the text
+   * is kept for one batch, so memory stays bounded). Only with the rawText option; a row changed
+   * after take() must not be paired with its text.
    */
   rawText(row: Row): Buffer | undefined {
-    return this.raw?.get(row);
+    const bytes = this.textBytes;
+    if (bytes === undefined) return undefined;
+    // Rows are asked for in order: the next one is where the last one left off.
+    let k = this.textRows[this.textAt] === row ? this.textAt : this.textRows.indexOf(row);
+    if (k < 0) return undefined;
+    this.textAt = k + 1;
+    k *= 3;
+    const members = this.textBounds[k + 2] as number;
+    // Fewer members parsed than sent: a repeated name, which JSON.parse keeps once (the last).
+    if (members < 0 || memberCount(row) !== members) return undefined;
+    return bytes.subarray(this.textBounds[k] as number, this.textBounds[k + 1] as number);
   }
 
   push(chunk: Uint8Array): void {
@@ -302,27 +321,27 @@ export class RowSplitter {
     } catch (err) {
       throw new SplitError('malformed', `invalid JSON: ${(err as Error).message}`);
     }
-    if (this.raw !== undefined) this.keepRawText(rows, start, end);
+    if (this.rawOn) this.keepText(rows, start, end);
     return rows;
   }
 
-  /** Pairs the batch's rows with their bytes (one copy of the batch; the buffer is reused). */
-  private keepRawText(rows: Row[], start: number, end: number): void {
+  /** Keeps the batch's bytes for rawText() (a copy: the buffer is reused for the next chunk). */
+  private keepText(rows: Row[], start: number, end: number): void {
     const bounds = this.rowBounds;
     this.rowBounds = [];
+    this.textRows = rows;
+    this.textAt = 0;
+    this.textBytes = undefined;
     if (bounds.length !== rows.length * 3) return;
     const copy = Buffer.from(this.buf.subarray(start, end));
     // Invalid UTF-8 is replaced (U+FFFD) when decoded for JSON.parse; the raw bytes would differ.
     if (!isUtf8(copy)) return;
-    for (let k = 0; k < rows.length; k++) {
-      const members = bounds[3 * k + 2] as number;
-      // Fewer members parsed than sent: a repeated name, which JSON.parse keeps once (the last).
-      if (members < 0 || memberCount(rows[k]) !== members) continue;
-      this.raw?.set(
-        rows[k] as Row,
-        copy.subarray((bounds[3 * k] as number) - start, (bounds[3 * k + 1] as number) - start),
-      );
+    for (let k = 0; k < bounds.length; k += 3) {
+      bounds[k] = (bounds[k] as number) - start;
+      bounds[k + 1] = (bounds[k + 1] as number) - start;
     }
+    this.textBounds = bounds;
+    this.textBytes = copy;
   }
 
   private copyEnvelope(upTo: number): void {
@@ -427,8 +446,7 @@ export class RowSplitter {
         depth--;
         if (this.phase === 'rows') {
           if (depth === 2) {
-            if (this.raw !== undefined)
-              this.rowBounds.push(this.rowStart, i + 1, this.rowAltered ? -1 : this.rowMembers);
+            if (this.rawOn) this.rowBounds.push(this.rowStart, i + 1, this.rowAltered ? -1 : this.rowMembers);
             if (this.batchStart < 0) this.batchStart = this.rowStart;
             this.rowStart = -1;
             this.batchEnd = i + 1;
@@ -486,11 +504,7 @@ export class RowSplitter {
             this.rowSpans.push(i, j);
             this.rowAltered = true;
           } else this.envSpans.push(this.envBytes + i - this.envStart, this.envBytes + j - this.envStart);
-        } else if (
-          this.raw !== undefined &&
-          this.phase === 'rows' &&
-          !printsAsItself(b, i, j, exponent || fraction)
-        ) {
+        } else if (this.rawOn && this.phase === 'rows' && !printsAsItself(b, i, j, exponent || fraction)) {
           this.rowAltered = true;
         }
         i = j;

@@ -29,8 +29,9 @@ export interface RowStream {
   cancel(): Promise<void>;
   /**
    * A row's own JSON text as received (`{…}`, UTF-8) when it says exactly what JSON.stringify(row)
-   * would, for a row of this stream not changed since; undefined otherwise, and always without the
-   * `rawText` call option. Lets a writer copy the bytes instead of serialising the row again.
+   * would, for the row just handed out (or another of its batch) not changed since; undefined
+   * otherwise, for rows of earlier batches, and always without the `rawText` call option. Lets a
+   * writer copy the bytes instead of serialising the row again.
    */
   rawText(row: Record<string, unknown>): Uint8Array | undefined;
 }
