@@ -510,7 +510,7 @@ export class RowSplitter {
         i = j;
         continue;
       }
-      if (this.phase === 'rows') {
+      if (this.rawOn && this.phase === 'rows') {
         if (c === COLON) this.rowMembers++;
         // Whitespace between a row's tokens: JSON.stringify writes none (and a newline would split the line).
         else if (isWhitespace(c)) this.rowAltered = true;
