@@ -207,15 +207,39 @@ async function curlSeconds(url: string): Promise<{ seconds: number; bytes: numbe
   return { seconds: seconds ?? NaN, bytes: bytes ?? NaN };
 }
 
-/** Runs the CLI to its end; returns its wall time in seconds and its stdout. */
-async function cliSeconds(args: string[], env: NodeJS.ProcessEnv): Promise<{ seconds: number; out: string }> {
+/** Runs the CLI to its end; returns its wall time in seconds, its stdout and stderr, and when it started. */
+async function cliSeconds(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ seconds: number; out: string; err: string; startedAt: number }> {
+  const startedAt = Date.now();
   const t0 = performance.now();
-  const out = await new Promise<string>((resolve, reject) =>
-    execFile(process.execPath, [BIN, ...args], { env, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`${args.join(' ')}: ${err.message} ${stderr.slice(-2000)}`)) : resolve(stdout),
+  const { out, err } = await new Promise<{ out: string; err: string }>((resolve, reject) =>
+    execFile(process.execPath, [BIN, ...args], { env, maxBuffer: 16 * 1024 * 1024 }, (e, stdout, stderr) =>
+      e
+        ? reject(new Error(`${args.join(' ')}: ${e.message} ${stderr.slice(-2000)}`))
+        : resolve({ out: stdout, err: stderr }),
     ),
   );
-  return { seconds: (performance.now() - t0) / 1000, out };
+  return { seconds: (performance.now() - t0) / 1000, out, err, startedAt };
+}
+
+/**
+ * Seconds from the command's start to its last part staged and to the snapshot published, from the
+ * timestamps of its JSON log lines (LOG_LEVEL=info): where an end-to-end run spends its time.
+ */
+function phasesOf(stderr: string, startedAt: number): { staged: number; published: number } {
+  let staged = NaN;
+  let published = NaN;
+  for (const line of stderr.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const entry = JSON.parse(line) as { time?: number; msg?: string };
+    if (typeof entry.time !== 'number' || typeof entry.msg !== 'string') continue;
+    const at = (entry.time - startedAt) / 1000;
+    if (Number.isNaN(staged) && / (\d+)\/\1 parts /.test(entry.msg)) staged = at;
+    if (entry.msg === 'snapshot published') published = at;
+  }
+  return { staged, published };
 }
 
 /**
@@ -228,6 +252,7 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
   await curlSeconds(url);
   const curls = [await curlSeconds(url)];
   const runs: number[] = [];
+  const phases: { staged: number; published: number }[] = [];
   let published = true;
   for (let i = 0; i < E2E_RUNS; i++) {
     const run = await cliSeconds(
@@ -239,6 +264,7 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
       },
     );
     runs.push(run.seconds);
+    phases.push(phasesOf(run.err, run.startedAt));
     published &&= /"status":"published"/.test(run.out) && /"facts_full":1000000/.test(run.out);
     curls.push(await curlSeconds(url));
   }
@@ -254,6 +280,7 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
     note:
       `run --local --wait ${runs.map((r) => r.toFixed(1)).join(' / ')} s (${published ? 'published' : 'NOT published'}); ` +
       `curl ${curls.map((c) => c.seconds.toFixed(1)).join(' / ')} s for ${((curls[0]?.bytes ?? NaN) / 1e9).toFixed(2)} GB; medians; ` +
+      `all staged at ${phases.map((p) => p.staged.toFixed(1)).join(' / ')} s, published at ${phases.map((p) => p.published.toFixed(1)).join(' / ')} s (log timestamps); ` +
       `compiled entry (build/); filings-export run --tickers SYNBIG --datasets facts_full --local --wait`,
   };
 }
