@@ -211,7 +211,8 @@ class NdjsonPartWriter implements PartWriter {
       this.used += this.buf.write(line, this.used);
       return;
     }
-    this.buf.set(line.subarray(0, line.length - 1), this.used);
+    // The suffix starts where the row's `}` was (copied, then overwritten: no subarray per row).
+    this.buf.set(line, this.used);
     this.used += line.length - 1;
     this.buf.set(this.suffixBytes, this.used);
     this.used += this.suffixBytes.length;
