@@ -66,6 +66,17 @@ describe('row boundaries', () => {
     }
   });
 
+  test('long strings full of escapes (quotes, backslashes, \\u) cut at any point', () => {
+    const piece = 'q" b\\ u\u0001 ] } é\\"';
+    const rows = [{ s: piece.repeat(300), t: 'x' }, { s: '\\'.repeat(999) }, { s: '"'.repeat(700), n: 1 }];
+    const text = JSON.stringify({ rows, after: piece });
+    for (const step of [1, 7, 64, 4096, text.length]) {
+      const { rows: got, envelope } = split(text, step);
+      expect(got, `step ${step}`).toEqual(rows);
+      expect(envelope).toEqual({ after: piece });
+    }
+  });
+
   test('one byte at a time hands out each row as soon as it is complete', () => {
     const { batches } = split(body, 1);
     expect(batches).toEqual([1, 1, 1, 1]);
