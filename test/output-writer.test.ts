@@ -192,6 +192,21 @@ describe('createPartWriter', () => {
     );
     expect(JSON.parse(lines[3002] as string)).toMatchObject({ _api_fetched_at: 'from-the-api', x: 1 });
     expect(lines[3003]).toContain('"value":"12345678901234567890","y":2,');
+    // The copy is what was staged: text that differs from JSON.stringify only in its escapes stays as received.
+    const escaped = createRowExtractor({ rawText: true });
+    escaped.push(Buffer.from('{"rows":[{"e":"\\u00e9"}]}'));
+    const [row] = escaped.take() as Record<string, unknown>[];
+    const w = createPartWriter({
+      root,
+      snapshotId: 'snap-w',
+      dataset: 'facts_full',
+      ticker: 'ESC',
+      lineage: lineage('X'),
+    });
+    await w.write(row as Record<string, unknown>, escaped.rawText(row as Record<string, unknown>));
+    const part = await w.finish();
+    const line = gunzipSync(await readFile(join(root, part.file))).toString('utf8');
+    expect(line.startsWith('{"e":"\\u00e9","_snapshot_id":"snap-w",')).toBe(true);
   });
 
   it('rejects what is not a row and bad identifiers with errors naming them', async () => {

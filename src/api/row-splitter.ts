@@ -187,11 +187,12 @@ export class RowSplitter {
   private rowMembers = 0;
   private readonly rawOn: boolean;
   /**
-   * The last batch's rows with one copy of their bytes (undefined when unusable) and, per row,
-   * flat [start, end, members] offsets into it; rawText() walks them in order from textAt.
+   * The last batch's rows with one copy of their bytes (undefined when unusable), the buffer
+   * offset the copy starts at, and the batch's rowBounds; rawText() walks them in order from textAt.
    */
   private textRows: Row[] = [];
   private textBytes: Buffer | undefined;
+  private textBase = 0;
   private textBounds: number[] = [];
   private textAt = 0;
 
@@ -219,7 +220,8 @@ export class RowSplitter {
     const members = this.textBounds[k + 2] as number;
     // Fewer members parsed than sent: a repeated name, which JSON.parse keeps once (the last).
     if (members < 0 || memberCount(row) !== members) return undefined;
-    return bytes.subarray(this.textBounds[k] as number, this.textBounds[k + 1] as number);
+    const base = this.textBase;
+    return bytes.subarray((this.textBounds[k] as number) - base, (this.textBounds[k + 1] as number) - base);
   }
 
   push(chunk: Uint8Array): void {
@@ -336,10 +338,7 @@ export class RowSplitter {
     const copy = Buffer.from(this.buf.subarray(start, end));
     // Invalid UTF-8 is replaced (U+FFFD) when decoded for JSON.parse; the raw bytes would differ.
     if (!isUtf8(copy)) return;
-    for (let k = 0; k < bounds.length; k += 3) {
-      bounds[k] = (bounds[k] as number) - start;
-      bounds[k + 1] = (bounds[k + 1] as number) - start;
-    }
+    this.textBase = start;
     this.textBounds = bounds;
     this.textBytes = copy;
   }
