@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import { isExactNumberLiteral, parseJsonNumber } from '../src/api/json-number.js';
 import { createRowExtractor, ExtractError, parseJsonLossless, type Row } from '../src/api/row-extractor.js';
-import { MAX_BATCH_BYTES } from '../src/api/row-splitter.js';
+import { MAX_BATCH_BYTES, RowSplitter } from '../src/api/row-splitter.js';
 
 /** Feeds `text` in chunks of `step` bytes; returns the rows, the envelope and the rows per take(). */
 function split(text: string, step: number): { rows: Row[]; envelope: Row; batches: number[] } {
@@ -221,15 +221,25 @@ describe('raw row text (the rawText option)', () => {
     expect(splitWithText(body, 5, { rawText: true }).rows).toEqual(split(body, 5).rows);
   });
 
-  test('invalid UTF-8 in a batch: no text (decoding replaced it), rows unchanged', () => {
-    const body = Buffer.concat([
-      Buffer.from('{"rows":[{"a":"'),
-      Buffer.from([0xff, 0xfe]),
-      Buffer.from('"},{"b":1}]}'),
-    ]);
-    const { rows, raw } = splitWithText(body, body.length, { rawText: true });
-    expect(rows).toEqual([{ a: '\ufffd\ufffd' }, { b: 1 }]);
-    expect(raw).toEqual([undefined, undefined]);
+  test('invalid UTF-8: no text for its row (decoding replaced it), rows unchanged', () => {
+    const good = Array.from({ length: 400 }, (_, i) => `{"i":${i},"s":"${'x'.repeat(200)}"}`);
+    for (const at of [0, 1, 250, 399]) {
+      const body = Buffer.concat([
+        Buffer.from(`{"rows":[${good.slice(0, at).join(',')}${at > 0 ? ',' : ''}{"a":"`),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from(`"}${at < 400 ? ',' : ''}${good.slice(at).join(',')}]}`),
+      ]);
+      for (const step of [body.length, 4096]) {
+        const { rows, raw } = splitWithText(body, step, { rawText: true });
+        expect(rows[at]).toEqual({ a: '\ufffd\ufffd' });
+        expect(rows.filter((_, k) => k !== at)).toEqual(good.map((t) => JSON.parse(t) as Row));
+        expect(raw[at]).toBeUndefined();
+        // Every text handed out is its row's.
+        raw.forEach((t, k) => {
+          if (t !== undefined) expect(JSON.parse(t), `row ${k}`).toEqual(rows[k]);
+        });
+      }
+    }
   });
 
   test('off by default', () => {
@@ -248,6 +258,125 @@ describe('raw row text (the rawText option)', () => {
     expect(ex.rawText(first[1] as Row)).toBeUndefined();
     expect(ex.rawText(second[1] as Row)?.toString()).toBe(row);
     expect(ex.rawText({ s: 'x'.repeat(1000) })).toBeUndefined(); // equal, but not a row it returned
+  });
+});
+
+describe('the quick path for compact bodies', () => {
+  /** Rows shaped like facts/full rows: hex keys, dates with colons and dashes, nulls, small integers. */
+  function factsLike(count: number, extra: (i: number) => Row = () => ({})): Row[] {
+    return Array.from({ length: count }, (_, i) => ({
+      fact_key: (i * 7919).toString(16).padStart(64, 'a1e9'),
+      period_key: `duration:2025-01-${String((i % 28) + 1).padStart(2, '0')}..2026-01-25`,
+      period_start: null,
+      period_end_year: 2025 + (i % 3),
+      scale: -2,
+      value_num: '2345546.35',
+      metric_label: 'Accounts Payable, Current',
+      is_consolidated: i % 2 === 0,
+      axis_types: i % 5 === 0 ? ['segment'] : [],
+      highlight: { frame: 'CY2026Q2I', fy: null },
+      ...extra(i),
+    }));
+  }
+
+  function run(body: string, step: number, opts: { rawText?: boolean } = {}) {
+    const bytes = Buffer.from(body, 'utf8');
+    const splitter = new RowSplitter(opts);
+    const rows: Row[] = [];
+    const raw: (string | undefined)[] = [];
+    const batches: number[] = [];
+    for (let i = 0; i < bytes.length; i += step) {
+      splitter.push(bytes.subarray(i, i + step));
+      for (let b = splitter.take(); b; b = splitter.take()) {
+        batches.push(b.length);
+        rows.push(...b);
+        raw.push(...b.map((r) => splitter.rawText(r)?.toString('utf8')));
+      }
+    }
+    return { rows, raw, batches, envelope: splitter.finish(), stats: splitter.stats };
+  }
+
+  test('compact rows come out of the quick path, equal to JSON.parse, with their text', () => {
+    const rows = factsLike(3000);
+    const body = JSON.stringify({ scope: 'company', rows, count: rows.length });
+    for (const step of [65536, 16384, 1000, body.length]) {
+      for (const rawText of [false, true]) {
+        const got = run(body, step, { rawText });
+        expect(got.rows, `step ${step}`).toEqual(rows);
+        expect(got.envelope).toEqual({ scope: 'company', count: rows.length });
+        // The scanner reads only the rows a chunk boundary cuts (and the first).
+        if (step >= 16384)
+          expect(got.stats.quickRows, `step ${step}`).toBeGreaterThan(got.stats.scannedRows * 5);
+        expect(Math.max(...got.batches) * 300).toBeLessThanOrEqual(MAX_BATCH_BYTES + 600);
+        if (rawText) expect(got.raw).toEqual(rows.map((r) => JSON.stringify(r)));
+      }
+    }
+  });
+
+  test('an inexact literal or an exponent in a batch sends that batch to the scanner', () => {
+    const rows = factsLike(2000, (i) =>
+      i === 700 ? { big: '12345678901234567890' } : i === 1500 ? { e: 25e-3, x: -0.5 } : {},
+    );
+    // The API sends it as a number literal; it arrives as its exact text.
+    const text = JSON.stringify({ rows }).replace(
+      '"big":"12345678901234567890"',
+      '"big":12345678901234567890',
+    );
+    expect(text).toContain('"big":12345678901234567890');
+    for (const rawText of [false, true]) {
+      const got = run(text, 65536, { rawText });
+      expect(got.rows[700]?.big).toBe('12345678901234567890');
+      expect(got.rows[1500]).toMatchObject({ e: 0.025, x: -0.5 });
+      expect(got.rows).toEqual(rows);
+      expect(got.stats.quickRows).toBeGreaterThan(1000);
+      expect(got.stats.scannedRows).toBeGreaterThan(100); // the two batches with those rows
+      if (rawText) {
+        expect(got.raw[700]).toBeUndefined();
+        expect(got.raw[1500]).toBe(JSON.stringify(rows[1500]));
+        expect(got.raw[0]).toBe(JSON.stringify(rows[0]));
+      }
+    }
+  });
+
+  test('row text: a `},{` inside a string, a repeated name, escapes, non-ASCII', () => {
+    const texts = factsLike(1500).map((r) => JSON.stringify(r));
+    texts[300] = texts[300]!.replace('"scale":-2', '"scale":-2,"note":"a},{b"');
+    texts[600] = texts[600]!.replace('"scale":-2', '"scale":-2,"scale":-3');
+    texts[900] = texts[900]!.replace('"scale":-2', '"scale":-2,"q":"say \\"hi\\""');
+    texts[1200] = texts[1200]!.replace('"scale":-2', '"scale":-2,"name":"Société"');
+    const body = `{"rows":[${texts.join(',')}]}`;
+    for (const step of [65536, 7000]) {
+      const got = run(body, step, { rawText: true });
+      expect(got.rows).toEqual(texts.map((t) => JSON.parse(t) as Row));
+      expect(got.rows[600]?.scale).toBe(-3);
+      expect(got.raw[600]).toBeUndefined();
+      const expected = texts.map((t, k) => (k === 600 ? undefined : t));
+      expect(got.raw).toEqual(expected);
+      expect(got.stats.quickRows).toBeGreaterThan(0);
+    }
+  });
+
+  test('a `},{` inside rows (arrays of objects) turns the quick path off; rows unchanged', () => {
+    const rows = Array.from({ length: 2000 }, (_, i) => ({ i, list: [{ a: i }, { b: 'x'.repeat(50) }] }));
+    const body = JSON.stringify({ rows });
+    for (const rawText of [false, true]) {
+      const got = run(body, 65536, { rawText });
+      expect(got.rows).toEqual(rows);
+      // A cut may land on a row boundary by chance; the first that does not turns the quick path off.
+      expect(got.stats.scannedRows).toBeGreaterThan(got.stats.quickRows);
+      if (rawText) expect(got.raw).toEqual(rows.map((r) => JSON.stringify(r)));
+    }
+  });
+
+  test('rows separated by whitespace are scanned in full batches, not one row at a time', () => {
+    const rows = factsLike(3000);
+    const body = `{"rows":[\n${rows.map((r) => JSON.stringify(r)).join(',\n')}\n]}`;
+    for (const step of [65536, 4096]) {
+      const got = run(body, step);
+      expect(got.rows).toEqual(rows);
+      expect(got.stats.quickRows).toBe(0);
+      expect(got.batches.length, `step ${step}`).toBeLessThan(rows.length / 5);
+    }
   });
 });
 
@@ -287,6 +416,10 @@ describe('bodies cut short or not envelopes', () => {
       '{"rows":[{"a":1},]}',
       '{"rows":[{"a":xyz}]}',
       '{"rows":[{"a":xyz',
+      '{"rows":[{"a":1},{"b":2},1,{"c":3}]}',
+      '{"rows":[{"a":1},{"b":2},[1],{"c":3}]}',
+      '{"rows":[{"a":1},{"b":2}}],{"c":3}]}',
+      '{"rows":[{"a":1},{"b":xyz},{"c":3}]}',
       '<html>busy</html>',
     ];
     for (const c of cases) {

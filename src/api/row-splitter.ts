@@ -6,10 +6,16 @@
  * wrapped in quotes before parsing, so it arrives as its exact text. Chosen by measurement over
  * stream-json's tokenizer (docs/decisions.md "## Client").
  *
+ * The quick path (takeQuick) skips the byte scan for compact bodies: it cuts a batch at the last
+ * `},{` in the buffer, checks with one anchored regular expression that every number literal
+ * in it is short enough to be exact, and lets JSON.parse prove the cut is a row boundary (a cut
+ * anywhere else leaves a string or an object open, which JSON.parse rejects). Anything it cannot
+ * prove is left to the scanner, so both paths give the same rows (docs/decisions.md).
+ *
  * Memory: the bytes of the row in progress (carried over to the next chunk), at most one batch of
  * MAX_BATCH_BYTES of row text and its parsed rows, and the envelope's bytes outside `rows`.
  */
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { ALWAYS_EXACT_CHARS, isExactNumberLiteral } from './json-number.js';
 
 const QUOTE = 0x22;
@@ -28,6 +34,29 @@ const NINE = 0x39;
 
 /** Row text parsed by one JSON.parse at most (a longer row is parsed alone). */
 export const MAX_BATCH_BYTES = 64 * 1024;
+
+/** Where two rows of a compact body meet. */
+const ROW_SEPARATOR = Buffer.from('},{');
+
+/**
+ * Matches a run of JSON tokens (strings, punctuation, whitespace, true/false/null) whose number
+ * literals all have at most ALWAYS_EXACT_CHARS characters and no exponent, so every one of them
+ * is exact (json-number.ts). Anchored and with alternatives that start with different characters
+ * and cannot split a token, so a failing text is given up in linear time.
+ */
+const EXACT_TOKENS =
+  /^(?:"[^"\\]*(?:\\.[^"\\]*)*"|[{}[\]:,]|[ \t\n\r]|(?=[-0-9.]{1,15}(?![-+0-9.eE]))-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?![0-9.eE])|true|false|null)*$/;
+
+/**
+ * EXACT_TOKENS for rows whose text is also what JSON.stringify writes for them: no whitespace, no
+ * escape (so every string is its value between quotes), integers of at most 15 digits as written by
+ * JavaScript (no `-0`, no fraction or exponent).
+ */
+const COMPACT_TOKENS =
+  /^(?:"[^"\\]*"|[{}[\]:,]|-?[1-9][0-9]{0,14}(?![0-9.eE])|0(?![0-9.eE])|true|false|null)*$/;
+
+/** textBounds marker: the row's text is checked by its length (compactLength), not a member count. */
+const BY_LENGTH = -2;
 
 export type Row = Record<string, unknown>;
 
@@ -67,6 +96,32 @@ function printsAsItself(b: Buffer, start: number, end: number, fractionOrExponen
   }
   const text = b.toString('latin1', start, end);
   return String(Number(text)) === text;
+}
+
+/**
+ * Length of JSON.stringify(value) for a value parsed from COMPACT_TOKENS text: strings without
+ * anything to escape, integers. A row's text is longer exactly when it repeats a member name.
+ */
+function compactLength(value: unknown): number {
+  if (typeof value === 'string') return value.length + 2;
+  if (typeof value === 'number') return String(value).length;
+  if (typeof value === 'boolean') return value ? 4 : 5;
+  if (value === null) return 4;
+  if (typeof value !== 'object') return -1; // not a JSON value: equal to no text's length
+  let n = 2;
+  let items = 0;
+  if (Array.isArray(value)) {
+    for (const v of value as unknown[]) {
+      n += compactLength(v);
+      items++;
+    }
+  } else {
+    for (const k in value) {
+      n += k.length + 3 + compactLength((value as Row)[k]);
+      items++;
+    }
+  }
+  return items > 0 ? n + items - 1 : n;
 }
 
 /** Object members of a parsed value, nested ones included. */
@@ -195,6 +250,12 @@ export class RowSplitter {
   private textBase = 0;
   private textBounds: number[] = [];
   private textAt = 0;
+  /** The quick path is tried (off for good once a cut it made was not a row boundary). */
+  private quick = true;
+  /** The scanner alone reads the buffer below this offset (text the quick path turned down). */
+  private scanUntil = 0;
+  private quickRows = 0;
+  private scannedRows = 0;
 
   constructor(opts: RowSplitterOptions = {}) {
     this.rawOn = opts.rawText === true;
@@ -219,9 +280,17 @@ export class RowSplitter {
     k *= 3;
     const members = this.textBounds[k + 2] as number;
     // Fewer members parsed than sent: a repeated name, which JSON.parse keeps once (the last).
-    if (members < 0 || memberCount(row) !== members) return undefined;
-    const base = this.textBase;
-    return bytes.subarray((this.textBounds[k] as number) - base, (this.textBounds[k + 1] as number) - base);
+    const start = (this.textBounds[k] as number) - this.textBase;
+    const end = (this.textBounds[k + 1] as number) - this.textBase;
+    if (members === BY_LENGTH) {
+      if (compactLength(row) !== end - start) return undefined;
+    } else if (members < 0 || memberCount(row) !== members) return undefined;
+    return bytes.subarray(start, end);
+  }
+
+  /** Rows returned so far by the quick path and by the byte scanner. */
+  get stats(): { quickRows: number; scannedRows: number } {
+    return { quickRows: this.quickRows, scannedRows: this.scannedRows };
   }
 
   push(chunk: Uint8Array): void {
@@ -263,6 +332,7 @@ export class RowSplitter {
       this.batchEnd -= keep;
     }
     if (this.envStart >= 0) this.envStart -= keep;
+    this.scanUntil = Math.max(0, this.scanUntil - keep);
     for (let k = 0; k < this.rowSpans.length; k++) this.rowSpans[k] = (this.rowSpans[k] as number) - keep;
     for (let k = 0; k < this.rowBounds.length; k += 3) {
       this.rowBounds[k] = (this.rowBounds[k] as number) - keep;
@@ -272,8 +342,105 @@ export class RowSplitter {
 
   /** Parses and returns the next batch of complete rows, or undefined when more bytes are needed. */
   take(): Row[] | undefined {
-    if (this.batchStart < 0 || this.batchEnd - this.batchStart < MAX_BATCH_BYTES) this.scan(false);
+    const betweenRows = this.phase === 'rows' && this.rowStart < 0 && !this.inString;
+    if (this.quick && this.batchStart < 0 && betweenRows && this.pos >= this.scanUntil) {
+      const rows = this.takeQuick();
+      if (rows !== undefined) return rows;
+    }
+    // While the quick path is on, the scanner stops after the row it completes, so the quick path
+    // takes over again at the next row boundary.
+    const oneRow = this.quick && this.pos >= this.scanUntil;
+    if (this.batchStart < 0 || this.batchEnd - this.batchStart < MAX_BATCH_BYTES) this.scan(false, oneRow);
+    if (oneRow && this.batchStart >= 0) {
+      // Bytes after the row that do not start the next one with `,{` (whitespace, pretty printing):
+      // the quick path finds no cut in this text, so the scanner reads the rest of the buffer.
+      const b = this.buf;
+      const after = this.batchEnd;
+      if (b.length - after >= 3 && !(b[after] === COMMA && b[after + 1] === LBRACE))
+        this.scanUntil = b.length;
+    }
     return this.parseBatch();
+  }
+
+  /**
+   * The quick path, between rows: the complete rows up to the last `},{` within MAX_BATCH_BYTES,
+   * parsed in one JSON.parse, or undefined to leave the bytes to the scanner. Sound because
+   * JSON.parse accepts `[` + text + `]` only when the text ends at a row boundary, and
+   * EXACT_TOKENS accepts it only when no literal needs quoting.
+   */
+  private takeQuick(): Row[] | undefined {
+    const b = this.buf;
+    const n = b.length;
+    let start = this.pos;
+    if (this.gap === 'row') {
+      if (b[start] !== COMMA) return undefined;
+      start++;
+    }
+    if (b[start] !== LBRACE) return undefined;
+    const limit = Math.min(n, start + MAX_BATCH_BYTES);
+    const sep = b.lastIndexOf(ROW_SEPARATOR, limit - ROW_SEPARATOR.length);
+    if (sep < start) {
+      // A row longer than a batch, or rows not separated by `},{`: the scanner's job.
+      if (n - start >= MAX_BATCH_BYTES) this.scanUntil = n;
+      return undefined;
+    }
+    const end = sep + 1;
+    const text = b.toString('utf8', start, end);
+    if (!(this.rawOn ? COMPACT_TOKENS : EXACT_TOKENS).test(text)) {
+      this.scanUntil = end;
+      return undefined;
+    }
+    let rows: Row[];
+    try {
+      rows = JSON.parse(`[${text}]`) as Row[];
+    } catch {
+      // The cut was inside a row (a nested `},{`) or the text is not JSON: the scanner finds out
+      // which and says so; rows like these would send every later batch the same way.
+      this.quick = false;
+      return undefined;
+    }
+    for (const row of rows) {
+      if (typeof row !== 'object' || row === null || Array.isArray(row)) {
+        this.quick = false; // the scanner reports it
+        return undefined;
+      }
+    }
+    if (this.rawOn && !this.keepCompactText(rows, start, end)) {
+      this.scanUntil = end;
+      return undefined;
+    }
+    this.pos = end;
+    this.gap = 'row';
+    this.quickRows += rows.length;
+    return rows;
+  }
+
+  /**
+   * rawText() for a quick batch of COMPACT_TOKENS text: each row's bounds are its `},{`
+   * separators, so there must be exactly one per row boundary (none inside a string). ASCII only,
+   * so a row's byte length is its text's length for compactLength. False to leave it to the scanner.
+   */
+  private keepCompactText(rows: Row[], start: number, end: number): boolean {
+    const b = this.buf;
+    const bytes = b.subarray(start, end);
+    if (!isAscii(bytes)) return false;
+    const bounds: number[] = [];
+    let at = start;
+    for (let k = 0; k < rows.length - 1; k++) {
+      const sep = b.indexOf(ROW_SEPARATOR, at);
+      if (sep < 0 || sep > end - ROW_SEPARATOR.length) return false;
+      bounds.push(at, sep + 1, BY_LENGTH);
+      at = sep + 2;
+    }
+    const extra = b.indexOf(ROW_SEPARATOR, at);
+    if (extra >= 0 && extra <= end - ROW_SEPARATOR.length) return false; // a `},{` inside a string
+    bounds.push(at, end, BY_LENGTH);
+    this.textRows = rows;
+    this.textAt = 0;
+    this.textBytes = Buffer.from(bytes);
+    this.textBase = start;
+    this.textBounds = bounds;
+    return true;
   }
 
   /** The input is over: returns the envelope fields without `rows`. Throws SplitError. */
@@ -324,6 +491,7 @@ export class RowSplitter {
       throw new SplitError('malformed', `invalid JSON: ${(err as Error).message}`);
     }
     if (this.rawOn) this.keepText(rows, start, end);
+    this.scannedRows += rows.length;
     return rows;
   }
 
@@ -383,9 +551,9 @@ export class RowSplitter {
 
   /**
    * Scans from pos. Stops at the end of the buffer (before a token the buffer may cut short, unless
-   * `final`) or once the batch reached MAX_BATCH_BYTES at a row's end.
+   * `final`) or once the batch reached MAX_BATCH_BYTES at a row's end (with `oneRow`: any row's end).
    */
-  private scan(final: boolean): void {
+  private scan(final: boolean, oneRow = false): void {
     const b = this.buf;
     const n = b.length;
     let i = this.pos;
@@ -467,7 +635,7 @@ export class RowSplitter {
             this.rowStart = -1;
             this.batchEnd = i + 1;
             this.gap = 'row';
-            if (this.batchEnd - this.batchStart >= MAX_BATCH_BYTES) {
+            if (oneRow || this.batchEnd - this.batchStart >= MAX_BATCH_BYTES) {
               i++;
               break;
             }
