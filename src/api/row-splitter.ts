@@ -55,6 +55,19 @@ const EXACT_TOKENS =
 const COMPACT_TOKENS =
   /^(?:"[^"\\]*"|[{}[\]:,]|-?[1-9][0-9]{0,14}(?![0-9.eE])|0(?![0-9.eE])|true|false|null)*$/;
 
+/**
+ * Whether `re` matches `text`. V8 throws a RangeError when a regular expression's backtracking
+ * outgrows its stack (~2.5M tokens for these, far beyond a 64 KiB batch); that text is the
+ * scanner's, like any other the quick path cannot prove.
+ */
+function tokensAllow(re: RegExp, text: string): boolean {
+  try {
+    return re.test(text);
+  } catch {
+    return false;
+  }
+}
+
 /** textBounds marker: the row's text is checked by its length (compactLength), not a member count. */
 const BY_LENGTH = -2;
 
@@ -385,8 +398,14 @@ export class RowSplitter {
       return undefined;
     }
     const end = sep + 1;
+    // Row text is only handed out for ASCII batches (keepCompactText): others go to the scanner
+    // before a JSON.parse is spent on them.
+    if (this.rawOn && !isAscii(b.subarray(start, end))) {
+      this.scanUntil = end;
+      return undefined;
+    }
     const text = b.toString('utf8', start, end);
-    if (!(this.rawOn ? COMPACT_TOKENS : EXACT_TOKENS).test(text)) {
+    if (!tokensAllow(this.rawOn ? COMPACT_TOKENS : EXACT_TOKENS, text)) {
       this.scanUntil = end;
       return undefined;
     }
@@ -416,14 +435,13 @@ export class RowSplitter {
   }
 
   /**
-   * rawText() for a quick batch of COMPACT_TOKENS text: each row's bounds are its `},{`
-   * separators, so there must be exactly one per row boundary (none inside a string). ASCII only,
-   * so a row's byte length is its text's length for compactLength. False to leave it to the scanner.
+   * rawText() for a quick batch of ASCII COMPACT_TOKENS text (a row's byte length is then its
+   * text's length, for compactLength): each row's bounds are its `},{` separators, so there must be
+   * exactly one per row boundary (none inside a string). False to leave it to the scanner.
    */
   private keepCompactText(rows: Row[], start: number, end: number): boolean {
     const b = this.buf;
     const bytes = b.subarray(start, end);
-    if (!isAscii(bytes)) return false;
     const bounds: number[] = [];
     let at = start;
     for (let k = 0; k < rows.length - 1; k++) {
