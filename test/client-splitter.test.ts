@@ -380,6 +380,107 @@ describe('the quick path for compact bodies', () => {
   });
 });
 
+describe('both paths against the whole-body parser, on generated bodies', () => {
+  /** mulberry32: a seeded generator, so a failure names the seed that reproduces it. */
+  function rng(seed: number): () => number {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  const PIECES = ['x', 'abc', '},{', ' , ', ':1e5', '12345678901234567890', '[{'];
+  const ODD_PIECES = ['"', '\\', 'é', '😀', '\n'];
+  const INTEGERS = ['0', '7', '-12', '2026', '123456789012345'];
+  const ODD_NUMBERS = [
+    '-0',
+    '1.5',
+    '1.50',
+    '1e3',
+    '-3E+2',
+    '0.1',
+    '12345678901234567890',
+    '9007199254740993',
+  ];
+  const MORE_ODD_NUMBERS = ['12345678.123456789', '1e400', '0.30000000000000004'];
+  const KEYS = ['fact_key', 'value', 'a', 'rows', 'k},{', 'list', 'n'];
+
+  /**
+   * JSON text of a value, sometimes spelled as JSON.stringify would not (escapes, literals, spaces).
+   * `compact`: only what the quick path's row text accepts (ASCII, no escape or space, integers),
+   * so that path is the one that runs, still with `},{` inside strings and repeated names.
+   */
+  function valueText(r: () => number, depth: number, compact: boolean): string {
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
+    const roll = r();
+    if (roll < 0.35) {
+      const pieces = compact ? PIECES : [...PIECES, ...ODD_PIECES];
+      let str = '';
+      const n = Math.floor(r() * 6);
+      for (let i = 0; i < n; i++) str += pick(pieces);
+      if (r() < 0.02) str += 'y'.repeat(70_000); // longer than a batch
+      const text = JSON.stringify(str);
+      return r() < 0.1 && !compact ? text.replace(/x/g, '\\u0078') : text;
+    }
+    if (roll < 0.6) return pick(compact ? INTEGERS : [...INTEGERS, ...ODD_NUMBERS, ...MORE_ODD_NUMBERS]);
+    if (roll < 0.75) return pick(['true', 'false', 'null']);
+    if (depth > 2) return 'null';
+    if (roll < 0.87) {
+      const items = Array.from({ length: Math.floor(r() * 4) }, () => valueText(r, depth + 1, compact));
+      return `[${items.join(r() < 0.1 && !compact ? ', ' : ',')}]`;
+    }
+    return objectText(r, depth + 1, compact);
+  }
+
+  function objectText(r: () => number, depth: number, compact: boolean): string {
+    const keys = compact ? KEYS : [...KEYS, 'é'];
+    const members: string[] = [];
+    for (let i = Math.floor(r() * 6); i > 0; i--) {
+      const key = keys[Math.floor(r() * keys.length)] as string; // repeats happen
+      const colon = r() < 0.05 && !compact ? ' : ' : ':';
+      members.push(`${JSON.stringify(key)}${colon}${valueText(r, depth, compact)}`);
+    }
+    return `{${members.join(',')}}`;
+  }
+
+  test('rows and envelopes equal parseJsonLossless; row text only where it says the same', () => {
+    for (let seed = 1; seed <= 60; seed++) {
+      const r = rng(seed);
+      const compact = seed % 2 === 0;
+      const rowTexts = Array.from({ length: 20 + Math.floor(r() * 300) }, () => objectText(r, 0, compact));
+      const sep = r() < 0.15 && !compact ? ',\n' : ',';
+      const body = `{"scope":"company","n":${valueText(r, 3, false)},"rows":[${rowTexts.join(sep)}],"after":${valueText(r, 3, false)}}`;
+      const whole = parseJsonLossless(body) as Row & { rows: Row[] };
+      const { rows: expected, ...envelope } = whole;
+      const step = [1 + Math.floor(r() * 50), 4096, 65536, body.length][Math.floor(r() * 4)] as number;
+      for (const rawText of [false, true]) {
+        const got = splitWithText(body, step, { rawText });
+        expect(got.rows, `seed ${seed} step ${step}`).toEqual(expected);
+        expect(got.envelope, `seed ${seed}`).toEqual(envelope);
+        got.raw.forEach((t, k) => {
+          if (t === undefined) return;
+          expect(t, `seed ${seed} row ${k}`).toBe(rowTexts[k]);
+          expect(JSON.parse(t), `seed ${seed} row ${k}`).toEqual(expected[k]);
+          // No repeated name either (JSON.parse would hide it): without escapes, the same length.
+          if (!t.includes('\\'))
+            expect(t.length, `seed ${seed} row ${k}`).toBe(JSON.stringify(expected[k]).length);
+        });
+        if (rawText) {
+          // A row spelled exactly as JSON.stringify writes it always gets its text.
+          expected.forEach((row, k) => {
+            if (JSON.stringify(row) === rowTexts[k])
+              expect(got.raw[k], `seed ${seed} row ${k}`).toBe(rowTexts[k]);
+          });
+        }
+      }
+    }
+  });
+});
+
 describe('bodies cut short or not envelopes', () => {
   const body = JSON.stringify({ scope: 'company', rows: tricky, count: 4 });
 
