@@ -15,6 +15,7 @@ import { jsonParser } from 'stream-json/core/parser.js';
 import { getManyValues, isMany, none } from 'stream-chain/core';
 import {
   decodeQuoting,
+  exactText,
   inexactLiterals,
   RowSplitter,
   SplitError,
@@ -141,7 +142,8 @@ export function createRowExtractor(opts: RowSplitterOptions = {}): RowExtractor 
  */
 export function parseJsonLossless(input: string | Buffer): unknown {
   const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
-  const text = decodeQuoting(bytes, 0, bytes.length, inexactLiterals(bytes));
+  // Most bodies need no quoting: one regexp over the text instead of the byte scan (row-splitter.ts).
+  const text = exactText(bytes) ?? decodeQuoting(bytes, 0, bytes.length, inexactLiterals(bytes));
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {

@@ -57,8 +57,8 @@ const COMPACT_TOKENS =
 
 /**
  * Whether `re` matches `text`. V8 throws a RangeError when a regular expression's backtracking
- * outgrows its stack (~2.5M tokens for these, far beyond a 64 KiB batch); that text is the
- * scanner's, like any other the quick path cannot prove.
+ * outgrows its stack (tens of MB of rows for these, far beyond a 64 KiB batch); such a text is
+ * left to the byte scan, like any other the token check cannot prove.
  */
 function tokensAllow(re: RegExp, text: string): boolean {
   try {
@@ -166,6 +166,22 @@ export function decodeQuoting(b: Buffer, start: number, end: number, spans: read
     at = e;
   }
   return out + b.toString('utf8', at, end);
+}
+
+/**
+ * Longest whole body the token check runs on. V8's regexp stack gave out between 40 and 60 MB of
+ * evidence rows; a denser text fails sooner, which tokensAllow turns into the byte scan.
+ */
+const MAX_TOKEN_CHECK_CHARS = 16 * 1024 * 1024;
+
+/**
+ * A whole JSON text when none of its number literals needs quoting (EXACT_TOKENS), so it can go to
+ * JSON.parse as is; undefined when one might, or the text is too long to check this way.
+ */
+export function exactText(b: Buffer): string | undefined {
+  if (b.length > MAX_TOKEN_CHECK_CHARS) return undefined;
+  const text = b.toString('utf8');
+  return tokensAllow(EXACT_TOKENS, text) ? text : undefined;
 }
 
 /**
