@@ -308,9 +308,10 @@ export class RowSplitter {
     this.textAt = k + 1;
     k *= 3;
     const members = this.textBounds[k + 2] as number;
-    // Fewer members parsed than sent: a repeated name, which JSON.parse keeps once (the last).
     const start = (this.textBounds[k] as number) - this.textBase;
     const end = (this.textBounds[k + 1] as number) - this.textBase;
+    // A repeated name, which JSON.parse keeps once (the last): the text is longer than the row
+    // serialised, or it has more members than the row parsed.
     if (members === BY_LENGTH) {
       if (compactLength(row) !== end - start) return undefined;
     } else if (members < 0 || memberCount(row) !== members) return undefined;
@@ -469,12 +470,20 @@ export class RowSplitter {
     const extra = b.indexOf(ROW_SEPARATOR, at);
     if (extra >= 0 && extra <= end - ROW_SEPARATOR.length) return false; // a `},{` inside a string
     bounds.push(at, end, BY_LENGTH);
+    this.holdText(rows, start, bounds, Buffer.from(bytes));
+    return true;
+  }
+
+  /**
+   * What rawText() answers from until the next batch: its rows, and a copy of their bytes starting
+   * at buffer offset `start` with each row's bounds (undefined: no row of the batch has text).
+   */
+  private holdText(rows: Row[], start: number, bounds: number[], copy: Buffer | undefined): void {
     this.textRows = rows;
     this.textAt = 0;
-    this.textBytes = Buffer.from(bytes);
     this.textBase = start;
     this.textBounds = bounds;
-    return true;
+    this.textBytes = copy;
   }
 
   /** The input is over: returns the envelope fields without `rows`. Throws SplitError. */
@@ -533,16 +542,9 @@ export class RowSplitter {
   private keepText(rows: Row[], start: number, end: number): void {
     const bounds = this.rowBounds;
     this.rowBounds = [];
-    this.textRows = rows;
-    this.textAt = 0;
-    this.textBytes = undefined;
-    if (bounds.length !== rows.length * 3) return;
-    const copy = Buffer.from(this.buf.subarray(start, end));
+    const copy = bounds.length === rows.length * 3 ? Buffer.from(this.buf.subarray(start, end)) : undefined;
     // Invalid UTF-8 is replaced (U+FFFD) when decoded for JSON.parse; the raw bytes would differ.
-    if (!isUtf8(copy)) return;
-    this.textBase = start;
-    this.textBounds = bounds;
-    this.textBytes = copy;
+    this.holdText(rows, start, bounds, copy !== undefined && isUtf8(copy) ? copy : undefined);
   }
 
   private copyEnvelope(upTo: number): void {
