@@ -41,6 +41,8 @@ const RSS_LIMIT_MB = 256;
 const PARTS_RSS_GOAL_MB = 200;
 const E2E_GOAL_RATIO = 1.5;
 const E2E_RUNS = 2;
+/** `output.publish_conversions` of the end-to-end runs: the default, and one range per core of the bench box. */
+const E2E_CONVERSIONS = [1, 2];
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'filings-export.mjs');
 
@@ -148,7 +150,7 @@ export async function run(): Promise<BenchResult[]> {
         FILINGS_EXPORT_OUT: outDir,
         LOG_LEVEL: 'info',
       };
-      results.push(await endToEnd(big.url, { ...env, FILINGS_EXPORT_PREFIX: `${prefix}e2e` }, outDir));
+      results.push(...(await endToEnd(big.url, { ...env, FILINGS_EXPORT_PREFIX: `${prefix}e2e` }, outDir)));
       for (const hog of [false, true]) {
         const config = benchConfig(big.url, redisUrl, outDir, `${prefix}big${hog ? 'hog' : ''}`);
         results.push(
@@ -158,6 +160,17 @@ export async function run(): Promise<BenchResult[]> {
             { hog, entry: 'build' },
           )),
         );
+      }
+      // Publishing memory with two conversions sharing the file (output.publish_conversions: 2).
+      {
+        const config = benchConfig(big.url, redisUrl, outDir, `${prefix}bigc2`);
+        const env2 = {
+          ...env,
+          FILINGS_EXPORT_PREFIX: `${prefix}bigc2`,
+          FILINGS_EXPORT_PUBLISH_CONVERSIONS: '2',
+        };
+        const rows = await workerExport(config, env2, { hog: false, entry: 'build', conversions: 2 });
+        results.push(...rows.filter((r) => r.name.startsWith('worker peak RSS publishing')));
       }
       // For reference: the same worker run from the TypeScript sources through tsx.
       const config = benchConfig(big.url, redisUrl, outDir, `${prefix}bigsrc`);
@@ -247,42 +260,63 @@ function phasesOf(stderr: string, startedAt: number): { staged: number; publishe
  * curl, run, curl (each run into its own root), median against median, so a burst of load on the
  * box weighs on both sides.
  */
-async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Promise<BenchResult> {
+async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Promise<BenchResult[]> {
   // Warm-up, not timed: the first request builds SYNBIG's source company in the emulator.
   await curlSeconds(url);
   const curls = [await curlSeconds(url)];
-  const runs: number[] = [];
-  const phases: { staged: number; published: number }[] = [];
-  let published = true;
+  const variants = E2E_CONVERSIONS.map((conversions) => ({
+    conversions,
+    runs: [] as number[],
+    phases: [] as { staged: number; published: number }[],
+    published: true,
+  }));
   for (let i = 0; i < E2E_RUNS; i++) {
-    const run = await cliSeconds(
-      ['run', '--tickers', 'SYNBIG', '--datasets', 'facts_full', '--formats', 'parquet', '--local', '--wait'],
-      {
-        ...env,
-        FILINGS_EXPORT_OUT: join(outDir, `e2e-${i}`),
-        FILINGS_EXPORT_PREFIX: `${env.FILINGS_EXPORT_PREFIX}${i}`,
-      },
-    );
-    runs.push(run.seconds);
-    phases.push(phasesOf(run.err, run.startedAt));
-    published &&= /"status":"published"/.test(run.out) && /"facts_full":1000000/.test(run.out);
+    // The variants in turn between two downloads, so a change of the box's speed hits both.
+    for (const v of variants) {
+      const tag = `${i}c${v.conversions}`;
+      const run = await cliSeconds(
+        [
+          'run',
+          '--tickers',
+          'SYNBIG',
+          '--datasets',
+          'facts_full',
+          '--formats',
+          'parquet',
+          '--local',
+          '--wait',
+        ],
+        {
+          ...env,
+          FILINGS_EXPORT_OUT: join(outDir, `e2e-${tag}`),
+          FILINGS_EXPORT_PREFIX: `${env.FILINGS_EXPORT_PREFIX}${tag}`,
+          FILINGS_EXPORT_PUBLISH_CONVERSIONS: String(v.conversions),
+        },
+      );
+      v.runs.push(run.seconds);
+      v.phases.push(phasesOf(run.err, run.startedAt));
+      v.published &&= /"status":"published"/.test(run.out) && /"facts_full":1000000/.test(run.out);
+    }
     curls.push(await curlSeconds(url));
   }
   const curl = median(curls.map((c) => c.seconds));
-  const ratio = median(runs) / curl;
-  return {
-    group: 'pipeline',
-    name: 'end to end SYNBIG 1,000,000 rows to published Parquet ÷ curl download',
-    value: ratio,
-    unit: 'ratio',
-    target: `<= ${E2E_GOAL_RATIO}x`,
-    ok: published && ratio <= E2E_GOAL_RATIO,
-    note:
-      `run --local --wait ${runs.map((r) => r.toFixed(1)).join(' / ')} s (${published ? 'published' : 'NOT published'}); ` +
-      `curl ${curls.map((c) => c.seconds.toFixed(1)).join(' / ')} s for ${((curls[0]?.bytes ?? NaN) / 1e9).toFixed(2)} GB; medians; ` +
-      `all staged at ${phases.map((p) => p.staged.toFixed(1)).join(' / ')} s, published at ${phases.map((p) => p.published.toFixed(1)).join(' / ')} s (log timestamps); ` +
-      `compiled entry (build/); filings-export run --tickers SYNBIG --datasets facts_full --local --wait`,
-  };
+  return variants.map((v) => {
+    const ratio = median(v.runs) / curl;
+    const setting = v.conversions === 1 ? 'defaults' : `output.publish_conversions: ${v.conversions}`;
+    return {
+      group: 'pipeline',
+      name: `end to end SYNBIG 1,000,000 rows to published Parquet ÷ curl download (${setting})`,
+      value: ratio,
+      unit: 'ratio',
+      target: `<= ${E2E_GOAL_RATIO}x`,
+      ok: v.published && ratio <= E2E_GOAL_RATIO,
+      note:
+        `run --local --wait ${v.runs.map((r) => r.toFixed(1)).join(' / ')} s (${v.published ? 'published' : 'NOT published'}); ` +
+        `curl ${curls.map((c) => c.seconds.toFixed(1)).join(' / ')} s for ${((curls[0]?.bytes ?? NaN) / 1e9).toFixed(2)} GB; medians; ` +
+        `all staged at ${v.phases.map((p) => p.staged.toFixed(1)).join(' / ')} s, published at ${v.phases.map((p) => p.published.toFixed(1)).join(' / ')} s (log timestamps); ` +
+        `compiled entry (build/); FILINGS_EXPORT_PUBLISH_CONVERSIONS=${v.conversions} filings-export run --tickers SYNBIG --datasets facts_full --local --wait`,
+    };
+  });
 }
 
 /** User + system CPU seconds of a process so far (Linux /proc/PID/stat, clock ticks of 1/100 s). */
@@ -301,7 +335,7 @@ function startCpuHog(): ChildProcess {
 async function workerExport(
   config: Config,
   env: NodeJS.ProcessEnv,
-  { hog, entry }: { hog: boolean; entry: 'build' | 'source' },
+  { hog, entry, conversions = 1 }: { hog: boolean; entry: 'build' | 'source'; conversions?: number },
 ): Promise<BenchResult[]> {
   const outDir = config.output.dir;
   // Two processes: the parts worker (fetch + stage) and the control worker (publish), so each
@@ -316,7 +350,7 @@ async function workerExport(
     apiKey: requireApiKey(config),
     processors: jobProcessors,
   });
-  const id = `bench-synbig-${entry}${hog ? '-hog' : ''}`;
+  const id = `bench-synbig-${entry}${hog ? '-hog' : ''}-c${conversions}`;
   try {
     const cpu0 = await cpuSeconds(partsWorker.pid ?? 0);
     const t0 = performance.now();
@@ -363,7 +397,7 @@ async function workerExport(
     if (!hog && entry === 'build') {
       out.push({
         group: 'pipeline',
-        name: `worker peak RSS publishing it (Parquet, the control worker)`,
+        name: `worker peak RSS publishing it (Parquet, the control worker${conversions > 1 ? `, ${conversions} conversions` : ''})`,
         value: Math.round(publishPeak),
         unit: 'MB',
         target: `< ${RSS_LIMIT_MB} MB`,

@@ -8,7 +8,9 @@
 import { mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/log.js';
 import { openDuck, type DuckSession } from '../src/output/duckdb.js';
 import { createPartWriter, publishSnapshot, readSchemaRegistry, type Manifest } from '../src/output/index.js';
 import { exactDecimal, syntheticFactRow } from './helpers/synthetic-rows.js';
@@ -603,6 +605,119 @@ describe('publishSnapshot: file sizing', () => {
     await unlink(join(root, '_snapshots', 's3', 'manifest.json'));
     const second = await publishSnapshot(opts);
     expect(second.files).toEqual(first.files);
+  });
+});
+
+describe('publishSnapshot: a big file converted in row ranges by several sessions', () => {
+  const BIG_ROWS = 40_000;
+  const big = factRows('BIG', '0000000001', BIG_ROWS);
+  const small = factRows('AAA', '0000000002', 30);
+
+  /**
+   * Stages the same parts under a fresh root and publishes them with `conversions`; `files` sets
+   * the target file size so that BIG's rows take about that many files (the writer's first guess
+   * is 0.6 output bytes per staged byte).
+   */
+  async function publishWith(conversions: number, extra: { files?: number; rows?: Row[] } = {}) {
+    const root = await newRoot();
+    const parts = [
+      await stage(root, 'rr', 'facts_full', 'AAA', small),
+      await stage(root, 'rr', 'facts_full', 'BIG', extra.rows ?? big),
+    ];
+    const bigBytes = parts[1]?.bytes ?? 0;
+    const lines: string[] = [];
+    const logger = createLogger({
+      level: 'debug',
+      pretty: false,
+      destination: new Writable({
+        write(chunk: Buffer, _enc, done) {
+          lines.push(chunk.toString());
+          done();
+        },
+      }),
+    });
+    const manifest = await publishSnapshot({
+      root,
+      snapshotId: 'rr',
+      snapshotDate: DATE,
+      formats: ['parquet', 'ndjson'],
+      parts,
+      rowGroupRows: 2048,
+      conversions,
+      logger,
+      ...(extra.files !== undefined ? { targetFileBytes: Math.floor((0.6 * bigBytes) / extra.files) } : {}),
+    });
+    const ranged = lines
+      .map((l) => JSON.parse(l) as { msg: string; ranges?: number })
+      .filter((l) => l.msg === 'file converted in row ranges');
+    // Rows in file order, file by file; the path differs per root, the file name does not.
+    const rows = await duck.all(
+      `SELECT parse_filename(filename) AS file, file_row_number AS rn, * EXCLUDE (filename, file_row_number) FROM read_parquet('${root}/facts_full/*/*/*.parquet', filename = true, file_row_number = true) ORDER BY file, rn`,
+    );
+    const groups = await duck.all(
+      `SELECT parse_filename(file_name) AS file, row_group_id, any_value(row_group_num_rows) AS n FROM parquet_metadata('${root}/facts_full/*/*/*.parquet') GROUP BY ALL ORDER BY ALL`,
+    );
+    return { manifest, rows, groups, ranged };
+  }
+
+  it('writes the rows and values one conversion writes, in as many row groups', async () => {
+    const one = await publishWith(1);
+    const three = await publishWith(3);
+    expect(one.ranged).toEqual([]);
+    expect(three.ranged.map((l) => l.ranges)).toEqual([3]);
+    expect(three.rows.length).toBe(big.length + small.length);
+    expect(three.rows).toEqual(one.rows);
+    // As many row groups per file. Their sizes may differ by a few rows: DuckDB closes a row group
+    // at the first whole chunk past the size, and chunks follow the parts a file is made of.
+    const perFile = (g: Record<string, unknown>[]) => g.map((r) => r.file);
+    expect(perFile(three.groups)).toEqual(perFile(one.groups));
+    const files = (m: Manifest) =>
+      m.files.map((f) => ({ name: f.path.split('/').pop(), format: f.format, rows: f.rows }));
+    expect(files(three.manifest)).toEqual(files(one.manifest));
+    // The NDJSON twin is written from the concatenated Parquet: byte for byte the same file.
+    const ndjson = (m: Manifest) => m.files.filter((f) => f.format === 'ndjson').map((f) => f.sha256);
+    expect(ndjson(three.manifest)).toEqual(ndjson(one.manifest));
+  });
+
+  it('converts each file of a company split across files in ranges, from the right row', async () => {
+    const one = await publishWith(1, { files: 2 });
+    const two = await publishWith(2, { files: 2 });
+    expect(one.manifest.files.filter((f) => f.format === 'parquet').length).toBeGreaterThanOrEqual(2);
+    expect(two.ranged.length).toBeGreaterThanOrEqual(1);
+    expect(two.rows).toEqual(one.rows);
+    expect(two.rows.filter((r) => r._requested_ticker === 'BIG').map((r) => r.fact_key)).toEqual(
+      big.map((r) => r.fact_key),
+    );
+  });
+
+  it('falls back to one tolerant conversion when a range meets a value that does not fit', async () => {
+    const BAD = 35_000; // in the last of three ranges
+    const rows = big.map((r, i) => (i === BAD ? { ...r, period_end: '2024-02-30' } : r));
+    const one = await publishWith(1, { rows });
+    const three = await publishWith(3, { rows });
+    expect(three.ranged).toEqual([]);
+    expect(three.manifest.warnings).toEqual(one.manifest.warnings);
+    expect(three.manifest.warnings.join('\n')).toMatch(/kept in _extra/);
+    expect(three.rows).toEqual(one.rows);
+    const bad = three.rows.find((r) => r._requested_ticker === 'BIG' && r.fact_key === rows[BAD]?.fact_key);
+    expect(bad?.period_end).toBeNull();
+    expect(JSON.parse(String(bad?._extra))).toMatchObject({ period_end: '2024-02-30' });
+  });
+
+  it('refuses a conversions count that is not a whole number from 1 to 64', async () => {
+    const root = await newRoot();
+    for (const conversions of [0, 1.5, 65]) {
+      await expect(
+        publishSnapshot({
+          root,
+          snapshotId: 'rr',
+          snapshotDate: DATE,
+          formats: ['parquet'],
+          parts: [],
+          conversions,
+        }),
+      ).rejects.toThrow(/conversions must be an integer from 1 to 64/);
+    }
   });
 });
 

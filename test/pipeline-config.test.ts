@@ -154,6 +154,22 @@ describe('config errors name the field and the source', () => {
     expect(e.message).toBe(`config.budget.pacing: must be even or burst (got "smooth") in ${p}`);
   });
 
+  it('output.publish_conversions: 1 by default, from a file or FILINGS_EXPORT_PUBLISH_CONVERSIONS, 1 to 64', async () => {
+    expect(loadConfig({ env: {}, cwd: dir }).output.publish_conversions).toBe(1);
+    const p = await file('conversions.yaml', 'output: { publish_conversions: 3 }\n');
+    expect(loadConfig({ env: { FILINGS_EXPORT_CONFIG: p } }).output.publish_conversions).toBe(3);
+    expect(
+      loadConfig({ env: { FILINGS_EXPORT_CONFIG: p, FILINGS_EXPORT_PUBLISH_CONVERSIONS: '2' } }).output
+        .publish_conversions,
+    ).toBe(2);
+    expect(
+      configError(() => loadConfig({ env: { FILINGS_EXPORT_PUBLISH_CONVERSIONS: '0' } })).message,
+    ).toMatch(/config\.output\.publish_conversions: .*in environment FILINGS_EXPORT_PUBLISH_CONVERSIONS/);
+    expect(
+      configError(() => loadConfig({ env: { FILINGS_EXPORT_PUBLISH_CONVERSIONS: '65' } })).message,
+    ).toMatch(/config\.output\.publish_conversions: must be at most 64/);
+  });
+
   it('wrong type from the environment', () => {
     const e = configError(() => loadConfig({ env: { FILINGS_EXPORT_CONCURRENCY: 'many' } }));
     expect(e.message).toBe(

@@ -102,6 +102,8 @@ export const configSchema = z.strictObject({
     publish_memory_mb: posInt.min(64, 'must be at least 64').nullable(),
     /** DuckDB threads while publishing; null = the output module's default. */
     publish_threads: posInt.max(64, 'must be at most 64').nullable(),
+    /** Concurrent conversions of one big output file (row ranges, concatenated); each adds memory. */
+    publish_conversions: posInt.max(64, 'must be at most 64'),
     /** Parquet row-group size in rows (publishing memory follows it); null = the output module's default. */
     row_group_rows: posInt
       .min(1024, 'must be at least 1024')

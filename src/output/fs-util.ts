@@ -1,6 +1,6 @@
 /** Durable file operations: a published file must survive a crash right after publishing. */
 import { createHash } from 'node:crypto';
-import { open, rename, writeFile, unlink } from 'node:fs/promises';
+import { open, rename, writeFile, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /** fsync a file (by path). */
@@ -67,34 +67,62 @@ export async function hashFile(path: string): Promise<{ sha256: string; bytes: n
   return { sha256: hash.digest('hex'), bytes };
 }
 
+/** A byte range of a file: [start, end), or to its end when `end` is undefined. */
+export interface FileRange {
+  path: string;
+  start?: number;
+  end?: number;
+}
+
 /**
  * Writes the concatenation of `paths` to `out` through one reused 1 MiB buffer (no garbage for the
  * GC while DuckDB runs next to it). Concatenated gzip files are one valid gzip file.
  */
 export async function concatFiles(paths: readonly string[], out: string): Promise<number> {
-  const buf = Buffer.allocUnsafe(HASH_CHUNK);
-  let bytes = 0;
+  return copyRanges(
+    paths.map((path) => ({ path })),
+    out,
+  );
+}
+
+/** Writes the given byte ranges, in order, to `out` (created or truncated); returns bytes written. */
+export async function copyRanges(ranges: readonly FileRange[], out: string): Promise<number> {
   const dst = await open(out, 'w');
   try {
-    for (const path of paths) {
-      const src = await open(path, 'r');
-      try {
-        for (;;) {
-          const { bytesRead } = await src.read(buf, 0, HASH_CHUNK, null);
-          if (bytesRead === 0) break;
-          let written = 0;
-          while (written < bytesRead) {
-            const w = await dst.write(buf, written, bytesRead - written);
-            written += w.bytesWritten;
-          }
-          bytes += bytesRead;
-        }
-      } finally {
-        await src.close();
-      }
-    }
+    return await appendRanges(dst, ranges);
   } finally {
     await dst.close();
+  }
+}
+
+/** Appends byte ranges to an open file at its current position, through one reused 1 MiB buffer. */
+export async function appendRanges(dst: FileHandle, ranges: readonly FileRange[]): Promise<number> {
+  const buf = Buffer.allocUnsafe(HASH_CHUNK);
+  let bytes = 0;
+  for (const range of ranges) {
+    const src = await open(range.path, 'r');
+    try {
+      let pos = range.start ?? 0;
+      const end = range.end ?? Infinity;
+      while (pos < end) {
+        const want = Math.min(HASH_CHUNK, end - pos);
+        const { bytesRead } = await src.read(buf, 0, want, pos);
+        if (bytesRead === 0) {
+          if (range.end !== undefined)
+            throw new Error(`${range.path} ended at byte ${pos}, before ${range.end}`);
+          break;
+        }
+        let written = 0;
+        while (written < bytesRead) {
+          const w = await dst.write(buf, written, bytesRead - written);
+          written += w.bytesWritten;
+        }
+        pos += bytesRead;
+        bytes += bytesRead;
+      }
+    } finally {
+      await src.close();
+    }
   }
   return bytes;
 }

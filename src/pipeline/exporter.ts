@@ -76,6 +76,7 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
             ? { publishThreads: config.output.publish_threads }
             : {}),
           ...(config.output.row_group_rows !== null ? { rowGroupRows: config.output.row_group_rows } : {}),
+          publishConversions: config.output.publish_conversions,
           openStorage: (root) => openStorage(root, { settings: s3Settings(config.output) }),
           ...(config.worker.tmp_dir !== null ? { tmpDir: config.worker.tmp_dir } : {}),
         })),

@@ -27,6 +27,8 @@ export interface OutputPortOptions {
   publishMemoryMb?: number;
   /** DuckDB threads while publishing. @defaultValue the output module's */
   publishThreads?: number;
+  /** Conversions sharing one big output file (row ranges on their own threads). @defaultValue 1 */
+  publishConversions?: number;
   /** Parquet row-group size in rows. @defaultValue the output module's (DEFAULT_ROW_GROUP_ROWS) */
   rowGroupRows?: number;
   /** Opens the storage of an `s3://` root (settings and credentials). Required for such roots. */
@@ -117,6 +119,7 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
           rateLimited429: req.rateLimited429,
         },
         ...(opts.rowGroupRows !== undefined ? { rowGroupRows: opts.rowGroupRows } : {}),
+        ...(opts.publishConversions !== undefined ? { conversions: opts.publishConversions } : {}),
         ...(req.incremental !== undefined ? { incremental: req.incremental } : {}),
         ...(req.changesAgainst !== undefined ? { changesAgainst: req.changesAgainst } : {}),
         duckdb: {
