@@ -4,10 +4,11 @@
  * cold (the emulator builds each company on first use) and warm; (2) end to end, SYNBIG (a
  * synthetic issuer with 1,000,000 fact rows) to a published Parquet snapshot with
  * `filings-export run --local --wait` against curl downloading the same body from the same
- * emulator in the same run, medians of interleaved runs (goal <= 1.5x); (3) the peak RSS (VmHWM)
+ * emulator in the same run, medians of interleaved runs (goal <= 1.5x), with the default
+ * settings and with `output.publish_conversions: 2` (row ranges on both cores); (3) the peak RSS (VmHWM)
  * and CPU of a separate `filings-export worker --only parts` process while it exports SYNBIG's
  * facts/full, alone and with a CPU-bound process sharing the cores (goal <= 200 MB), and of the
- * control worker publishing it. (2) and (3) run the compiled entry (build/, what `npm install`
+ * control worker publishing it (also with 2 conversions). (2) and (3) run the compiled entry (build/, what `npm install`
  * builds and the image runs); (3) also once from the sources through tsx, for reference.
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
