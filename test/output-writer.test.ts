@@ -263,6 +263,69 @@ describe('createPartWriter', () => {
   });
 });
 
+describe('createPartWriter: gzip members', () => {
+  it('records where each member starts; each decompresses alone to the rows from its start on', async () => {
+    const w = createPartWriter({
+      root,
+      snapshotId: 'snap-m',
+      dataset: 'facts_full',
+      ticker: 'MEMB',
+      lineage: { ...lineage('MEMB'), snapshotId: 'snap-m' },
+      chunkBytes: 4096,
+      memberBytes: 64 * 1024,
+    });
+    const rows = 3000;
+    for (let i = 0; i < rows; i++) {
+      // Received text for some rows, serialised for others: both paths count rows.
+      const row = syntheticFactRow(i, { cik: '0000000001', ticker: 'MEMB' });
+      const p = w.write(row, i % 3 === 0 ? new TextEncoder().encode(JSON.stringify(row)) : undefined);
+      if (p) await p;
+    }
+    const staged = await w.finish();
+    const path = join(root, staged.file);
+    const bytes = await readFile(path);
+    const all = gunzipSync(bytes)
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l !== '');
+    expect(all.length).toBe(rows);
+    const sidecar = await readFieldsSidecar(`${path.slice(0, -'.ndjson.gz'.length)}.fields.json`);
+    const members = sidecar?.members ?? [];
+    expect(members.length).toBeGreaterThan(10);
+    expect(members[members.length - 1]!.offset).toBeLessThan(bytes.length);
+    for (const m of members) {
+      // A member starts with the gzip magic, and from there on the file is the rows from m.row.
+      expect([...bytes.subarray(m.offset, m.offset + 3)]).toEqual([0x1f, 0x8b, 0x08]);
+      const tail = gunzipSync(bytes.subarray(m.offset))
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== '');
+      expect(tail.length).toBe(rows - m.row);
+      expect(tail[0]).toBe(all[m.row]);
+    }
+    // The whole file is still one gzip stream to every reader, and hashes as reported.
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(staged.sha256);
+    expect(staged.bytes).toBe(bytes.length);
+  });
+
+  it('writes one member, and no member starts, for a part under a member', async () => {
+    const w = createPartWriter({
+      root,
+      snapshotId: 'snap-m',
+      dataset: 'facts_full',
+      ticker: 'ONE',
+      lineage: { ...lineage('ONE'), snapshotId: 'snap-m' },
+    });
+    for (let i = 0; i < 50; i++) await w.write(syntheticFactRow(i, { cik: '0000000002', ticker: 'ONE' }));
+    const staged = await w.finish();
+    const path = join(root, staged.file);
+    expect((await readFieldsSidecar(`${path.slice(0, -'.ndjson.gz'.length)}.fields.json`))?.members).toEqual(
+      [],
+    );
+    expect((await readLines(path)).length).toBe(50);
+  });
+});
+
 describe('file planning', () => {
   const parts: PlannedPart[] = [
     { path: 'a', rows: 10, bytes: 100 },

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuck, type DuckSession } from '../src/output/duckdb.js';
-import { rowRanges } from '../src/output/dataset-writer.js';
+import { memberCut, rowRanges } from '../src/output/dataset-writer.js';
 import { concatParquet } from '../src/output/parquet-concat.js';
 import { decodeStruct, encodeStruct, TType, type TStruct } from '../src/output/thrift-compact.js';
 
@@ -269,10 +269,56 @@ describe('rowRanges', () => {
     }
   });
 
+  it('cuts equal ranges when skipping costs nothing (gzip members to start from)', () => {
+    expect(rowRanges(0, 30_000, 3, 2048, 0)).toEqual([
+      { skip: 0, take: 10_240 },
+      { skip: 10_240, take: 10_240 },
+      { skip: 20_480, take: 9520 },
+    ]);
+  });
+
   it('keeps one range when the file is under four row groups per range, or one way is asked', () => {
     expect(rowRanges(0, 7 * 2048, 4, 2048)).toEqual([{ skip: 0, take: 7 * 2048 }]);
     expect(rowRanges(0, 8 * 2048, 1, 2048)).toEqual([{ skip: 0, take: 8 * 2048 }]);
     expect(rowRanges(3, 0, 2, 2048)).toEqual([{ skip: 3, take: 0 }]);
     expect(rowRanges(0, 8 * 2048, 3, 2048)).toHaveLength(2);
+  });
+});
+
+describe('memberCut', () => {
+  const members = [
+    { row: 100, offset: 1000 },
+    { row: 200, offset: 2100 },
+    { row: 300, offset: 3300 },
+  ];
+  it('takes the bytes from the member a range starts in to the first member past its end', () => {
+    expect(memberCut(members, { skip: 150, take: 100 }, 400)).toEqual({
+      offset: 1000,
+      end: 3300,
+      row: 100,
+      rows: 200,
+    });
+    expect(memberCut(members, { skip: 200, take: 100 }, 400)).toEqual({
+      offset: 2100,
+      end: 3300,
+      row: 200,
+      rows: 100,
+    });
+    expect(memberCut(members, { skip: 310, take: 90 }, 400)).toEqual({
+      offset: 3300,
+      end: undefined,
+      row: 300,
+      rows: 100,
+    });
+    expect(memberCut(members, { skip: 0, take: 120 }, 400)).toEqual({
+      offset: 0,
+      end: 2100,
+      row: 0,
+      rows: 200,
+    });
+  });
+  it('is undefined for the whole file: no members, or a range over all of them', () => {
+    expect(memberCut([], { skip: 150, take: 100 }, 400)).toBeUndefined();
+    expect(memberCut(members, { skip: 50, take: 350 }, 400)).toBeUndefined();
   });
 });

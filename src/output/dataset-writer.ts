@@ -18,7 +18,7 @@ import {
 } from './convert-sql.js';
 import { sqlString, type DuckSession } from './duckdb.js';
 import { nextSlice, type Cursor, type PlannedPart } from './file-plan.js';
-import { concatFiles, fsyncFile, hashFile } from './fs-util.js';
+import { concatFiles, copyRanges, fsyncFile, hashFile } from './fs-util.js';
 import { dataFileName } from './paths.js';
 import { concatParquet } from './parquet-concat.js';
 import { hasPeriodEnd, type DatasetSchema } from '../datasets/index.js';
@@ -83,6 +83,7 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
   let outputSoFar = 0;
   let cursor: Cursor = { part: 0, row: 0 };
   const lineChars = new Map(o.parts.map((p) => [p.path, p.maxLineChars]));
+  const memberStarts = new Map(o.parts.map((p) => [p.path, p.members ?? []]));
   let rows = 0;
 
   for (let index = 0; ; index++) {
@@ -116,14 +117,36 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
       return `COPY (${convertSelect(sel, from)}) TO ${sqlString(to)} (FORMAT parquet, COMPRESSION ${o.compression}, ROW_GROUP_SIZE ${o.rowGroupRows})`;
     };
     const sessions = [o.duck, ...(o.rangeDucks ?? [])];
-    const ranges = rowRanges(slice.skip, slice.take, sessions.length, o.rowGroupRows);
+    // One staged part with recorded gzip members: a range reads from the member it starts in.
+    const members = slice.files.length === 1 ? (memberStarts.get(input) ?? []) : [];
+    const ranges = rowRanges(
+      slice.skip,
+      slice.take,
+      sessions.length,
+      o.rowGroupRows,
+      members.length > 0 ? 0 : SKIP_COST,
+    );
     const rangePaths = ranges.length > 1 ? ranges.map((_, i) => `${parquetPath}.range-${i}`) : [];
+    const scratch: string[] = [];
+    const sourceOf = async (r: { skip: number; take: number }, i: number): Promise<ConvertSource> => {
+      const cut = memberCut(members, r, slice.total);
+      if (cut === undefined) return { ...source, ...r };
+      const file = join(o.scratchDir, `range-${index}-${i}.ndjson.gz`);
+      await mkdir(o.scratchDir, { recursive: true });
+      scratch.push(file);
+      await copyRanges(
+        [{ path: input, start: cut.offset, ...(cut.end === undefined ? {} : { end: cut.end }) }],
+        file,
+      );
+      return { ...source, file, skip: r.skip - cut.row, take: r.take, total: cut.rows };
+    };
     try {
       try {
-        if (ranges.length === 1) await o.duck.run(copy('strict', source, parquetPath));
+        const sources = await Promise.all(ranges.map(sourceOf));
+        if (ranges.length === 1) await o.duck.run(copy('strict', sources[0]!, parquetPath));
         else {
           const runs = await Promise.allSettled(
-            ranges.map((r, i) => sessions[i]!.run(copy('strict', { ...source, ...r }, rangePaths[i]!))),
+            ranges.map((_, i) => sessions[i]!.run(copy('strict', sources[i]!, rangePaths[i]!))),
           );
           const failed = runs.find((r) => r.status === 'rejected');
           if (failed !== undefined) throw failed.reason;
@@ -154,7 +177,7 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
       }
     } finally {
       if (input !== slice.files[0]) await rm(input, { force: true });
-      for (const p of rangePaths) await rm(p, { force: true });
+      for (const p of [...rangePaths, ...scratch]) await rm(p, { force: true });
     }
 
     const stats = await o.duck.all(
@@ -223,23 +246,50 @@ export function rowRanges(
   take: number,
   ways: number,
   rowGroupRows: number,
+  skipCost = SKIP_COST,
 ): { skip: number; take: number }[] {
   const unit = Math.ceil(rowGroupRows / DUCKDB_VECTOR_ROWS) * DUCKDB_VECTOR_ROWS;
   const groups = Math.ceil(take / unit);
   const n = Math.max(1, Math.min(ways, Math.floor(groups / MIN_RANGE_ROW_GROUPS)));
   // Range i costs SKIP_COST × (rows before it) + its rows; equal costs put boundary i at
   // groups × (1 − keep^i) / (1 − keep^n), keep = 1 − SKIP_COST.
-  const keep = 1 - SKIP_COST;
+  const keep = 1 - skipCost;
   const ranges: { skip: number; take: number }[] = [];
   let prev = 0;
   for (let i = 1; i <= n; i++) {
-    const ideal = Math.round((groups * (1 - keep ** i)) / (1 - keep ** n));
+    const share = keep === 1 ? i / n : (1 - keep ** i) / (1 - keep ** n);
+    const ideal = Math.round(groups * share);
     const at = i === n ? groups : Math.min(groups - (n - i), Math.max(prev + 1, ideal));
     const from = prev * unit;
     ranges.push({ skip: skip + from, take: Math.min(at * unit, take) - from });
     prev = at;
   }
   return ranges;
+}
+
+/**
+ * The bytes of a staged file that hold a row range: from the gzip member the range starts in to
+ * the first member past its end. `row` is the first row of those bytes, `rows` how many they hold.
+ * Undefined when that is the whole file (no members recorded, or the range spans them all).
+ */
+export function memberCut(
+  members: readonly { row: number; offset: number }[],
+  r: { skip: number; take: number },
+  total: number,
+): { offset: number; end: number | undefined; row: number; rows: number } | undefined {
+  let start = { row: 0, offset: 0 };
+  for (const m of members) {
+    if (m.row > r.skip) break;
+    start = m;
+  }
+  const after = members.find((m) => m.row >= r.skip + r.take);
+  if (start.offset === 0 && after === undefined) return undefined;
+  return {
+    offset: start.offset,
+    end: after?.offset,
+    row: start.row,
+    rows: (after?.row ?? total) - start.row,
+  };
 }
 
 /** The line reader's limit for a slice: the longest line of its staged files (unknown → the safe default). */

@@ -13,6 +13,8 @@ export interface PlannedPart {
   bytes: number;
   /** Longest staged line in UTF-16 code units; undefined when unknown. */
   maxLineChars?: number | undefined;
+  /** Where the staged file's gzip members after the first start: row and byte offset. */
+  members?: readonly { row: number; offset: number }[] | undefined;
 }
 
 export interface Cursor {

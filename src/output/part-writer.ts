@@ -42,6 +42,13 @@ export interface PartWriterOptions {
   gzipLevel?: number;
   /** Serialised bytes buffered before one gzip write. @defaultValue 262144 */
   chunkBytes?: number;
+  /**
+   * Uncompressed bytes per gzip member. The file is one gzip stream to any reader (members
+   * concatenate); the sidecar records where each member starts and at which row, so publishing
+   * can convert a row range from its own bytes instead of decompressing everything before it.
+   * @defaultValue 8388608 (8 MiB: ~8,000 facts rows, ~0.8 MB compressed)
+   */
+  memberBytes?: number;
 }
 
 /** What finish() reports: the staged file relative to the root, its rows, bytes and sha256. */
@@ -91,7 +98,21 @@ class NdjsonPartWriter implements PartWriter {
   private readonly suffixBytes: Buffer;
   private readonly chunkBytes: number;
   private readonly tracker = new FieldTracker();
-  private readonly gzip: Gzip;
+  /** The member being written; members after the first wait in `queued` for their turn. */
+  private gzip: Gzip;
+  private readonly gzipOptions: ZlibOptions & TransformOptions;
+  private readonly tap: Transform;
+  private readonly queued: Gzip[] = [];
+  private readonly memberBytes: number;
+  /** Uncompressed bytes written to the current member. */
+  private memberIn = 0;
+  /** Compressed bytes of each finished member, in order. */
+  private readonly memberSizes: number[] = [];
+  /** First row of each member after the first. */
+  private readonly memberRows: number[] = [];
+  /** Rows whose lines went to gzip; `bufRows` are in `buf`. */
+  private flushedRows = 0;
+  private bufRows = 0;
   private readonly done: Promise<void>;
   private readonly hash = createHash('sha256');
   private bytes = 0;
@@ -147,18 +168,61 @@ class NdjsonPartWriter implements PartWriter {
       chunkSize: 64 * 1024,
       writableHighWaterMark: HIGH_WATER_MARK,
     };
-    this.gzip = createGzip(gzipOptions);
-    const tap = new Transform({
+    this.gzipOptions = gzipOptions;
+    this.memberBytes = opts.memberBytes ?? 8 * 1024 * 1024;
+    this.tap = new Transform({
       transform: (chunk: Buffer, _enc, cb) => {
         this.hash.update(chunk);
         this.bytes += chunk.length;
         cb(null, chunk);
       },
     });
-    this.done = pipeline(this.gzip, tap, createWriteStream(this.tmpPath));
+    this.done = pipeline(this.tap, createWriteStream(this.tmpPath));
     this.done.catch((err: unknown) => {
       this.failure ??= localFault(`staging ${this.tmpPath} failed`, err);
     });
+    this.gzip = this.newMember();
+    this.forward(this.gzip);
+  }
+
+  private newMember(): Gzip {
+    const g = createGzip(this.gzipOptions);
+    g.on('error', (err: unknown) => {
+      this.failure ??= localFault(`staging ${this.tmpPath} failed`, err);
+      this.tap.destroy(this.failure);
+    });
+    return g;
+  }
+
+  /**
+   * Sends one member's output to the file, then the next queued member's: members must not
+   * interleave. A queued member buffers its output (and applies backpressure) until its turn.
+   */
+  private forward(g: Gzip): void {
+    let size = 0;
+    g.on('data', (c: Buffer) => {
+      size += c.length;
+      if (!this.tap.write(c)) {
+        g.pause();
+        this.tap.once('drain', () => g.resume());
+      }
+    });
+    g.once('end', () => {
+      this.memberSizes.push(size);
+      const next = this.queued.shift();
+      if (next !== undefined) this.forward(next);
+      else if (this.state !== 'open') this.tap.end();
+    });
+  }
+
+  /** Ends the current member and starts the next at the next row to be flushed. */
+  private nextMember(): void {
+    const prev = this.gzip;
+    this.gzip = this.newMember();
+    this.memberRows.push(this.flushedRows);
+    this.memberIn = 0;
+    this.queued.push(this.gzip);
+    prev.end();
   }
 
   get rows(): number {
@@ -207,6 +271,7 @@ class NdjsonPartWriter implements PartWriter {
 
   /** Encodes a line at `used`: a serialised one as is, a received row with the lineage suffix for its `}`. */
   private put(line: Line): void {
+    this.bufRows++;
     if (typeof line === 'string') {
       this.used += this.buf.write(line, this.used);
       return;
@@ -231,6 +296,11 @@ class NdjsonPartWriter implements PartWriter {
     // The stream keeps the chunk until zlib has read it: the next lines go to a fresh buffer.
     this.buf = Buffer.allocUnsafe(this.chunkBytes);
     this.used = 0;
+    // Chunks hold whole lines, so a member starts at a row.
+    if (this.memberIn >= this.memberBytes) this.nextMember();
+    this.memberIn += chunk.length;
+    this.flushedRows += this.bufRows;
+    this.bufRows = 0;
     if (this.gzip.write(chunk)) return;
     return new Promise<void>((resolve, reject) => {
       const onDrain = (): void => {
@@ -252,9 +322,16 @@ class NdjsonPartWriter implements PartWriter {
     this.state = 'finishing';
     try {
       if (this.failure) throw this.failure;
-      this.gzip.end(this.buf.subarray(0, this.used));
+      const last = this.buf.subarray(0, this.used);
+      if (this.memberIn >= this.memberBytes && last.length > 0) this.nextMember();
+      this.flushedRows += this.bufRows;
+      this.bufRows = 0;
       this.used = 0;
+      // The last member's end ends the file (forward()), once every member before it is written.
+      this.gzip.end(last);
       await this.done;
+      if (this.memberSizes.length !== this.memberRows.length + 1)
+        throw new OutputError('OUTPUT_FAILED', `staging ${this.rel}: a gzip member was not written`);
       await fsyncFile(this.tmpPath);
       const sha256 = this.hash.digest('hex');
       const fields = this.tracker.snapshot();
@@ -265,6 +342,7 @@ class NdjsonPartWriter implements PartWriter {
         sha256,
         fields,
         maxLineChars: this.maxLineChars,
+        members: this.memberStarts(),
       });
       await rename(this.tmpPath, this.finalPath);
       await fsyncDir(dirname(this.finalPath));
@@ -281,6 +359,17 @@ class NdjsonPartWriter implements PartWriter {
     }
   }
 
+  /** Where each member after the first starts: its first row and its byte offset in the file. */
+  private memberStarts(): { row: number; offset: number }[] {
+    const out: { row: number; offset: number }[] = [];
+    let offset = 0;
+    for (let i = 0; i < this.memberRows.length; i++) {
+      offset += this.memberSizes[i] ?? 0;
+      out.push({ row: this.memberRows[i] ?? 0, offset });
+    }
+    return out;
+  }
+
   async abort(): Promise<void> {
     if (this.state === 'finished' || this.state === 'aborted') return;
     this.state = 'aborted';
@@ -289,6 +378,8 @@ class NdjsonPartWriter implements PartWriter {
 
   private async discard(): Promise<void> {
     this.gzip.destroy();
+    for (const g of this.queued) g.destroy();
+    this.tap.destroy();
     await this.done.catch(() => undefined);
     await unlink(this.tmpPath).catch(() => undefined);
   }

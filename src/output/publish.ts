@@ -249,6 +249,7 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
           rows: c.rows,
           bytes: c.bytes,
           maxLineChars: c.maxLineChars,
+          members: c.members,
         })),
         formats,
         dir,

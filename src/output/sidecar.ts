@@ -15,6 +15,16 @@ export interface FieldsSidecar {
   fields: FieldKinds;
   /** Longest line in UTF-16 code units, newline included (absent in sidecars of older writers). */
   maxLineChars?: number;
+  /**
+   * Where each gzip member after the first starts: its first row and byte offset, both increasing
+   * (absent in sidecars of older writers, whose files are one member).
+   */
+  members?: MemberStart[];
+}
+
+export interface MemberStart {
+  row: number;
+  offset: number;
 }
 
 interface SidecarJson {
@@ -23,6 +33,8 @@ interface SidecarJson {
   sha256: string;
   fields: { name: string; kinds: string[] }[];
   max_line_chars?: number;
+  /** [row, offset] pairs. */
+  members?: [number, number][];
 }
 
 export async function writeFieldsSidecar(path: string, s: FieldsSidecar): Promise<void> {
@@ -32,6 +44,7 @@ export async function writeFieldsSidecar(path: string, s: FieldsSidecar): Promis
     sha256: s.sha256,
     fields: s.fields.names.map((name, i) => ({ name, kinds: kindsToNames(s.fields.kinds[i] ?? 0) })),
     ...(s.maxLineChars === undefined ? {} : { max_line_chars: s.maxLineChars }),
+    ...(s.members === undefined ? {} : { members: s.members.map((m) => [m.row, m.offset]) }),
   };
   await writeFileAtomic(path, `${JSON.stringify(json)}\n`);
 }
@@ -54,10 +67,29 @@ export async function readFieldsSidecar(path: string): Promise<FieldsSidecar | u
       ...(Number.isSafeInteger(j.max_line_chars) && (j.max_line_chars ?? -1) >= 0
         ? { maxLineChars: j.max_line_chars }
         : {}),
+      ...memberStartsOf(j.members),
     };
   } catch {
     return undefined;
   }
+}
+
+/** Member starts as written, or none when they are not increasing pairs of whole numbers. */
+function memberStartsOf(raw: unknown): { members?: MemberStart[] } {
+  if (!Array.isArray(raw)) return {};
+  const members: MemberStart[] = [];
+  let row = 0;
+  let offset = 0;
+  for (const m of raw) {
+    if (!Array.isArray(m) || m.length !== 2) return {};
+    const [r, o] = m as unknown[];
+    if (!Number.isSafeInteger(r) || !Number.isSafeInteger(o)) return {};
+    if ((r as number) < row || (o as number) <= offset) return {};
+    members.push({ row: r as number, offset: o as number });
+    row = r as number;
+    offset = o as number;
+  }
+  return { members };
 }
 
 /**

@@ -9,7 +9,7 @@ import type { PartPointer } from '../types.js';
 import type { FieldKinds } from './field-kinds.js';
 import { hashFile } from './fs-util.js';
 import { fieldsSidecarPath } from './paths.js';
-import { readFieldsSidecar, scanFieldKinds } from './sidecar.js';
+import { readFieldsSidecar, scanFieldKinds, type MemberStart } from './sidecar.js';
 
 export interface CheckedPart {
   pointer: PartPointer;
@@ -20,6 +20,8 @@ export interface CheckedPart {
   fields: FieldKinds;
   /** Longest line in UTF-16 code units; undefined when the sidecar predates the field. */
   maxLineChars: number | undefined;
+  /** Where gzip members after the first start (from this file's own sidecar); none when unknown. */
+  members: MemberStart[];
 }
 
 export interface CheckOptions {
@@ -72,10 +74,13 @@ export async function checkStagedPart(
   let rows: number;
   let fields: FieldKinds;
   let maxLineChars: number | undefined;
+  let members: MemberStart[] = [];
   if (sidecar !== undefined && (pointer.sha256 === undefined || sidecar.sha256 === pointer.sha256)) {
     rows = sidecar.rows;
     fields = sidecar.fields;
     maxLineChars = sidecar.maxLineChars;
+    // Trusted only for the very file it describes, and only inside it.
+    members = (sidecar.members ?? []).filter((m) => m.row < rows && m.offset < size);
   } else {
     // No sidecar of this very file (another attempt's, or none): read the rows themselves.
     const scanned = await scanFieldKinds(path);
@@ -89,5 +94,5 @@ export async function checkStagedPart(
       `part ${label}: staged file ${pointer.file} holds ${rows} rows, its pointer says ${pointer.rows}`,
     );
   }
-  return { pointer, path, rows, bytes: size, fields, maxLineChars };
+  return { pointer, path, rows, bytes: size, fields, maxLineChars, members };
 }
