@@ -1,26 +1,20 @@
 /**
  * Builds the output files of one dataset of a snapshot from its staged parts: typed Parquet (zstd,
  * row groups of a set size) and/or gzip NDJSON with the same rows, sized by file-plan.ts, in a
- * build folder that publish.ts renames into the Hive layout when every file is complete.
+ * build folder that publish.ts renames into the Hive layout when every file is complete. Each
+ * file is converted by convert-file.ts.
  */
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
 import { coerceError, OutputError } from '../errors.js';
 import type { DatasetName, OutputFormat } from '../types.js';
-import {
-  convertSelect,
-  maxLineBytesFor,
-  ndjsonSelect,
-  type ConvertInput,
-  type ConvertMode,
-  type ConvertSource,
-} from './convert-sql.js';
+import { maxLineBytesFor, ndjsonSelect, type ConvertSource } from './convert-sql.js';
+import { convertFile } from './convert-file.js';
 import { sqlString, type DuckSession } from './duckdb.js';
 import { nextSlice, type Cursor, type PlannedPart } from './file-plan.js';
-import { concatFiles, copyRanges, fsyncFile, hashFile } from './fs-util.js';
+import { concatFiles, fsyncFile, hashFile } from './fs-util.js';
 import { dataFileName } from './paths.js';
-import { concatParquet } from './parquet-concat.js';
 import { hasPeriodEnd, type DatasetSchema } from '../datasets/index.js';
 
 export interface DatasetWriteOptions {
@@ -106,78 +100,32 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
       total: slice.total,
       maxLineBytes: maxLineBytesOf(lineChars, slice.files),
     };
-    const copy = (mode: ConvertMode, from: ConvertSource, to: string): string => {
-      const sel: ConvertInput = {
-        schema: o.schema,
-        kinds: o.kinds,
-        extraFields: o.extraFields,
-        mode,
-        snapshotId: o.snapshotId,
-      };
-      return `COPY (${convertSelect(sel, from)}) TO ${sqlString(to)} (FORMAT parquet, COMPRESSION ${o.compression}, ROW_GROUP_SIZE ${o.rowGroupRows})`;
-    };
-    const sessions = [o.duck, ...(o.rangeDucks ?? [])];
-    // One staged part with recorded gzip members: a range reads from the member it starts in.
-    const members = slice.files.length === 1 ? (memberStarts.get(input) ?? []) : [];
-    const ranges = rowRanges(
-      slice.skip,
-      slice.take,
-      sessions.length,
-      o.rowGroupRows,
-      members.length > 0 ? 0 : SKIP_COST,
-    );
-    const rangePaths = ranges.length > 1 ? ranges.map((_, i) => `${parquetPath}.range-${i}`) : [];
-    const scratch: string[] = [];
-    const sourceOf = async (r: { skip: number; take: number }, i: number): Promise<ConvertSource> => {
-      const cut = memberCut(members, r, slice.total);
-      if (cut === undefined) return { ...source, ...r };
-      const file = join(o.scratchDir, `range-${index}-${i}.ndjson.gz`);
-      await mkdir(o.scratchDir, { recursive: true });
-      scratch.push(file);
-      await copyRanges(
-        [{ path: input, start: cut.offset, ...(cut.end === undefined ? {} : { end: cut.end }) }],
-        file,
-      );
-      return { ...source, file, skip: r.skip - cut.row, take: r.take, total: cut.rows };
-    };
     try {
-      try {
-        const sources = await Promise.all(ranges.map(sourceOf));
-        if (ranges.length === 1) await o.duck.run(copy('strict', sources[0]!, parquetPath));
-        else {
-          const runs = await Promise.allSettled(
-            ranges.map((_, i) => sessions[i]!.run(copy('strict', sources[i]!, rangePaths[i]!))),
-          );
-          const failed = runs.find((r) => r.status === 'rejected');
-          if (failed !== undefined) throw failed.reason;
-          await concatParquet(rangePaths, parquetPath);
-          o.logger.debug(
-            { dataset: o.dataset, file: parquetPath, rows: slice.take, ranges: ranges.length },
-            'file converted in row ranges',
-          );
-        }
-      } catch (err: unknown) {
-        if (err instanceof OutputError) throw err; // concatenating failed: not a value that does not fit
-        // A value did not fit its column (or the input is malformed): redo the file keeping such values in _extra.
-        const reason = coerceError(err).message.split('\n')[0] ?? 'conversion failed';
-        o.logger.warn(
-          { dataset: o.dataset, file: parquetPath, reason },
-          'strict conversion failed; converting tolerantly',
-        );
-        try {
-          await o.duck.run(copy('tolerant', source, parquetPath));
-        } catch (err2: unknown) {
-          throw new OutputError(
+      const converted = await convertFile({
+        input: { schema: o.schema, kinds: o.kinds, extraFields: o.extraFields, snapshotId: o.snapshotId },
+        source,
+        members: slice.files.length === 1 ? (memberStarts.get(input) ?? []) : [],
+        to: parquetPath,
+        scratch: (i) => join(o.scratchDir, `range-${index}-${i}.ndjson.gz`),
+        duck: o.duck,
+        rangeDucks: o.rangeDucks ?? [],
+        compression: o.compression,
+        rowGroupRows: o.rowGroupRows,
+        dataset: o.dataset,
+        logger: o.logger,
+      });
+      if (converted.tolerantReason !== undefined)
+        tolerantFiles.push({ file: dataFileName(index, sizing), reason: converted.tolerantReason });
+    } catch (err: unknown) {
+      throw err instanceof OutputError
+        ? err
+        : new OutputError(
             'OUTPUT_FAILED',
-            `${o.dataset}: converting staged rows (${slice.files.join(', ')}) failed: ${coerceError(err2).message}`,
-            { cause: err2 },
+            `${o.dataset}: converting staged rows (${slice.files.join(', ')}) failed: ${coerceError(err).message}`,
+            { cause: err },
           );
-        }
-        tolerantFiles.push({ file: dataFileName(index, sizing), reason });
-      }
     } finally {
       if (input !== slice.files[0]) await rm(input, { force: true });
-      for (const p of [...rangePaths, ...scratch]) await rm(p, { force: true });
     }
 
     const stats = await o.duck.all(
@@ -221,75 +169,6 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
   // Files in layout order: part-00000.parquet, part-00000.ndjson.gz, part-00001…
   files.sort((a, b) => (a.name < b.name ? -1 : 1));
   return { files, rows, tolerantFiles };
-}
-
-/** Fewest row groups per range: below this, a second conversion costs more than it saves. */
-const MIN_RANGE_ROW_GROUPS = 4;
-/** DuckDB fills row groups in whole vectors: a row group holds `rowGroupRows` rounded up to these. */
-const DUCKDB_VECTOR_ROWS = 2048;
-/**
- * What skipping a row costs against converting it: decompressing and splitting its line, ~1.8 of
- * ~7.6 s per million facts rows (docs/decisions.md). A range that starts later skips more rows,
- * so it gets fewer, and the ranges end together.
- */
-const SKIP_COST = 0.25;
-
-/**
- * Splits `take` rows from `skip` into at most `ways` ranges of whole row groups (the last takes the
- * rest), so the concatenated file has as many row groups as one conversion writes, of the same
- * size give or take the rows of a chunk. Each range reads the file from its start (a gzip file
- * cannot be entered midway) and skips the rows before it unparsed; sizes shrink range by range so
- * that skipping plus converting costs each about the same.
- */
-export function rowRanges(
-  skip: number,
-  take: number,
-  ways: number,
-  rowGroupRows: number,
-  skipCost = SKIP_COST,
-): { skip: number; take: number }[] {
-  const unit = Math.ceil(rowGroupRows / DUCKDB_VECTOR_ROWS) * DUCKDB_VECTOR_ROWS;
-  const groups = Math.ceil(take / unit);
-  const n = Math.max(1, Math.min(ways, Math.floor(groups / MIN_RANGE_ROW_GROUPS)));
-  // Range i costs SKIP_COST × (rows before it) + its rows; equal costs put boundary i at
-  // groups × (1 − keep^i) / (1 − keep^n), keep = 1 − SKIP_COST.
-  const keep = 1 - skipCost;
-  const ranges: { skip: number; take: number }[] = [];
-  let prev = 0;
-  for (let i = 1; i <= n; i++) {
-    const share = keep === 1 ? i / n : (1 - keep ** i) / (1 - keep ** n);
-    const ideal = Math.round(groups * share);
-    const at = i === n ? groups : Math.min(groups - (n - i), Math.max(prev + 1, ideal));
-    const from = prev * unit;
-    ranges.push({ skip: skip + from, take: Math.min(at * unit, take) - from });
-    prev = at;
-  }
-  return ranges;
-}
-
-/**
- * The bytes of a staged file that hold a row range: from the gzip member the range starts in to
- * the first member past its end. `row` is the first row of those bytes, `rows` how many they hold.
- * Undefined when that is the whole file (no members recorded, or the range spans them all).
- */
-export function memberCut(
-  members: readonly { row: number; offset: number }[],
-  r: { skip: number; take: number },
-  total: number,
-): { offset: number; end: number | undefined; row: number; rows: number } | undefined {
-  let start = { row: 0, offset: 0 };
-  for (const m of members) {
-    if (m.row > r.skip) break;
-    start = m;
-  }
-  const after = members.find((m) => m.row >= r.skip + r.take);
-  if (start.offset === 0 && after === undefined) return undefined;
-  return {
-    offset: start.offset,
-    end: after?.offset,
-    row: start.row,
-    rows: (after?.row ?? total) - start.row,
-  };
 }
 
 /** The line reader's limit for a slice: the longest line of its staged files (unknown → the safe default). */
