@@ -64,8 +64,9 @@ export async function convertFile(o: ConvertFileOptions): Promise<{ tolerantReas
     return { ...source, file, skip: r.skip - cut.row, take: r.take, total: cut.rows };
   };
   try {
+    // Outside the strict attempt: failing to copy members is not a value that does not fit.
+    const sources = await Promise.all(ranges.map(sourceOf));
     try {
-      const sources = await Promise.all(ranges.map(sourceOf));
       if (ranges.length === 1) {
         await o.duck.run(copy('strict', sources[0]!, o.to));
         return {};

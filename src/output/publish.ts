@@ -210,8 +210,9 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
   const warnings: string[] = [];
   const schemaChanges: Manifest['schema_changes'] = [];
   try {
+    // Their spill folders sit inside the first session's, removed with it.
     for (let i = 1; i < (o.conversions ?? 1); i++)
-      rangeDucks.push(await openDuck({ tempDirectory: `${tmp}-${i}`, threads: 1, ...o.duckdb }));
+      rangeDucks.push(await openDuck({ tempDirectory: join(tmp, String(i)), threads: 1, ...o.duckdb }));
     const byDataset = new Map<DatasetName, PartPointer[]>();
     for (const p of o.parts) byDataset.set(p.dataset, [...(byDataset.get(p.dataset) ?? []), p]);
 
@@ -342,8 +343,6 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
   } finally {
     closeDucks();
     await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
-    for (let i = 1; i < (o.conversions ?? 1); i++)
-      await rm(`${tmp}-${i}`, { recursive: true, force: true }).catch(() => undefined);
     await rm(join(staging, '_scratch'), { recursive: true, force: true }).catch(() => undefined);
   }
 }
