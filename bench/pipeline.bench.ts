@@ -5,7 +5,8 @@
  * synthetic issuer with 1,000,000 fact rows) to a published Parquet snapshot with
  * `filings-export run --local --wait` against curl downloading the same body from the same
  * emulator in the same run, medians of interleaved runs (goal <= 1.5x), with the default
- * settings and with `output.publish_conversions: 2` (row ranges on both cores); (3) the peak RSS (VmHWM)
+ * settings, with `output.publish_conversions: 2` (row ranges on both cores) and with
+ * `output.convert_while_staging: false` (no segments); (3) the peak RSS (VmHWM)
  * and CPU of a separate `filings-export worker --only parts` process while it exports SYNBIG's
  * facts/full, alone and with a CPU-bound process sharing the cores (goal <= 200 MB), and of the
  * control worker publishing it (also with 2 conversions). (2) and (3) run the compiled entry (build/, what `npm install`
@@ -42,8 +43,16 @@ const RSS_LIMIT_MB = 256;
 const PARTS_RSS_GOAL_MB = 200;
 const E2E_GOAL_RATIO = 1.5;
 const E2E_RUNS = 2;
-/** `output.publish_conversions` of the end-to-end runs: the default, and one range per core of the bench box. */
-const E2E_CONVERSIONS = [1, 2];
+/**
+ * Settings of the end-to-end runs: the defaults; one range per core of the bench box
+ * (`output.publish_conversions: 2`); and everything converted at publish, as before segments
+ * (`output.convert_while_staging: false`).
+ */
+const E2E_VARIANTS = [
+  { conversions: 1, early: true },
+  { conversions: 2, early: true },
+  { conversions: 1, early: false },
+];
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'filings-export.mjs');
 
@@ -265,8 +274,9 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
   // Warm-up, not timed: the first request builds SYNBIG's source company in the emulator.
   await curlSeconds(url);
   const curls = [await curlSeconds(url)];
-  const variants = E2E_CONVERSIONS.map((conversions) => ({
+  const variants = E2E_VARIANTS.map(({ conversions, early }) => ({
     conversions,
+    early,
     runs: [] as number[],
     phases: [] as { staged: number; published: number }[],
     published: true,
@@ -274,7 +284,7 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
   for (let i = 0; i < E2E_RUNS; i++) {
     // The variants in turn between two downloads, so a change of the box's speed hits both.
     for (const v of variants) {
-      const tag = `${i}c${v.conversions}`;
+      const tag = `${i}c${v.conversions}${v.early ? 'e' : ''}`;
       const run = await cliSeconds(
         [
           'run',
@@ -292,6 +302,7 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
           FILINGS_EXPORT_OUT: join(outDir, `e2e-${tag}`),
           FILINGS_EXPORT_PREFIX: `${env.FILINGS_EXPORT_PREFIX}${tag}`,
           FILINGS_EXPORT_PUBLISH_CONVERSIONS: String(v.conversions),
+          FILINGS_EXPORT_CONVERT_WHILE_STAGING: String(v.early),
         },
       );
       v.runs.push(run.seconds);
@@ -303,7 +314,11 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
   const curl = median(curls.map((c) => c.seconds));
   return variants.map((v) => {
     const ratio = median(v.runs) / curl;
-    const setting = v.conversions === 1 ? 'defaults' : `output.publish_conversions: ${v.conversions}`;
+    const setting = !v.early
+      ? 'output.convert_while_staging: false'
+      : v.conversions === 1
+        ? 'defaults'
+        : `output.publish_conversions: ${v.conversions}`;
     return {
       group: 'pipeline',
       name: `end to end SYNBIG 1,000,000 rows to published Parquet ÷ curl download (${setting})`,
@@ -315,7 +330,7 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
         `run --local --wait ${v.runs.map((r) => r.toFixed(1)).join(' / ')} s (${v.published ? 'published' : 'NOT published'}); ` +
         `curl ${curls.map((c) => c.seconds.toFixed(1)).join(' / ')} s for ${((curls[0]?.bytes ?? NaN) / 1e9).toFixed(2)} GB; medians; ` +
         `all staged at ${v.phases.map((p) => p.staged.toFixed(1)).join(' / ')} s, published at ${v.phases.map((p) => p.published.toFixed(1)).join(' / ')} s (log timestamps); ` +
-        `compiled entry (build/); FILINGS_EXPORT_PUBLISH_CONVERSIONS=${v.conversions} filings-export run --tickers SYNBIG --datasets facts_full --local --wait`,
+        `compiled entry (build/); FILINGS_EXPORT_PUBLISH_CONVERSIONS=${v.conversions} FILINGS_EXPORT_CONVERT_WHILE_STAGING=${v.early} filings-export run --tickers SYNBIG --datasets facts_full --local --wait`,
     };
   });
 }

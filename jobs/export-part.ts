@@ -16,7 +16,7 @@ import {
   isRetryable,
 } from '../src/errors.js';
 import { statusClass } from '../src/metrics/metrics.js';
-import { datasetDefinition } from '../src/datasets/index.js';
+import { baseSchema, datasetDefinition } from '../src/datasets/index.js';
 import { failureAction } from '../src/pipeline/failure-policy.js';
 import {
   EXPORT_PART_JOB,
@@ -27,6 +27,7 @@ import type { ExportPartDeps, ExportPartProcessor } from '../src/pipeline/job-pr
 import { putBack, withBudget } from '../src/pipeline/part-budget.js';
 import type { PartResponse, PartWriter, ReusePorts } from '../src/pipeline/ports.js';
 import { companyKey } from '../src/pipeline/universe.js';
+import { SegmentAnnouncer } from '../src/pipeline/segment-announcer.js';
 import { CatalogFingerprint } from '../src/pipeline/catalog-fingerprint.js';
 import { CHANGE_DATASET, decideReuse } from '../src/pipeline/reuse-decision.js';
 import { stagedPartRelPath, toPosix } from '../src/output/paths.js';
@@ -185,6 +186,20 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
               fetchedAt,
             });
             const fingerprint = p.dataset === CHANGE_DATASET ? new CatalogFingerprint() : undefined;
+            // Big parts of fixed-schema datasets are converted in segments while they are staged.
+            const segments =
+              deps.earlyConversion !== undefined &&
+              writer.written !== undefined &&
+              !baseSchema(p.dataset).inferred
+                ? new SegmentAnnouncer({
+                    early: deps.earlyConversion,
+                    writer,
+                    snapshotId: p.snapshotId,
+                    outDir: p.outDir,
+                    dataset: p.dataset,
+                    logger: log,
+                  })
+                : undefined;
             const pointer = await streamToWriter(
               res.rows,
               res.rawText?.bind(res),
@@ -193,7 +208,10 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
               spec.operation,
               base,
               fingerprint === undefined ? undefined : (row) => fingerprint.add(row),
+              segments === undefined ? undefined : () => segments.poll(),
             );
+            const queued = await segments?.settle();
+            if (queued) log.debug({ segments: queued }, 'segments queued while staging');
             const digest = fingerprint?.digest();
             if (digest !== undefined && digest !== null) pointer.fingerprint = digest;
             if (fetchNote !== undefined && pointer.message === undefined) pointer.message = fetchNote;
@@ -284,6 +302,9 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
   };
 }
 
+/** Rows between two looks at what the writer has on disk (a few per gzip member). */
+const TICK_ROWS = 2048;
+
 async function streamToWriter(
   rows: AsyncIterable<Record<string, unknown>>,
   rawText: ((row: Record<string, unknown>) => Uint8Array | undefined) | undefined,
@@ -292,6 +313,8 @@ async function streamToWriter(
   operation: string,
   base: Pick<PartPointer, 'dataset' | 'ticker'>,
   observe?: (row: Record<string, unknown>) => void,
+  /** Called every TICK_ROWS rows (segments to announce). */
+  tick?: () => void,
 ): Promise<PartPointer> {
   try {
     let n = 0;
@@ -301,6 +324,7 @@ async function streamToWriter(
       if (pending) await pending;
       observe?.(row);
       n++;
+      if (tick !== undefined && n % TICK_ROWS === 0) tick();
     }
     const env = await envelope();
     // The envelope's count is the server's own statement of how many rows it sent.

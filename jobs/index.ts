@@ -3,6 +3,7 @@
  * registry to the CLI, which hands it to the worker runner. src/ never imports jobs/.
  */
 import type { JobProcessors } from '../src/pipeline/job-processors.js';
+import { createConvertSegmentProcessor } from './convert-segment.js';
 import { createExportPartProcessor } from './export-part.js';
 import { createNightlyTriggerProcessor } from './nightly-trigger.js';
 import { createPublishSnapshotProcessor } from './publish-snapshot.js';
@@ -11,4 +12,5 @@ export const jobProcessors: JobProcessors = {
   exportPart: createExportPartProcessor,
   publishSnapshot: createPublishSnapshotProcessor,
   nightlyTrigger: createNightlyTriggerProcessor,
+  convertSegment: createConvertSegmentProcessor,
 };

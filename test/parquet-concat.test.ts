@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuck, type DuckSession } from '../src/output/duckdb.js';
-import { memberCut, rowRanges } from '../src/output/convert-file.js';
+import { memberCut, rowRanges } from '../src/output/row-cuts.js';
 import { concatParquet } from '../src/output/parquet-concat.js';
 import { decodeStruct, encodeStruct, TType, type TStruct } from '../src/output/thrift-compact.js';
 

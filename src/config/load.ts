@@ -41,6 +41,7 @@ export const ENV_SETTINGS: ReadonlyArray<{ name: string; path: string; kind: 'st
   { name: 'FILINGS_EXPORT_METRICS_HOST', path: 'worker.metrics_host', kind: 'string' },
   { name: 'FILINGS_EXPORT_TMP_DIR', path: 'worker.tmp_dir', kind: 'string' },
   { name: 'FILINGS_EXPORT_PUBLISH_CONVERSIONS', path: 'output.publish_conversions', kind: 'int' },
+  { name: 'FILINGS_EXPORT_CONVERT_WHILE_STAGING', path: 'output.convert_while_staging', kind: 'bool' },
   { name: 'LOG_LEVEL', path: 'log.level', kind: 'string' },
 ];
 

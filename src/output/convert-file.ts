@@ -9,8 +9,10 @@ import { dirname } from 'node:path';
 import type { Logger } from '../log.js';
 import { coerceError, OutputError } from '../errors.js';
 import type { DatasetName } from '../types.js';
-import { convertSelect, type ConvertInput, type ConvertMode, type ConvertSource } from './convert-sql.js';
-import { sqlString, type DuckSession } from './duckdb.js';
+import type { ConvertInput, ConvertMode, ConvertSource } from './convert-sql.js';
+import type { DuckSession } from './duckdb.js';
+import { copyStatement } from './early-segments.js';
+import { memberCut, rowRanges, SKIP_COST } from './row-cuts.js';
 import { copyRanges } from './fs-util.js';
 import { concatParquet } from './parquet-concat.js';
 import type { MemberStart } from './sidecar.js';
@@ -20,7 +22,7 @@ export interface ConvertFileOptions {
   input: Omit<ConvertInput, 'mode'>;
   /** The staged rows of the file. */
   source: ConvertSource;
-  /** Where `source.file`'s gzip members after the first start; empty when several parts or unknown. */
+  /** Where `source.file`'s gzip members after the first start (row-cuts.ts `joinedMembers`); empty when unknown. */
   members: readonly MemberStart[];
   /** The Parquet file to write. */
   to: string;
@@ -31,24 +33,48 @@ export interface ConvertFileOptions {
   rangeDucks: readonly DuckSession[];
   compression: 'zstd' | 'snappy';
   rowGroupRows: number;
+  /**
+   * Parquet files already holding some of the file's rows, converted by the same strict statement
+   * while the parts were staged (early-segments.ts): rows [skip, skip + take) of `source.file`,
+   * in order, disjoint, inside the file. Only the rows between and around them are converted
+   * here. @defaultValue none
+   */
+  ready?: readonly Piece[];
   dataset: DatasetName;
   logger: Logger;
+}
+
+/** Rows [skip, skip + take) of a file, converted into `path`. */
+export interface Piece {
+  skip: number;
+  take: number;
+  path: string;
 }
 
 /** Writes `o.to`; `tolerantReason` says why a strict conversion failed, when it did. */
 export async function convertFile(o: ConvertFileOptions): Promise<{ tolerantReason?: string }> {
   const copy = (mode: ConvertMode, from: ConvertSource, to: string): string =>
-    `COPY (${convertSelect({ ...o.input, mode }, from)}) TO ${sqlString(to)} (FORMAT parquet, COMPRESSION ${o.compression}, ROW_GROUP_SIZE ${o.rowGroupRows})`;
+    copyStatement({ ...o.input, mode }, from, to, o.compression, o.rowGroupRows);
   const { source } = o;
+  const ready = o.ready ?? [];
+  const gaps = gapsBetween(ready, source);
+  if (gaps === undefined)
+    throw new OutputError('OUTPUT_FAILED', `${o.to}: the segments given overlap or lie outside the file`);
   const sessions = [o.duck, ...o.rangeDucks];
-  const ranges = rowRanges(
-    source.skip,
-    source.take,
-    sessions.length,
-    o.rowGroupRows,
-    o.members.length > 0 ? 0 : SKIP_COST,
-  );
-  const rangePaths = ranges.length > 1 ? ranges.map((_, i) => `${o.to}.range-${i}`) : [];
+  // One gap (no segments, or segments at one end) is cut over the sessions; several go one each.
+  const only = gaps.length === 1 ? gaps[0]! : undefined;
+  const ranges =
+    only === undefined
+      ? gaps
+      : rowRanges(
+          only.skip,
+          only.take,
+          sessions.length,
+          o.rowGroupRows,
+          o.members.length > 0 ? 0 : SKIP_COST,
+        );
+  const whole = ready.length === 0 && ranges.length === 1;
+  const rangePaths = whole ? [] : ranges.map((_, i) => `${o.to}.range-${i}`);
   const scratch: string[] = [];
   // A range that starts or ends inside the file reads only the members holding it.
   const sourceOf = async (r: { skip: number; take: number }, i: number): Promise<ConvertSource> => {
@@ -67,12 +93,17 @@ export async function convertFile(o: ConvertFileOptions): Promise<{ tolerantReas
     // Outside the strict attempt: failing to copy members is not a value that does not fit.
     const sources = await Promise.all(ranges.map(sourceOf));
     try {
-      if (ranges.length === 1) {
+      if (whole) {
         await o.duck.run(copy('strict', sources[0]!, o.to));
         return {};
       }
+      // Each session takes the next range until none is left.
+      let next = 0;
       const runs = await Promise.allSettled(
-        ranges.map((_, i) => sessions[i]!.run(copy('strict', sources[i]!, rangePaths[i]!))),
+        sessions.map(async (session) => {
+          for (let i = next++; i < ranges.length; i = next++)
+            await session.run(copy('strict', sources[i]!, rangePaths[i]!));
+        }),
       );
       const failed = runs.find((r) => r.status === 'rejected');
       if (failed !== undefined) throw failed.reason;
@@ -87,9 +118,25 @@ export async function convertFile(o: ConvertFileOptions): Promise<{ tolerantReas
       await o.duck.run(copy('tolerant', source, o.to));
       return { tolerantReason: reason };
     }
-    await concatParquet(rangePaths, o.to);
+    const pieces = [...ready, ...ranges.map((r, i) => ({ ...r, path: rangePaths[i]! }))].sort(
+      (x, y) => x.skip - y.skip,
+    );
+    try {
+      await concatParquet(
+        pieces.map((p) => p.path),
+        o.to,
+      );
+    } catch (err: unknown) {
+      if (ready.length === 0) throw err;
+      // Segments are an optimisation: one that does not join (another writer's file) is redone here.
+      o.logger.warn(
+        { dataset: o.dataset, file: o.to, reason: coerceError(err).message },
+        'segments converted while staging do not join; converting the file again',
+      );
+      return await convertFile({ ...o, ready: [] });
+    }
     o.logger.debug(
-      { dataset: o.dataset, file: o.to, rows: source.take, ranges: ranges.length },
+      { dataset: o.dataset, file: o.to, rows: source.take, ranges: ranges.length, segments: ready.length },
       'file converted in row ranges',
     );
     return {};
@@ -98,70 +145,19 @@ export async function convertFile(o: ConvertFileOptions): Promise<{ tolerantReas
   }
 }
 
-/** Fewest row groups per range: below this, a second conversion costs more than it saves. */
-const MIN_RANGE_ROW_GROUPS = 4;
-/** DuckDB fills row groups in whole vectors: a row group holds `rowGroupRows` rounded up to these. */
-const DUCKDB_VECTOR_ROWS = 2048;
-/**
- * What skipping a row costs against converting it: decompressing and splitting its line, ~1.8 of
- * ~7.6 s per million facts rows (docs/decisions.md). Without gzip members to start from, a range
- * that starts later skips more rows, so it gets fewer, and the ranges end together.
- */
-const SKIP_COST = 0.25;
-
-/**
- * Splits `take` rows from `skip` into at most `ways` ranges of whole row groups (the last takes the
- * rest), so the concatenated file has as many row groups as one conversion writes, of the same
- * size give or take the rows of a chunk. `skipCost` is what reading past a row costs a range
- * against converting it (0 when it starts at its own gzip member); sizes shrink range by range so
- * that each costs about the same.
- */
-export function rowRanges(
-  skip: number,
-  take: number,
-  ways: number,
-  rowGroupRows: number,
-  skipCost = SKIP_COST,
-): { skip: number; take: number }[] {
-  const unit = Math.ceil(rowGroupRows / DUCKDB_VECTOR_ROWS) * DUCKDB_VECTOR_ROWS;
-  const groups = Math.ceil(take / unit);
-  const n = Math.max(1, Math.min(ways, Math.floor(groups / MIN_RANGE_ROW_GROUPS)));
-  // Range i costs skipCost × (rows before it) + its rows; equal costs put boundary i at
-  // groups × (1 − keep^i) / (1 − keep^n), keep = 1 − skipCost (i / n when keep = 1).
-  const keep = 1 - skipCost;
-  const ranges: { skip: number; take: number }[] = [];
-  let prev = 0;
-  for (let i = 1; i <= n; i++) {
-    const share = keep === 1 ? i / n : (1 - keep ** i) / (1 - keep ** n);
-    const at = i === n ? groups : Math.min(groups - (n - i), Math.max(prev + 1, Math.round(groups * share)));
-    const from = prev * unit;
-    ranges.push({ skip: skip + from, take: Math.min(at * unit, take) - from });
-    prev = at;
+/** The row ranges of the file that `ready` does not hold, or undefined when `ready` is not a set of disjoint ranges inside it. */
+function gapsBetween(
+  ready: readonly { skip: number; take: number }[],
+  source: ConvertSource,
+): { skip: number; take: number }[] | undefined {
+  const end = source.skip + source.take;
+  const gaps: { skip: number; take: number }[] = [];
+  let at = source.skip;
+  for (const r of ready) {
+    if (r.skip < at || r.take <= 0 || r.skip + r.take > end) return undefined;
+    if (r.skip > at) gaps.push({ skip: at, take: r.skip - at });
+    at = r.skip + r.take;
   }
-  return ranges;
-}
-
-/**
- * The bytes of a staged file that hold a row range: from the gzip member the range starts in to
- * the first member past its end. `row` is the first row of those bytes, `rows` how many they hold.
- * Undefined when that is the whole file (no members recorded, or the range spans them all).
- */
-export function memberCut(
-  members: readonly MemberStart[],
-  r: { skip: number; take: number },
-  total: number,
-): { offset: number; end: number | undefined; row: number; rows: number } | undefined {
-  let start: MemberStart = { row: 0, offset: 0 };
-  for (const m of members) {
-    if (m.row > r.skip) break;
-    start = m;
-  }
-  const after = members.find((m) => m.row >= r.skip + r.take);
-  if (start.offset === 0 && after === undefined) return undefined;
-  return {
-    offset: start.offset,
-    end: after?.offset,
-    row: start.row,
-    rows: (after?.row ?? total) - start.row,
-  };
+  if (at < end) gaps.push({ skip: at, take: end - at });
+  return gaps;
 }

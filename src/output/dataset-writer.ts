@@ -15,6 +15,8 @@ import { sqlString, type DuckSession } from './duckdb.js';
 import { nextSlice, type Cursor, type PlannedPart } from './file-plan.js';
 import { concatFiles, fsyncFile, hashFile } from './fs-util.js';
 import { dataFileName } from './paths.js';
+import { conversionSignature } from './early-segments.js';
+import { joinedMembers, usableSegments } from './row-cuts.js';
 import { hasPeriodEnd, type DatasetSchema } from '../datasets/index.js';
 
 export interface DatasetWriteOptions {
@@ -60,6 +62,8 @@ export interface DatasetWriteResult {
   rows: number;
   /** Files that needed the tolerant conversion (a value did not fit its column; kept in `_extra`). */
   tolerantFiles: { file: string; reason: string }[];
+  /** Segments converted while staging that went into the files (early-segments.ts). */
+  segmentsUsed: number;
 }
 
 /** First guesses of output bytes per staged byte, corrected after every file. */
@@ -77,7 +81,19 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
   let outputSoFar = 0;
   let cursor: Cursor = { part: 0, row: 0 };
   const lineChars = new Map(o.parts.map((p) => [p.path, p.maxLineChars]));
-  const memberStarts = new Map(o.parts.map((p) => [p.path, p.members ?? []]));
+  const byPath = new Map(o.parts.map((p) => [p.path, p]));
+  const segments = new Map(o.parts.map((p) => [p.path, p.segments ?? []]));
+  const convertInput = {
+    schema: o.schema,
+    kinds: o.kinds,
+    extraFields: o.extraFields,
+    snapshotId: o.snapshotId,
+  };
+  // Only the segments made with the statement this dataset's files are converted with are used.
+  const signature = o.parts.some((p) => (p.segments ?? []).length > 0)
+    ? conversionSignature(convertInput, o.compression, o.rowGroupRows)
+    : undefined;
+  let segmentsUsed = 0;
   let rows = 0;
 
   for (let index = 0; ; index++) {
@@ -100,11 +116,26 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
       total: slice.total,
       maxLineBytes: maxLineBytesOf(lineChars, slice.files),
     };
+    // Where the slice's parts start in its input, and where its gzip members start.
+    const joined = joinedMembers(slice.files.map((f) => byPath.get(f)!));
+    const ready =
+      signature === undefined
+        ? []
+        : usableSegments(
+            slice.files.flatMap((f, i) =>
+              (segments.get(f) ?? []).map((seg) => ({ ...seg, skip: seg.skip + joined.firstRows[i]! })),
+            ),
+            signature,
+            slice.skip,
+            slice.skip + slice.take,
+          );
+    segmentsUsed += ready.length;
     try {
       const converted = await convertFile({
-        input: { schema: o.schema, kinds: o.kinds, extraFields: o.extraFields, snapshotId: o.snapshotId },
+        input: convertInput,
         source,
-        members: slice.files.length === 1 ? (memberStarts.get(input) ?? []) : [],
+        ready,
+        members: joined.members,
         to: parquetPath,
         scratch: (i) => join(o.scratchDir, `range-${index}-${i}.ndjson.gz`),
         duck: o.duck,
@@ -168,7 +199,16 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
   }
   // Files in layout order: part-00000.parquet, part-00000.ndjson.gz, part-00001…
   files.sort((a, b) => (a.name < b.name ? -1 : 1));
-  return { files, rows, tolerantFiles };
+  if (signature !== undefined)
+    o.logger.info(
+      {
+        dataset: o.dataset,
+        segmentsUsed,
+        segmentsFound: [...segments.values()].reduce((n, l) => n + l.length, 0),
+      },
+      'segments converted while staging',
+    );
+  return { files, rows, tolerantFiles, segmentsUsed };
 }
 
 /** The line reader's limit for a slice: the longest line of its staged files (unknown → the safe default). */

@@ -4,7 +4,7 @@
  * place by finish(), so a retried or crashed attempt never leaves half a file under the final name.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform, type TransformOptions } from 'node:stream';
@@ -72,6 +72,29 @@ export interface PartWriter {
   abort(): Promise<void>;
   /** Rows written so far. */
   readonly rows: number;
+  /** Names this staging attempt (random): the sidecar records it, and segments cut from the file. */
+  readonly stagingId: string;
+  /**
+   * The prefix of the file that is complete gzip members already written to disk, which a reader
+   * may convert while the rest is staged (early-segments.ts). Undefined before the first member ends.
+   */
+  written(): WrittenPrefix | undefined;
+}
+
+/** Complete gzip members on disk at the start of a staged file being written. */
+export interface WrittenPrefix {
+  /** The file being written (its temporary name) and its final name, both absolute. */
+  file: string;
+  finalFile: string;
+  stagingId: string;
+  /** Rows and bytes of the complete members. */
+  rows: number;
+  bytes: number;
+  /** Start (row, byte offset) of each member after the first, up to the first incomplete one at (rows, bytes). */
+  members: { row: number; offset: number }[];
+  /** Field kinds of every row written so far (the prefix's and more). */
+  fields: ReturnType<FieldTracker['snapshot']>;
+  maxLineChars: number;
 }
 
 export function createPartWriter(opts: PartWriterOptions): PartWriter {
@@ -94,6 +117,8 @@ class NdjsonPartWriter implements PartWriter {
   private readonly rel: string;
   private readonly finalPath: string;
   private readonly tmpPath: string;
+  readonly stagingId: string;
+  private file: WriteStream | undefined;
   private readonly suffix: string;
   private readonly suffixBytes: Buffer;
   private readonly chunkBytes: number;
@@ -142,7 +167,8 @@ class NdjsonPartWriter implements PartWriter {
     }
     this.rel = stagedPartRelPath(opts.snapshotId, opts.dataset, opts.ticker);
     this.finalPath = join(opts.root, this.rel);
-    this.tmpPath = `${this.finalPath}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+    this.stagingId = randomBytes(8).toString('hex');
+    this.tmpPath = `${this.finalPath}.tmp-${process.pid}-${this.stagingId}`;
     this.suffix = lineageSuffix({
       _snapshot_id: opts.snapshotId,
       _fetched_at: isoOf(opts.lineage.fetchedAt, 'lineage.fetchedAt'),
@@ -177,7 +203,8 @@ class NdjsonPartWriter implements PartWriter {
         cb(null, chunk);
       },
     });
-    this.done = pipeline(this.tap, createWriteStream(this.tmpPath));
+    this.file = createWriteStream(this.tmpPath);
+    this.done = pipeline(this.tap, this.file);
     this.done.catch((err: unknown) => {
       this.failure ??= localFault(`staging ${this.tmpPath} failed`, err);
     });
@@ -227,6 +254,29 @@ class NdjsonPartWriter implements PartWriter {
 
   get rows(): number {
     return this.count;
+  }
+
+  written(): WrittenPrefix | undefined {
+    if (this.state !== 'open' || this.file === undefined) return undefined;
+    // bytesWritten counts bytes whose write() returned: readable by any process from here on.
+    const onDisk = this.file.bytesWritten;
+    let bytes = 0;
+    let k = 0;
+    while (k < this.memberSizes.length && bytes + this.memberSizes[k]! <= onDisk)
+      bytes += this.memberSizes[k++]!;
+    if (k === 0) return undefined;
+    const fields = this.tracker.snapshot();
+    fields.names = fields.names.map((n) => (RESERVED_NAMES.has(n) ? `_api${n}` : n));
+    return {
+      file: this.tmpPath,
+      finalFile: this.finalPath,
+      stagingId: this.stagingId,
+      rows: this.memberRows[k - 1]!,
+      bytes,
+      members: this.memberStarts().slice(0, k),
+      fields,
+      maxLineChars: this.maxLineChars,
+    };
   }
 
   write(row: Record<string, unknown>, rawJson?: Uint8Array): Promise<void> | void {
@@ -343,6 +393,7 @@ class NdjsonPartWriter implements PartWriter {
         fields,
         maxLineChars: this.maxLineChars,
         members: this.memberStarts(),
+        stagingId: this.stagingId,
       });
       await rename(this.tmpPath, this.finalPath);
       await fsyncDir(dirname(this.finalPath));

@@ -24,6 +24,8 @@ import {
 } from '../types.js';
 import { writeChanges } from './changes.js';
 import { writeDatasetFiles } from './dataset-writer.js';
+import { listSegments, type SegmentFile } from './early-segments.js';
+import { DEFAULT_ROW_GROUP_ROWS } from './row-cuts.js';
 import { openDuck, type DuckDbOptions, type DuckSession } from './duckdb.js';
 import { mergeFieldKinds } from './field-kinds.js';
 import { fsyncDir, writeFileAtomic } from './fs-util.js';
@@ -121,7 +123,7 @@ export interface PublishOptions {
 }
 
 export const DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024;
-export const DEFAULT_ROW_GROUP_ROWS = 24_576;
+export { DEFAULT_ROW_GROUP_ROWS };
 
 const WRITER_VERSION = readWriterVersion();
 
@@ -236,6 +238,9 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
         schemaChanges.push({ dataset, schema_version: resolved.schema.version, added: resolved.added });
       }
 
+      const segmentsOf = new Map<string, SegmentFile[]>();
+      for (const c of checked)
+        if (c.stagingId !== undefined) segmentsOf.set(c.path, await listSegments(c.path, c.stagingId));
       const rel = partitionRelDir(dataset, o.snapshotDate, o.snapshotId);
       const dir = buildDir(o.root, o.snapshotId, dataset);
       const started = Date.now();
@@ -251,6 +256,7 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
           bytes: c.bytes,
           maxLineChars: c.maxLineChars,
           members: c.members,
+          segments: segmentsOf.get(c.path),
         })),
         formats,
         dir,

@@ -52,6 +52,9 @@ export function createRemotePartWriter(
       return inner.rows;
     },
     write: (row, rawJson) => inner.write(row, rawJson),
+    stagingId: inner.stagingId,
+    // Staged in this machine's temp dir: no other worker can read it before it is stored.
+    written: () => undefined,
     async finish(): Promise<StagedPart> {
       try {
         const staged = await inner.finish();

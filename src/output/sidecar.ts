@@ -20,6 +20,8 @@ export interface FieldsSidecar {
    * (absent in sidecars of older writers, whose files are one member).
    */
   members?: MemberStart[];
+  /** The staging attempt that wrote the file (PartWriter.stagingId); absent in older sidecars. */
+  stagingId?: string;
 }
 
 export interface MemberStart {
@@ -35,6 +37,7 @@ interface SidecarJson {
   max_line_chars?: number;
   /** [row, offset] pairs. */
   members?: [number, number][];
+  staging_id?: string;
 }
 
 export async function writeFieldsSidecar(path: string, s: FieldsSidecar): Promise<void> {
@@ -45,6 +48,7 @@ export async function writeFieldsSidecar(path: string, s: FieldsSidecar): Promis
     fields: s.fields.names.map((name, i) => ({ name, kinds: kindsToNames(s.fields.kinds[i] ?? 0) })),
     ...(s.maxLineChars === undefined ? {} : { max_line_chars: s.maxLineChars }),
     ...(s.members === undefined ? {} : { members: s.members.map((m) => [m.row, m.offset]) }),
+    ...(s.stagingId === undefined ? {} : { staging_id: s.stagingId }),
   };
   await writeFileAtomic(path, `${JSON.stringify(json)}\n`);
 }
@@ -68,6 +72,7 @@ export async function readFieldsSidecar(path: string): Promise<FieldsSidecar | u
         ? { maxLineChars: j.max_line_chars }
         : {}),
       ...memberStartsOf(j.members),
+      ...(typeof j.staging_id === 'string' && j.staging_id !== '' ? { stagingId: j.staging_id } : {}),
     };
   } catch {
     return undefined;

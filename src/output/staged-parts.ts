@@ -22,6 +22,8 @@ export interface CheckedPart {
   maxLineChars: number | undefined;
   /** Where gzip members after the first start (from this file's own sidecar); none when unknown. */
   members: MemberStart[];
+  /** The staging attempt that wrote the file (from its own sidecar), which its segments name. */
+  stagingId: string | undefined;
 }
 
 export interface CheckOptions {
@@ -75,12 +77,14 @@ export async function checkStagedPart(
   let fields: FieldKinds;
   let maxLineChars: number | undefined;
   let members: MemberStart[] = [];
+  let stagingId: string | undefined;
   if (sidecar !== undefined && (pointer.sha256 === undefined || sidecar.sha256 === pointer.sha256)) {
     rows = sidecar.rows;
     fields = sidecar.fields;
     maxLineChars = sidecar.maxLineChars;
     // Trusted only for the very file it describes, and only inside it.
     members = (sidecar.members ?? []).filter((m) => m.row < rows && m.offset < size);
+    stagingId = sidecar.stagingId;
   } else {
     // No sidecar of this very file (another attempt's, or none): read the rows themselves.
     const scanned = await scanFieldKinds(path);
@@ -94,5 +98,5 @@ export async function checkStagedPart(
       `part ${label}: staged file ${pointer.file} holds ${rows} rows, its pointer says ${pointer.rows}`,
     );
   }
-  return { pointer, path, rows, bytes: size, fields, maxLineChars, members };
+  return { pointer, path, rows, bytes: size, fields, maxLineChars, members, stagingId };
 }

@@ -17,7 +17,15 @@ export const PUBLISH_SNAPSHOT_JOB = 'publish-snapshot';
 /** What the nightly job scheduler produces: enqueues `nightly-YYYY-MM-DD`. Snapshots queue. */
 export const NIGHTLY_TRIGGER_JOB = 'nightly-trigger';
 
-export const JOB_NAMES = [EXPORT_PART_JOB, PUBLISH_SNAPSHOT_JOB, NIGHTLY_TRIGGER_JOB] as const;
+/** Rows of a big part converted while the part is still staged (early-segments.ts). Snapshots queue. */
+export const CONVERT_SEGMENT_JOB = 'convert-segment';
+
+export const JOB_NAMES = [
+  EXPORT_PART_JOB,
+  PUBLISH_SNAPSHOT_JOB,
+  NIGHTLY_TRIGGER_JOB,
+  CONVERT_SEGMENT_JOB,
+] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 
 const datePattern = /^\d{4}-\d{2}-\d{2}$/;
@@ -74,7 +82,32 @@ const nightlyTriggerSchema = z.strictObject({
   outDir: z.string().min(1),
 });
 
+const count = z.number().int().nonnegative();
+
+const convertSegmentSchema = z
+  .strictObject({
+    v: z.literal(1, 'must be 1 (payload version)'),
+    snapshotId: z.string().regex(SNAPSHOT_ID_PATTERN, 'must be a snapshot id'),
+    outDir: z.string().min(1, 'must be the output root'),
+    dataset: datasets,
+    /** Absolute paths: the staged file being written and its final name. */
+    file: z.string().min(1),
+    finalFile: z.string().min(1),
+    stagingId: z.string().regex(/^[0-9a-f]{8,64}$/, 'must be a staging id (hex)'),
+    skip: count,
+    take: count.min(1, 'must be at least 1'),
+    cut: z.strictObject({ offset: count, end: count, row: count, rows: count }),
+    fields: z.strictObject({ names: z.array(z.string()), kinds: z.array(count) }),
+    maxLineChars: count,
+  })
+  .refine((p) => p.fields.names.length === p.fields.kinds.length, 'fields: names and kinds differ in length')
+  .refine(
+    (p) => p.cut.end > p.cut.offset && p.cut.row <= p.skip && p.skip + p.take <= p.cut.row + p.cut.rows,
+    'cut: must hold rows [skip, skip + take) in bytes [offset, end)',
+  );
+
 export type ExportPartPayload = z.infer<typeof exportPartSchema>;
+export type ConvertSegmentPayload = z.infer<typeof convertSegmentSchema>;
 export type PublishSnapshotPayload = z.infer<typeof publishSnapshotSchema>;
 export type NightlyTriggerPayload = z.infer<typeof nightlyTriggerSchema>;
 
@@ -86,6 +119,11 @@ export function parseExportPartPayload(data: unknown): ExportPartPayload {
 /** Checks the job data of a publish-snapshot job; throws an InputError naming the bad field. */
 export function parsePublishSnapshotPayload(data: unknown): PublishSnapshotPayload {
   return parsePayload(publishSnapshotSchema, data, PUBLISH_SNAPSHOT_JOB);
+}
+
+/** Checks the job data of a convert-segment job; throws an InputError naming the bad field. */
+export function parseConvertSegmentPayload(data: unknown): ConvertSegmentPayload {
+  return parsePayload(convertSegmentSchema, data, CONVERT_SEGMENT_JOB);
 }
 
 /** Checks the job data of a nightly-trigger job; throws an InputError naming the bad field. */

@@ -12,7 +12,15 @@ import type { EnqueueOutcome } from './enqueue.js';
 import type { IncrementalPlan } from './incremental.js';
 import type { OutageGuard } from './outage.js';
 import type { RateLimiterLike } from './part-budget.js';
-import type { PartFetcher, PartWriterFactory, ReusePorts, SnapshotPublisher } from './ports.js';
+import type { ConvertSegmentPayload } from './job-payloads.js';
+import type {
+  PartFetcher,
+  PartWriterFactory,
+  ReusePorts,
+  SegmentConverter,
+  SegmentOutcome,
+  SnapshotPublisher,
+} from './ports.js';
 import type { SnapshotSpec, SnapshotStore } from './snapshot-store.js';
 
 export interface ExportPartDeps {
@@ -42,6 +50,25 @@ export interface ExportPartDeps {
   logger: Logger;
   /** Prometheus metrics of this process. @defaultValue none (nothing recorded) */
   metrics?: Metrics;
+  /**
+   * Announces segments of big parts to convert while they are staged (output.convert_while_staging).
+   * @defaultValue none: parts are converted when the snapshot is published
+   */
+  earlyConversion?: EarlyConversion;
+}
+
+/** How a parts worker hands ranges of a part being staged to the control workers. */
+export interface EarlyConversion {
+  /** Rows per segment: whole row groups (early-segments.ts SEGMENT_ROW_GROUPS). */
+  segmentRows: number;
+  /** Queues one convert-segment job. */
+  enqueue(payload: ConvertSegmentPayload): Promise<void>;
+}
+
+export interface ConvertSegmentDeps {
+  convert: SegmentConverter;
+  store: Pick<SnapshotStore, 'state'>;
+  logger: Logger;
 }
 
 export interface PublishSnapshotDeps {
@@ -72,6 +99,7 @@ export interface NightlyTriggerDeps {
 
 export type ExportPartProcessor = (job: Job, token?: string, signal?: AbortSignal) => Promise<PartPointer>;
 export type PublishSnapshotProcessor = (job: Job) => Promise<PublishSnapshotResult>;
+export type ConvertSegmentProcessor = (job: Job) => Promise<SegmentOutcome>;
 export type NightlyTriggerProcessor = (
   job: Job,
 ) => Promise<{ snapshotId: string; outcome: EnqueueOutcome['kind'] }>;
@@ -81,4 +109,5 @@ export interface JobProcessors {
   exportPart(deps: ExportPartDeps): ExportPartProcessor;
   publishSnapshot(deps: PublishSnapshotDeps): PublishSnapshotProcessor;
   nightlyTrigger(deps: NightlyTriggerDeps): NightlyTriggerProcessor;
+  convertSegment(deps: ConvertSegmentDeps): ConvertSegmentProcessor;
 }

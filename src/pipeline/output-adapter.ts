@@ -11,7 +11,7 @@ import type { Manifest } from '../output/manifest.js';
 import type { PublishOptions } from '../output/publish.js';
 import type { Storage } from '../output/storage/storage.js';
 import { isS3Root } from '../output/storage/s3-url.js';
-import type { PartWriterFactory, ReusePorts, SnapshotPublisher } from './ports.js';
+import type { PartWriterFactory, ReusePorts, SegmentConverter, SnapshotPublisher } from './ports.js';
 
 export interface OutputPorts extends ReusePorts {
   createWriter: PartWriterFactory;
@@ -20,6 +20,8 @@ export interface OutputPorts extends ReusePorts {
   /** Closes the storages opened for remote roots. */
   closeOutput(): Promise<void>;
   publish: SnapshotPublisher;
+  /** Converts a segment of a part being staged under a local root (early-segments.ts). */
+  convertSegment: SegmentConverter;
 }
 
 export interface OutputPortOptions {
@@ -102,6 +104,15 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
       return isS3Root(req.root)
         ? createRemotePartWriter(storageOf(req.root), writerOpts, opts.tmpDir)
         : createPartWriter({ ...writerOpts, root: req.root });
+    },
+    convertSegment: async (req) => {
+      if (isS3Root(req.root))
+        return { status: 'skipped', reason: 'parts under a bucket are staged on their worker' };
+      const { convertSegment } = await import('../output/early-segments.js');
+      return convertSegment(req, {
+        ...(opts.rowGroupRows !== undefined ? { rowGroupRows: opts.rowGroupRows } : {}),
+        duckdb: opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {},
+      });
     },
     publish: async (req) => {
       const { publishToStorage } = await import('../output/remote-root.js');

@@ -4,6 +4,8 @@
  */
 import type { CarryOverRequest, CarryOverResult } from '../output/carry-over.js';
 import type { Manifest } from '../output/manifest.js';
+import type { SegmentOutcome, SegmentRequest } from '../output/early-segments.js';
+import type { WrittenPrefix } from '../output/part-writer.js';
 import type { Company } from './universe.js';
 import type { DatasetName, OutputFormat, PartPointer, RateLimitState } from '../types.js';
 
@@ -42,7 +44,15 @@ export interface PartWriter {
   write(row: Record<string, unknown>, rawJson?: Uint8Array): Promise<void> | void;
   finish(): Promise<StagedPart>;
   abort(): Promise<void> | void;
+  /**
+   * The start of the file already on disk in whole gzip members, which another worker may convert
+   * while the rest is staged. Absent or undefined: nothing to convert early (a remote root).
+   */
+  written?(): WrittenPrefix | undefined;
 }
+
+/** Converts a segment of a part being staged (output/early-segments.ts), in a control worker. */
+export type SegmentConverter = (req: SegmentRequest) => Promise<SegmentOutcome>;
 
 export interface PartWriterRequest {
   root: string;
@@ -53,6 +63,8 @@ export interface PartWriterRequest {
   /** When the request was sent (ISO): the `_fetched_at` lineage column. */
   fetchedAt: string;
 }
+
+export type { SegmentOutcome, SegmentRequest, WrittenPrefix };
 
 export type PartWriterFactory = (req: PartWriterRequest) => PartWriter;
 

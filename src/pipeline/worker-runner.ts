@@ -15,9 +15,21 @@ import { backoffStrategy } from './backoff.js';
 import { budgetConfigFrom, type PipelineContext } from './context.js';
 import { publishJobId } from './ids.js';
 import { incrementalPlanner } from './incremental.js';
-import { EXPORT_PART_JOB, NIGHTLY_TRIGGER_JOB, PUBLISH_SNAPSHOT_JOB } from './job-payloads.js';
+import {
+  CONVERT_SEGMENT_JOB,
+  EXPORT_PART_JOB,
+  NIGHTLY_TRIGGER_JOB,
+  PUBLISH_SNAPSHOT_JOB,
+} from './job-payloads.js';
 import type { JobProcessors } from './job-processors.js';
-import type { PartFetcher, PartWriterFactory, ReusePorts, SnapshotPublisher } from './ports.js';
+import type {
+  PartFetcher,
+  PartWriterFactory,
+  ReusePorts,
+  SegmentConverter,
+  SnapshotPublisher,
+} from './ports.js';
+import { segmentRows } from '../output/row-cuts.js';
 
 export interface WorkerRunnerDeps {
   ctx: PipelineContext;
@@ -31,6 +43,8 @@ export interface WorkerRunnerDeps {
   previousManifest?: ReusePorts['previousManifest'];
   carryOver?: ReusePorts['carryOver'];
   publish: SnapshotPublisher;
+  /** Converts segments of parts being staged (convert-segment jobs). @defaultValue none: such jobs are skipped */
+  convertSegment?: SegmentConverter;
   /** Releases the output ports' storages (bucket connections) once the workers stopped. */
   closeOutput?: () => Promise<void>;
   budget: Budget;
@@ -96,6 +110,21 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
       clock: deps.clock,
       logger: logger.child({ worker: 'parts' }),
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
+      ...(config.output.convert_while_staging
+        ? {
+            earlyConversion: {
+              segmentRows: segmentRows(config.output.row_group_rows ?? undefined),
+              enqueue: async (payload) => {
+                // One try: a segment that fails is converted at publish instead.
+                await ctx.snapshotsQueue.add(CONVERT_SEGMENT_JOB, payload, {
+                  attempts: 1,
+                  removeOnComplete: { age: 3600, count: 10_000 },
+                  removeOnFail: { age: 7 * 86_400 },
+                });
+              },
+            },
+          }
+        : {}),
     });
     // Enough jobs in flight that the rate limit, not the worker, sets the pace (Little's law over a
     // typical 2 s part); more workers share this need.
@@ -135,6 +164,12 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
       clock: deps.clock,
       logger: logger.child({ worker: 'control' }),
     });
+    const convertSegment = deps.processors.convertSegment({
+      convert:
+        deps.convertSegment ?? (() => Promise.resolve({ status: 'skipped', reason: 'no segment converter' })),
+      store,
+      logger: logger.child({ worker: 'control' }),
+    });
     const worker = new Worker(
       ctx.names.snapshots,
       async (job: Job, token?: string) => {
@@ -143,6 +178,8 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
             return publish(job);
           case NIGHTLY_TRIGGER_JOB:
             return trigger(job);
+          case CONVERT_SEGMENT_JOB:
+            return convertSegment(job);
           default:
             throw new Error(
               `unknown job ${job.name} in ${ctx.names.snapshots}; token ${token ? 'held' : 'none'}`,

@@ -137,7 +137,10 @@ export async function startPipelineHarness(opts: HarnessOptions = {}): Promise<P
         ctx,
         processors: jobProcessors,
         fetcher: clientFetcher(client),
-        ...(opts.output ?? (await outputPorts())),
+        ...(opts.output ??
+          (await outputPorts(
+            config.output.row_group_rows !== null ? { rowGroupRows: config.output.row_group_rows } : {},
+          ))),
         budget,
         clock,
         ...(roles ? { roles } : {}),

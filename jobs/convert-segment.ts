@@ -1,0 +1,63 @@
+/**
+ * Job `convert-segment`: converts rows of a big part to Parquet while the part is still being
+ * staged, so publishing only has the rest left after the last byte (src/output/early-segments.ts).
+ * Queued by the export-part job as the part's gzip members reach the disk; run by a control worker.
+ * Best effort by design: whatever it cannot do (a staged file gone, a value that does not fit, a
+ * snapshot already published) it skips, and publishing converts those rows itself.
+ */
+import { UnrecoverableError, type Job } from 'bullmq';
+import { coerceError } from '../src/errors.js';
+import {
+  CONVERT_SEGMENT_JOB,
+  parseConvertSegmentPayload,
+  type ConvertSegmentPayload,
+} from '../src/pipeline/job-payloads.js';
+import type { ConvertSegmentDeps, ConvertSegmentProcessor } from '../src/pipeline/job-processors.js';
+import type { SegmentOutcome, SegmentRequest } from '../src/pipeline/ports.js';
+
+export {
+  CONVERT_SEGMENT_JOB,
+  parseConvertSegmentPayload,
+  type ConvertSegmentPayload,
+  type ConvertSegmentDeps,
+};
+
+export function createConvertSegmentProcessor(deps: ConvertSegmentDeps): ConvertSegmentProcessor {
+  return async function processConvertSegment(job: Job): Promise<SegmentOutcome> {
+    let p: ConvertSegmentPayload;
+    try {
+      p = parseConvertSegmentPayload(job.data);
+    } catch (err: unknown) {
+      throw new UnrecoverableError(coerceError(err).message);
+    }
+    const log = deps.logger.child({ snapshot: p.snapshotId, segment: `${p.dataset} ${p.skip}+${p.take}` });
+    // Published, failed or stopped: its staging is gone or about to be; nothing would use the segment.
+    const state = await deps.store.state(p.snapshotId);
+    if (state !== 'running') {
+      const outcome: SegmentOutcome = { status: 'skipped', reason: `snapshot is ${state ?? 'gone'}` };
+      log.debug({ reason: outcome.reason }, 'segment skipped');
+      return outcome;
+    }
+    const outcome = await deps.convert(segmentRequestOf(p));
+    if (outcome.status === 'converted') log.debug({ ms: outcome.ms }, 'segment converted while staging');
+    else log.info({ reason: outcome.reason }, 'segment skipped; publishing converts these rows');
+    return outcome;
+  };
+}
+
+/** The converter's request for a checked payload. */
+export function segmentRequestOf(p: ConvertSegmentPayload): SegmentRequest {
+  return {
+    root: p.outDir,
+    snapshotId: p.snapshotId,
+    dataset: p.dataset,
+    file: p.file,
+    finalFile: p.finalFile,
+    stagingId: p.stagingId,
+    skip: p.skip,
+    take: p.take,
+    cut: p.cut,
+    fields: p.fields,
+    maxLineChars: p.maxLineChars,
+  };
+}
