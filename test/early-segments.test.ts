@@ -264,8 +264,8 @@ describe('segments converted while staging', () => {
       snapshotId: SNAP,
       outDir: '/out',
       dataset: 'facts_full',
-      file: '/out/a.tmp-1',
-      finalFile: '/out/a',
+      file: '/out/_staging/seg/facts_full/A.ndjson.gz.tmp-1-0123456789abcdef',
+      finalFile: '/out/_staging/seg/facts_full/A.ndjson.gz',
       stagingId: '0123456789abcdef',
       skip: 8192,
       take: 8192,
@@ -280,6 +280,13 @@ describe('segments converted while staging', () => {
     expect(() => parseConvertSegmentPayload({ ...ok, take: 0 })).toThrow(/take/);
     expect(() => parseConvertSegmentPayload({ ...ok, stagingId: 'x/..' })).toThrow(/stagingId/);
     expect(() => parseConvertSegmentPayload({ ...ok, dataset: 'nope' })).toThrow(/dataset/);
+    // Only a staged part of the snapshot, under its root, is read and written beside.
+    expect(() =>
+      parseConvertSegmentPayload({ ...ok, finalFile: '/etc/passwd', file: '/etc/passwd.tmp-1' }),
+    ).toThrow(/file: must be a staged part of the snapshot/);
+    expect(() =>
+      parseConvertSegmentPayload({ ...ok, file: '/out/_staging/seg/facts_full/B.ndjson.gz' }),
+    ).toThrow(/file: must be a staged part/);
   });
 });
 

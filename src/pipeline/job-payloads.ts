@@ -4,6 +4,7 @@
  * enqueuing side never imports jobs/ (the arrow goes one way: jobs/ → src/). Payloads arrive as
  * unknown JSON from Redis and are parsed before any use; `v` versions them.
  */
+import { join, sep } from 'node:path';
 import { z } from 'zod';
 import { CIK_PATTERN_10, TICKER_PATTERN } from '../contract/vocabulary.js';
 import { DATASETS, OUTPUT_FORMATS } from '../types.js';
@@ -101,6 +102,13 @@ const convertSegmentSchema = z
     maxLineChars: count,
   })
   .refine((p) => p.fields.names.length === p.fields.kinds.length, 'fields: names and kinds differ in length')
+  .refine(
+    (p) =>
+      p.finalFile.startsWith(join(p.outDir, '_staging', p.snapshotId, p.dataset) + sep) &&
+      p.finalFile.endsWith('.ndjson.gz') &&
+      p.file.startsWith(`${p.finalFile}.tmp-`),
+    'file: must be a staged part of the snapshot under outDir (and its temporary name)',
+  )
   .refine(
     (p) => p.cut.end > p.cut.offset && p.cut.row <= p.skip && p.skip + p.take <= p.cut.row + p.cut.rows,
     'cut: must hold rows [skip, skip + take) in bytes [offset, end)',
