@@ -82,7 +82,6 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
   let cursor: Cursor = { part: 0, row: 0 };
   const lineChars = new Map(o.parts.map((p) => [p.path, p.maxLineChars]));
   const byPath = new Map(o.parts.map((p) => [p.path, p]));
-  const segments = new Map(o.parts.map((p) => [p.path, p.segments ?? []]));
   const convertInput = {
     schema: o.schema,
     kinds: o.kinds,
@@ -123,7 +122,10 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
         ? []
         : usableSegments(
             slice.files.flatMap((f, i) =>
-              (segments.get(f) ?? []).map((seg) => ({ ...seg, skip: seg.skip + joined.firstRows[i]! })),
+              (byPath.get(f)?.segments ?? []).map((seg) => ({
+                ...seg,
+                skip: seg.skip + joined.firstRows[i]!,
+              })),
             ),
             signature,
             slice.skip,
@@ -204,7 +206,7 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
       {
         dataset: o.dataset,
         segmentsUsed,
-        segmentsFound: [...segments.values()].reduce((n, l) => n + l.length, 0),
+        segmentsFound: o.parts.reduce((n, p) => n + (p.segments?.length ?? 0), 0),
       },
       'segments converted while staging',
     );

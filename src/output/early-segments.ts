@@ -4,7 +4,7 @@
  * The parts worker announces each range of whole row groups once the gzip members holding it are
  * on disk; a control worker converts it (`convertSegment`) with the SQL publishing would use for
  * the rows seen so far. Publishing then concatenates the segments that still fit (same staged
- * attempt, same SQL, aligned to the file's row groups) with what it converts itself, so the
+ * attempt, same SQL, inside the output file) with what it converts itself, so the
  * conversion no longer waits for the last byte. A segment is only ever an optimisation: one that
  * is missing, stale or failed is converted at publish as before.
  *
@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { baseSchema, fieldColumns, RESERVED_NAMES, type DatasetSchema } from '../datasets/index.js';
+import { baseSchema } from '../datasets/index.js';
 import { coerceError } from '../errors.js';
 import type { DatasetName } from '../types.js';
 import { convertSelect, maxLineBytesFor, type ConvertInput, type ConvertSource } from './convert-sql.js';
@@ -22,6 +22,7 @@ import { openDuck, sqlString, type DuckDbOptions } from './duckdb.js';
 import { mergeFieldKinds, type FieldKinds } from './field-kinds.js';
 import { copyRanges, writeFileAtomic } from './fs-util.js';
 import { fieldsSidecarPath } from './paths.js';
+import { extraFieldNames } from './schema-registry.js';
 import { readFieldsSidecar } from './sidecar.js';
 import { DEFAULT_ROW_GROUP_ROWS, type SegmentFile } from './row-cuts.js';
 
@@ -91,13 +92,7 @@ export function fixedSchemaInput(
 ): Omit<ConvertInput, 'mode'> | undefined {
   const schema = baseSchema(dataset);
   if (schema.inferred) return undefined;
-  return { schema, kinds: observed, extraFields: fixedExtraFields(schema, observed), snapshotId };
-}
-
-/** Observed fields outside a fixed schema, in the order seen: they are read into `_extra`. */
-export function fixedExtraFields(schema: DatasetSchema, observed: ReadonlyMap<string, number>): string[] {
-  const columns = new Set(fieldColumns(schema).map((c) => c.name));
-  return [...observed.keys()].filter((n) => !RESERVED_NAMES.has(n) && !columns.has(n));
+  return { schema, kinds: observed, extraFields: extraFieldNames(schema, observed), snapshotId };
 }
 
 /**

@@ -118,7 +118,7 @@ class NdjsonPartWriter implements PartWriter {
   private readonly finalPath: string;
   private readonly tmpPath: string;
   readonly stagingId: string;
-  private file: WriteStream | undefined;
+  private readonly file: WriteStream;
   private readonly suffix: string;
   private readonly suffixBytes: Buffer;
   private readonly chunkBytes: number;
@@ -257,7 +257,7 @@ class NdjsonPartWriter implements PartWriter {
   }
 
   written(): WrittenPrefix | undefined {
-    if (this.state !== 'open' || this.file === undefined) return undefined;
+    if (this.state !== 'open') return undefined;
     // bytesWritten counts bytes whose write() returned: readable by any process from here on.
     const onDisk = this.file.bytesWritten;
     let bytes = 0;

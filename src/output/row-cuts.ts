@@ -1,7 +1,7 @@
 /**
  * Where rows are cut, as pure arithmetic: row ranges of whole row groups (several conversions of
- * one file), the gzip members holding a range, and the chain of segments converted while staging
- * that a file can start with. No DuckDB here: the parts worker uses it too.
+ * one file), the gzip members holding a range (also of parts joined into one file), and which
+ * segments converted while staging a file can use. No DuckDB here: the parts worker uses it too.
  */
 import type { MemberStart } from './sidecar.js';
 

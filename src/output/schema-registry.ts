@@ -120,6 +120,22 @@ export async function readSchemaRegistry(
 }
 
 /**
+ * Observed fields without a column of `schema`, in the order seen: they are read into `_extra`.
+ * An inferred schema leaves out the fields it has only seen as null (`nullOnly`). Segments
+ * converted while staging (early-segments.ts) use this rule too, so their statement is publishing's.
+ */
+export function extraFieldNames(
+  schema: DatasetSchema,
+  observed: ReadonlyMap<string, number>,
+  nullOnly: ReadonlySet<string> = new Set(),
+): string[] {
+  const columns = new Set(fieldColumns(schema).map((c) => c.name));
+  return [...observed.keys()].filter(
+    (n) => !RESERVED_NAMES.has(n) && !columns.has(n) && (!schema.inferred || !nullOnly.has(n)),
+  );
+}
+
+/**
  * Decides the schema of a dataset for one snapshot from the fields its parts carried, and records
  * it in the registry. `observed`: field name → kinds (lineage names excluded by the caller).
  */
@@ -169,16 +185,12 @@ export async function resolveSchema(
   }
 
   const columns = new Map(fieldColumns(schema).map((c) => [c.name, c]));
-  const extraFields = new Map<string, number>();
+  const extraFields = new Map(extraFieldNames(schema, observed, nullOnly).map((n) => [n, observed.get(n)!]));
   const typeConflicts: ResolvedSchema['typeConflicts'] = [];
   for (const [name, kinds] of observed) {
-    if (RESERVED_NAMES.has(name)) continue;
     const col = columns.get(name);
-    if (col === undefined) {
-      if (!base.inferred || !nullOnly.has(name)) extraFields.set(name, kinds);
-    } else if (!kindsFit(col.type, kinds)) {
+    if (col !== undefined && !RESERVED_NAMES.has(name) && !kindsFit(col.type, kinds))
       typeConflicts.push({ field: name, type: col.type, kinds });
-    }
   }
 
   const registry: SchemaRegistryFile = {
