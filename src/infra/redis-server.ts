@@ -60,8 +60,11 @@ export async function startPrivateRedis(opts: StartRedisOptions = {}): Promise<P
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
-  child.stdout?.on('data', (b: Buffer) => (output += b.toString()));
-  child.stderr?.on('data', (b: Buffer) => (output += b.toString()));
+  // Decoded per stream, not per chunk: a chunk may end inside a multi-byte character.
+  child.stdout?.setEncoding('utf8');
+  child.stderr?.setEncoding('utf8');
+  child.stdout?.on('data', (s: string) => (output += s));
+  child.stderr?.on('data', (s: string) => (output += s));
 
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(

@@ -4,10 +4,11 @@
  */
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
+import { coerceError, OutputError } from '../errors.js';
 import { FieldTracker, kindsToNames, namesToKinds, type FieldKinds } from './field-kinds.js';
 import { writeFileAtomic } from './fs-util.js';
+import { ndjsonLines } from './ndjson-lines.js';
 
 export interface FieldsSidecar {
   rows: number;
@@ -106,14 +107,25 @@ export async function scanFieldKinds(
 ): Promise<{ rows: number; fields: FieldKinds; maxLineChars: number }> {
   const tracker = new FieldTracker();
   let rows = 0;
+  let lineNo = 0;
   let maxLineChars = 0;
-  const lines = createInterface({ input: createReadStream(path).pipe(createGunzip()), crlfDelay: Infinity });
-  for await (const line of lines) {
+  for await (const line of ndjsonLines(createReadStream(path).pipe(createGunzip()), path)) {
+    lineNo++;
     if (line.trim() === '') continue;
-    tracker.observe(JSON.parse(line) as Record<string, unknown>);
-    // +1: the newline readline strips.
+    tracker.observe(parseLine(line, path, lineNo));
+    // +1: the newline the reader strips.
     if (line.length + 1 > maxLineChars) maxLineChars = line.length + 1;
     rows++;
   }
   return { rows, fields: tracker.snapshot(), maxLineChars };
+}
+
+function parseLine(line: string, path: string, lineNo: number): Record<string, unknown> {
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch (err: unknown) {
+    throw new OutputError('OUTPUT_FAILED', `${path} line ${lineNo}: ${coerceError(err).message}`, {
+      cause: err,
+    });
+  }
 }
