@@ -296,7 +296,13 @@ describe('a big part exported by the pipeline', () => {
   beforeAll(async () => {
     h = await startPipelineHarness({
       emulator: { syntheticLargeRows: BIG },
-      config: { 'output.row_group_rows': GROUP, 'output.formats': ['parquet'] },
+      config: {
+        'output.row_group_rows': GROUP,
+        'output.formats': ['parquet'],
+        // Not the defaults, so convert-segment jobs can only carry them by reading the config.
+        'retention.completed_jobs': { age_seconds: 4321, count: 321 },
+        'retention.failed_jobs': { age_seconds: 8765, count: 765 },
+      },
     });
     await h.startWorkers();
   });
@@ -307,10 +313,17 @@ describe('a big part exported by the pipeline', () => {
   it('queues convert-segment jobs while staging, converts them in a control worker and publishes every row once', async () => {
     const rec = await h.runToEnd(h.spec(['SYNBIG'], ['facts_full'], 'segments-e2e'));
     expect(rec.state).toBe('published');
-    const jobs = await h.ctx.snapshotsQueue.getJobs(['completed']);
-    const outcomes = jobs
-      .filter((j) => j.name === CONVERT_SEGMENT_JOB)
-      .map((j) => j.returnvalue as { status: string });
+    const jobs = (await h.ctx.snapshotsQueue.getJobs(['completed'])).filter(
+      (j) => j.name === CONVERT_SEGMENT_JOB,
+    );
+    const outcomes = jobs.map((j) => j.returnvalue as { status: string });
+    // Bounded in Redis like every job: by the configured age and count, failed ones too.
+    for (const j of jobs)
+      expect(j.opts).toMatchObject({
+        attempts: 1,
+        removeOnComplete: { age: 4321, count: 321 },
+        removeOnFail: { age: 8765, count: 765 },
+      });
     expect(outcomes.length).toBeGreaterThanOrEqual(2);
     expect(outcomes.filter((o) => o.status === 'converted').length).toBeGreaterThanOrEqual(1);
     const manifest = JSON.parse(await readFile(rec.manifest!, 'utf8')) as {

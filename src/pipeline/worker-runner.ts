@@ -115,11 +115,12 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
             earlyConversion: {
               segmentRows: segmentRows(config.output.row_group_rows ?? undefined),
               enqueue: async (payload) => {
-                // One try: a segment that fails is converted at publish instead.
+                // One try: a segment that fails is converted at publish instead. Kept in Redis
+                // as long as every other job (retention.*_jobs).
                 await ctx.snapshotsQueue.add(CONVERT_SEGMENT_JOB, payload, {
                   attempts: 1,
-                  removeOnComplete: { age: 3600, count: 10_000 },
-                  removeOnFail: { age: 7 * 86_400 },
+                  removeOnComplete: ctx.flowSettings.keepCompleted,
+                  removeOnFail: ctx.flowSettings.keepFailed,
                 });
               },
             },
