@@ -3,6 +3,7 @@
  * and signal handling (first SIGINT/SIGTERM = graceful, second = immediate exit).
  */
 import { loadConfig, type Config, type FlagOverride } from '../config/load.js';
+import { coerceError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 
 export interface CommonCliOptions {
@@ -40,4 +41,53 @@ export function onShutdownSignal(graceful: (signal: NodeJS.Signals) => void): ()
     process.off('SIGINT', handler);
     process.off('SIGTERM', handler);
   };
+}
+
+export interface CloseOnSignalOptions {
+  /** Exit with code 1 when `close` has not settled this long after the signal. @defaultValue 5000 */
+  forceExitMs?: number;
+  /** Where the closing lines go. @defaultValue process.stderr */
+  report?: (line: string) => void;
+  /** Where SIGINT/SIGTERM arrive. @defaultValue process */
+  signals?: SignalSource;
+}
+
+/** The part of `process` that delivers signals. */
+export interface SignalSource {
+  on(event: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
+  off(event: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
+}
+
+/**
+ * Waits for the first SIGINT/SIGTERM, then runs `close`; resolves once it settled. A failed close
+ * is reported (`<label>: closing failed: …`) and sets exit code 1: it never rejects unhandled.
+ */
+export async function closeOnSignal(
+  label: string,
+  close: () => Promise<void>,
+  opts: CloseOnSignalOptions = {},
+): Promise<void> {
+  const report = opts.report ?? ((line: string) => void process.stderr.write(line));
+  const signals = opts.signals ?? process;
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    const stop = (s: NodeJS.Signals): void => {
+      signals.off('SIGINT', stop);
+      signals.off('SIGTERM', stop);
+      resolve(s);
+    };
+    signals.on('SIGINT', stop);
+    signals.on('SIGTERM', stop);
+  });
+  report(`${label}: ${signal}, closing\n`);
+  // A stuck close must not keep the process alive forever.
+  const force = setTimeout(() => process.exit(1), opts.forceExitMs ?? 5000);
+  force.unref();
+  try {
+    await close();
+  } catch (err: unknown) {
+    report(`${label}: closing failed: ${coerceError(err).message}\n`);
+    process.exitCode = 1;
+  } finally {
+    clearTimeout(force);
+  }
 }

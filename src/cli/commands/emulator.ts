@@ -99,7 +99,10 @@ async function runEmulator(o: EmulatorCliOptions): Promise<void> {
     import('../../log.js'),
     import('../../errors.js'),
   ]);
-  const { envLogLevel } = await import('../../config/load.js');
+  const [{ envLogLevel }, { closeOnSignal }] = await Promise.all([
+    import('../../config/load.js'),
+    import('../command-support.js'),
+  ]);
   let logger;
   try {
     logger = createLogger({ level: envLogLevel(process.env, 'warn') });
@@ -147,19 +150,7 @@ async function runEmulator(o: EmulatorCliOptions): Promise<void> {
       `-H 'Content-Type: application/json' -d '{"ticker":"AAPL","limit":3}'\n`,
   );
   const emulator = running;
-  await new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      process.stderr.write(`filings-export emulator: ${signal}, closing\n`);
-      // A stuck close must not keep the process alive forever.
-      const force = setTimeout(() => process.exit(1), 5000);
-      force.unref();
-      void emulator.close().then(resolve);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await closeOnSignal('filings-export emulator', () => emulator.close());
 }
 
 async function runKeygen(prefix: string): Promise<void> {
