@@ -1,15 +1,23 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 
-/** Sends SIGTERM to every child process and resolves with their exit codes, in order. */
-export async function terminateAll(children: readonly ChildProcess[]): Promise<(number | null)[]> {
-  const exits = children.map(
-    (c) =>
-      new Promise<number | null>((resolve) =>
-        c.exitCode !== null ? resolve(c.exitCode) : c.once('exit', resolve),
-      ),
-  );
-  for (const c of children) c.kill('SIGTERM');
-  return Promise.all(exits);
+/** How a child process ended: its exit code, or the signal that ended it. */
+export type Ending = number | NodeJS.Signals;
+
+/**
+ * Resolves when the child has ended, at once if it already has. A child ended by a signal has a
+ * null exitCode (its signalCode is set): its `exit` event is gone, so both must be checked.
+ */
+export function ended(c: ChildProcess): Promise<Ending> {
+  const now = c.exitCode ?? c.signalCode;
+  if (now !== null) return Promise.resolve(now);
+  return new Promise((resolve) => c.once('exit', (code, signal) => resolve(code ?? signal ?? 'SIGKILL')));
+}
+
+/** Sends SIGTERM to every child process still running and resolves with how each ended, in order. */
+export async function terminateAll(children: readonly ChildProcess[]): Promise<Ending[]> {
+  const endings = children.map(ended);
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
+  return Promise.all(endings);
 }
 
 export interface SpawnedWorker {
@@ -25,11 +33,13 @@ export function spawnWorker(bin: string, args: string[], opts: SpawnOptions): Sp
   const child = spawn(process.execPath, [bin, ...args], { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   const ready = new Promise<void>((resolve, reject) => {
-    child.stderr?.on('data', (b: Buffer) => {
-      log += b.toString();
+    // Decoded per stream: a chunk may end inside a multi-byte character.
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (s: string) => {
+      log += s;
       if (log.includes('worker ready')) resolve();
     });
-    child.once('exit', (code) => reject(new Error(`worker exited (${code}): ${log}`)));
+    child.once('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal}): ${log}`)));
   });
   return { child, log: () => log, ready };
 }
