@@ -34,9 +34,4 @@ execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
   stdio: 'inherit',
   cwd: root,
 });
-mkdirSync(join(out, 'src', 'api'), { recursive: true });
-copyFileSync(join(root, 'src', 'api', 'openapi.yaml'), join(out, 'src', 'api', 'openapi.yaml'));
-// Modules find config/ and data/ relative to themselves (../../config from src/config): build/
-// mirrors the checkout, so it links them rather than copying 20 MB of SEC data.
-for (const dir of ['config', 'data']) symlinkSync(join('..', dir), join(out, dir), 'junction');
 writeFileSync(join(out, '.stamp'), `${new Date().toISOString()}\n`);
