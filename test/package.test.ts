@@ -50,15 +50,11 @@ export async function resolve(specifier, context, next) {
   return tracer;
 }
 
-interface Loaded {
-  urls: string[];
-}
-
 /** Runs `node --import TRACER ARGS` in the consumer project; resolves with its output and the URLs it loaded. */
 async function runNode(
   args: string[],
   env: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string } & Loaded> {
+): Promise<{ code: number | null; stdout: string; stderr: string; urls: string[] }> {
   const trace = join(dir, `trace-${Math.random().toString(36).slice(2)}.txt`);
   const tracer = await writeTracer(trace);
   const child = spawn(process.execPath, ['--import', tracer, ...args], {
@@ -175,6 +171,15 @@ describe('the installed CLI', () => {
     expect(r.stdout).toMatch(/^Usage: filings-export/);
     for (const command of ['run', 'worker', 'emulator', 'status']) expect(r.stdout).toContain(command);
     expectCompiledOnly(r.urls);
+
+    // As a user's shell runs it: npm's link in node_modules/.bin, through the file's `#!` line.
+    const linked = spawnSync(join(project, 'node_modules', '.bin', 'filings-export'), ['--help'], {
+      cwd: project,
+      env: cleanEnv(),
+      encoding: 'utf8',
+    });
+    expect(linked.status, linked.stderr).toBe(0);
+    expect(linked.stdout).toBe(r.stdout);
   });
 
   it('the packaged emulator serves the bundled data over HTTP', async () => {
