@@ -3,7 +3,7 @@
  * import a floor above its own. Top to bottom:
  *   bin (composition root) → jobs/ → src/cli → src/pipeline → src/{budget, output, api, config, infra}
  *   → src/{errors, types, log}.ts → src/contract;   src/emulator → the contract only
- *   (src/api/openapi.gen.ts, src/contract/) and its own modules.
+ *   (src/api/openapi.gen.ts, src/contract/), src/package-root.ts (where bundled files are) and its own modules.
  * Folder-level cycles are checked by the script as well (dependency-cruiser sees files only).
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -26,12 +26,18 @@ module.exports = {
     },
     {
       name: 'emulator-boundary',
-      comment: 'The emulator depends only on the contract and its own modules (and npm packages).',
+      comment:
+        'The emulator depends only on the contract, the package root and its own modules (and npm packages).',
       severity: 'error',
       from: { path: '^src/emulator/' },
       to: {
         path: '^src/',
-        pathNot: ['^src/emulator/', '^src/api/openapi\\.gen\\.ts$', '^src/contract/'],
+        pathNot: [
+          '^src/emulator/',
+          '^src/api/openapi\\.gen\\.ts$',
+          '^src/contract/',
+          '^src/package-root\\.ts$',
+        ],
       },
     },
     {

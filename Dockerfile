@@ -3,42 +3,41 @@
 # Build for the platform you run: DuckDB's npm package ships a native binary per platform, so the
 # image installs its own node_modules and never copies the host's.
 
-FROM node:22-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /src
-# npm ci runs `prepare` (scripts/build.mjs --if-possible), which skips while src/ is not copied yet.
 COPY package.json package-lock.json ./
-COPY scripts/build.mjs ./scripts/build.mjs
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json README.md ./
+COPY scripts/build.mjs ./scripts/build.mjs
+COPY bin ./bin
 COPY src ./src
 COPY jobs ./jobs
-# Compiled JavaScript mirrors the source layout (src/, jobs/), so paths relative to a module
-# (config/defaults.yaml, data/sec, the OpenAPI contract) resolve as in a checkout.
-RUN node scripts/build.mjs
+COPY config ./config
+COPY data/sec ./data/sec
+COPY docs ./docs
+# The image holds exactly the npm package's files: `npm pack` compiles (prepack: scripts/build.mjs)
+# and packs what package.json `files` names (build/, bin/, config/, data/sec/), unpacked to /package.
+RUN npm pack --pack-destination /tmp \
+  && mkdir /package \
+  && tar -xzf /tmp/filings-export-*.tgz -C /package --strip-components=1
 
-FROM node:22-bookworm-slim AS deps
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-# `prepare` skips here: TypeScript is a dev dependency.
-COPY scripts/build.mjs ./scripts/build.mjs
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-FROM node:22-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 COPY --from=deps --chown=node:node /app/node_modules ./node_modules
-COPY --from=build --chown=node:node /src/build/src ./src
-COPY --from=build --chown=node:node /src/build/jobs ./jobs
-COPY --chown=node:node package.json ./
-COPY --chown=node:node bin/container-entry.mjs ./bin/container-entry.mjs
-COPY --chown=node:node config ./config
-COPY --chown=node:node data/sec ./data/sec
+COPY --from=build --chown=node:node /package ./
 USER node
 # Metrics and probes (worker --metrics-port 9464; the emulator listens on 8787).
 ENV FILINGS_EXPORT_METRICS_HOST=0.0.0.0 FILINGS_EXPORT_METRICS_PORT=9464
 EXPOSE 9464 8787
 # tini is PID 1: SIGTERM reaches node, which lets running parts finish (worker.shutdown_timeout_ms).
+# The entry point runs the package's compiled build/ (bin/run-compiled.mjs), as its bin does.
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/bin/container-entry.mjs"]
 CMD ["worker"]
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \

@@ -9,8 +9,8 @@
  * `output.convert_while_staging: false` (no segments); (3) the peak RSS (VmHWM)
  * and CPU of a separate `filings-export worker --only parts` process while it exports SYNBIG's
  * facts/full, alone and with a CPU-bound process sharing the cores (goal <= 200 MB), and of the
- * control worker publishing it (also with 2 conversions). (2) and (3) run the compiled entry (build/, what `npm install`
- * builds and the image runs); (3) also once from the sources through tsx, for reference.
+ * control worker publishing it (also with 2 conversions). (2) and (3) run the compiled entry (build/, what the installed
+ * package and the image run); (3) also once from the sources through tsx, for reference.
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -148,7 +148,7 @@ export async function run(): Promise<BenchResult[]> {
     // (2) and (3): SYNBIG, 1,000,000 fact rows
     const big = await startEmulator({ port: 0, rateLimitPerMinute: null, syntheticLargeRows: BIG_ROWS });
     try {
-      // The entry users run after npm install and in the image: build/, rebuilt here when stale.
+      // The entry the installed package and the image run: build/, rebuilt here when stale.
       if (staleReason(ROOT) !== undefined)
         execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
       const env = {

@@ -1,8 +1,9 @@
 // Chooses what bin/filings-export.mjs runs: the JavaScript in build/ (scripts/build.mjs) while it
-// is newer than every file it was compiled from, else the TypeScript sources through tsx.
+// is newer than every file it was compiled from, else the TypeScript sources through tsx. The
+// installed package ships build/ without the sources, so it always runs build/.
 // FILINGS_EXPORT_ENTRY: `auto` (default), `source` (always tsx), `build` (build/ or an error).
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 
 const INPUTS = ['src', 'jobs', 'tsconfig.json', 'tsconfig.build.json'];
 
@@ -23,7 +24,7 @@ export function staleReason(root) {
       : [path];
     for (const f of files) {
       if (statSync(f).mtimeMs > built)
-        return `${f.slice(root.length + 1)} changed after the last build (npm run build)`;
+        return `${relative(root, f)} changed after the last build (npm run build)`;
     }
   }
   return undefined;
@@ -32,9 +33,14 @@ export function staleReason(root) {
 /** `build` or `source`, from FILINGS_EXPORT_ENTRY and the state of build/; throws on a bad value. */
 export function chooseEntry(root, env = process.env) {
   const wanted = env.FILINGS_EXPORT_ENTRY ?? 'auto';
-  if (wanted === 'source') return 'source';
-  if (wanted !== 'auto' && wanted !== 'build')
+  if (wanted !== 'auto' && wanted !== 'build' && wanted !== 'source')
     throw new Error(`FILINGS_EXPORT_ENTRY must be auto, source or build (got ${JSON.stringify(wanted)})`);
+  if (!existsSync(join(root, 'src'))) {
+    if (wanted === 'source')
+      throw new Error('FILINGS_EXPORT_ENTRY=source: this installation has no TypeScript sources (src/)');
+    return 'build';
+  }
+  if (wanted === 'source') return 'source';
   const stale = staleReason(root);
   if (stale === undefined) return 'build';
   if (wanted === 'build') throw new Error(`FILINGS_EXPORT_ENTRY=build: ${stale}`);

@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // Entry point of the `filings-export` CLI, and the composition root: it hands the CLI the job
 // processors of jobs/ (loaded only by commands that run workers), so src/ never imports jobs/.
-// It runs the compiled JavaScript of build/ when that is current (npm install builds it), else the
-// TypeScript sources through tsx, so a checkout works right after `npm install` and after any edit.
+// The installed package has no sources and always runs the compiled build/. A checkout runs build/
+// while it is current (`npm run build`), else the TypeScript sources through tsx (a dev dependency),
+// so it works right after `npm install` and after any edit.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chooseEntry } from './entry-point.mjs';
+import { runCompiled } from './run-compiled.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 let entry;
@@ -16,10 +18,7 @@ try {
   process.exit(2);
 }
 if (entry === 'build') {
-  const { runCli } = await import('../build/src/cli/main.js');
-  await runCli(process.argv, {
-    loadJobs: async () => (await import('../build/jobs/index.js')).jobProcessors,
-  });
+  await runCompiled(process.argv);
 } else {
   const { register } = await import('tsx/esm/api');
   register();

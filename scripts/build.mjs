@@ -1,20 +1,18 @@
 #!/usr/bin/env node
-// Compiles src/ and jobs/ to JavaScript in build/ (`npm run build`; also run by `npm install` as
-// `prepare`). bin/filings-export.mjs runs build/ while it is newer than every source file and the
-// TypeScript through tsx otherwise, so an edit never runs stale code. Compiled, a command starts
-// in ~0.2 s instead of ~0.5-1 s and a worker holds no loader thread (~30 MB less; docs/decisions.md).
-//
-// `--if-possible` (prepare): skip quietly when there is nothing to compile with, as in the image's
-// dependency stages (no src/ yet, or no TypeScript with --omit=dev).
+// Compiles src/ and jobs/ to JavaScript in build/src/ and build/jobs/, with .d.ts declarations and
+// source maps holding the TypeScript (the package ships no src/): `npm run build`, `npm test`, and
+// `prepack` before `npm pack`/`npm publish`. bin/filings-export.mjs runs build/ while it is newer
+// than every source file and the TypeScript through tsx otherwise, so an edit never runs stale code;
+// the installed package and the image always run it. Compiled, a command starts in ~0.2 s instead of
+// ~0.5-1 s and a worker holds no loader thread (~30 MB less; docs/decisions.md).
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'build');
-const ifPossible = process.argv.includes('--if-possible');
 
 let tsc;
 try {
@@ -23,7 +21,6 @@ try {
   tsc = undefined;
 }
 if (tsc === undefined || !existsSync(join(root, 'src')) || !existsSync(join(root, 'tsconfig.build.json'))) {
-  if (ifPossible) process.exit(0);
   console.error('build: needs TypeScript (npm install) and the sources (src/, tsconfig.build.json)');
   process.exit(1);
 }
@@ -34,9 +31,4 @@ execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
   stdio: 'inherit',
   cwd: root,
 });
-mkdirSync(join(out, 'src', 'api'), { recursive: true });
-copyFileSync(join(root, 'src', 'api', 'openapi.yaml'), join(out, 'src', 'api', 'openapi.yaml'));
-// Modules find config/ and data/ relative to themselves (../../config from src/config): build/
-// mirrors the checkout, so it links them rather than copying 20 MB of SEC data.
-for (const dir of ['config', 'data']) symlinkSync(join('..', dir), join(out, dir), 'junction');
 writeFileSync(join(out, '.stamp'), `${new Date().toISOString()}\n`);

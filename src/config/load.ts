@@ -6,10 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, coerceError } from '../errors.js';
+import { packagePath } from '../package-root.js';
 import { configSchema, type FileConfig, LOG_LEVEL } from './schema.js';
 import {
   flattenObject,
@@ -23,7 +23,7 @@ import {
 import { Secret } from './secret.js';
 
 /** The bundled defaults: every field has a value there. */
-export const DEFAULTS_FILE = fileURLToPath(new URL('../../config/defaults.yaml', import.meta.url));
+export const DEFAULTS_FILE = packagePath('config', 'defaults.yaml');
 
 /** Environment variables read by the exporter and the config path each sets. */
 export const ENV_SETTINGS: ReadonlyArray<{ name: string; path: string; kind: 'string' | 'int' | 'bool' }> = [

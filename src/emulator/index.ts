@@ -5,8 +5,6 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { EmulatorConfigError, toError } from './errors.js';
 import type { Logger } from './runtime.js';
 import { silentLogger } from './runtime.js';
@@ -14,7 +12,8 @@ import { systemClock, type Clock } from './runtime.js';
 import { Authenticator } from './auth/authenticator.js';
 import { loadKeysFile, parseKeysFile, type KeysFile } from './auth/keys-file.js';
 import { checkAsOf } from './data/as-of.js';
-import { loadStore } from './data/index.js';
+import { defaultDataDir, loadStore } from './data/index.js';
+import { packagePath } from '../package-root.js';
 import { FaultPlan, seededRandom } from './faults/fault-plan.js';
 import { Limiter } from './limits/key-limiter.js';
 import { checkLimitOverrides } from './limits/overrides.js';
@@ -35,11 +34,10 @@ export { DEMO_API_KEY } from './demo-key.js';
 export { EmulatorConfigError, EmulatorDataError, EmulatorError, type EmulatorErrorCode } from './errors.js';
 export type { Clock, Logger } from './runtime.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The bundled SEC data (gzip copy). */
-export const BUNDLED_DATA_DIR = join(root, 'data', 'sec');
+export const BUNDLED_DATA_DIR = defaultDataDir();
 /** The bundled keys file holding the demo key's hash. */
-export const BUNDLED_KEYS_FILE = join(root, 'config', 'emulator-keys.json');
+export const BUNDLED_KEYS_FILE = packagePath('config', 'emulator-keys.json');
 export const DEFAULT_PORT = 8787;
 
 export interface EmulatorOptions {

@@ -12,6 +12,7 @@ import { basename, dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { coerceError, InputError, OutputError, StorageError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
+import { packagePath } from '../package-root.js';
 import {
   DATASETS,
   OUTPUT_FORMATS,
@@ -132,9 +133,9 @@ function readWriterVersion(): { name: string; version: string; engine: string } 
   let version = 'unknown';
   let engine = 'duckdb';
   try {
-    version = (require('../../package.json') as { version: string }).version;
+    version = (require(packagePath('package.json')) as { version: string }).version;
   } catch {
-    // packaged without package.json next to src: keep "unknown"
+    // an unreadable package.json: keep "unknown"
   }
   try {
     engine = `duckdb ${(require('@duckdb/node-api/package.json') as { version: string }).version}`;

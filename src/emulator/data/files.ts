@@ -4,10 +4,10 @@
  * filings/<TICKER>/** and reference/company_tickers.json. Any file may carry a `.gz` suffix.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
+import { packagePath } from '../../package-root.js';
 import { EmulatorDataError } from '../errors.js';
 
 const gunzipAsync = promisify(gunzip);
@@ -33,9 +33,9 @@ export interface DataLayout {
   readme: DataFile | undefined;
 }
 
-/** The bundled data/sec, resolved from this module's location (`<root>/src/emulator/data/`), not the cwd. */
+/** The bundled data/sec, resolved from the package's root (not the cwd). */
 export function defaultDataDir(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'data', 'sec');
+  return packagePath('data', 'sec');
 }
 
 export async function readDataFile(file: DataFile): Promise<Buffer> {
