@@ -76,7 +76,7 @@ export function pipelineMetricSources(exporter: Pick<Exporter, 'ctx' | 'budget'>
 }
 
 export async function serveMetrics(
-  exporter: Exporter,
+  exporter: Pick<Exporter, 'ctx' | 'budget'>,
   opts: { port: number; host?: string },
 ): Promise<ServedMetrics> {
   const { ctx } = exporter;
