@@ -134,7 +134,14 @@ describe('what the rules and the dashboard query', () => {
 
   it('is served by a worker after a snapshot, with the labels each query uses', async () => {
     expect(rec.state).toBe('published');
-    const series = servedSeries(await (await fetch(`${served.server.url}/metrics`)).text());
+    const text = await (await fetch(`${served.server.url}/metrics`)).text();
+    const series = servedSeries(text);
+    // The gauges the rules read say what the records say.
+    expect(text).toContain('filings_export_newest_snapshot{state="published"} 1\n');
+    expect(text).toContain('filings_export_newest_snapshot{state="failed"} 0\n');
+    expect(text).toContain(`filings_export_last_published_timestamp_seconds ${rec.finishedAtMs! / 1000}\n`);
+    expect(text).toContain('filings_export_api_outage 0\n');
+    expect(Number(/^filings_export_workers (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
     const queries = await shippedQueries();
     expect(queries.length).toBeGreaterThan(20);
     expect(queries.flatMap((q) => problems(q, series))).toEqual([]);
