@@ -2,7 +2,10 @@
  * Gauges the alert rules (deploy/prometheus/alerts.yml) read, from shared state at scrape time:
  * the newest snapshot's state, when a snapshot was last published, whether an API outage hold is
  * in force, and how many workers are connected. Every worker reports the same values: aggregate
- * them with `max`. Each gauge has its own collect, so one failing source never blanks the others.
+ * them with `max`. Each gauge has its own collect, and a source that fails (Redis away) leaves
+ * its gauge unknown instead of failing the whole scrape (`/readyz` reports Redis): a labelled
+ * gauge without series, a plain one at NaN (prom-client always serves a plain gauge, and NaN
+ * compares false, so no rule fires on a value nobody knows).
  */
 import type { Gauge, Registry } from 'prom-client';
 import { Gauge as PromGauge } from 'prom-client';
@@ -20,6 +23,15 @@ export interface GlanceSources {
   apiOutage?(): Promise<boolean>;
 }
 
+/** The source's answer, or undefined when there is no source or it failed. */
+async function read<T>(source: () => Promise<T> | undefined): Promise<T | undefined> {
+  try {
+    return await source();
+  } catch {
+    return undefined;
+  }
+}
+
 export function registerGlanceGauges(registry: Registry, sources: GlanceSources): void {
   const r = [registry];
   new PromGauge({
@@ -28,7 +40,7 @@ export function registerGlanceGauges(registry: Registry, sources: GlanceSources)
     labelNames: ['state'] as const,
     registers: r,
     async collect(this: Gauge<'state'>) {
-      const g = await sources.snapshotGlance?.();
+      const g = await read(() => sources.snapshotGlance?.());
       this.reset();
       if (!g || g.newestState === null) return;
       for (const state of SNAPSHOT_STATES) this.set({ state }, state === g.newestState ? 1 : 0);
@@ -36,12 +48,11 @@ export function registerGlanceGauges(registry: Registry, sources: GlanceSources)
   });
   new PromGauge({
     name: 'filings_export_last_published_timestamp_seconds',
-    help: 'When the newest published snapshot was published (Unix seconds; absent when none is on record)',
+    help: 'When the newest published snapshot was published (Unix seconds; NaN when none is on record)',
     registers: r,
     async collect(this: Gauge) {
-      const g = await sources.snapshotGlance?.();
-      this.reset();
-      if (g && g.lastPublishedMs !== null) this.set(g.lastPublishedMs / 1000);
+      const g = await read(() => sources.snapshotGlance?.());
+      this.set(g && g.lastPublishedMs !== null ? g.lastPublishedMs / 1000 : NaN);
     },
   });
   new PromGauge({
@@ -49,9 +60,8 @@ export function registerGlanceGauges(registry: Registry, sources: GlanceSources)
     help: 'BullMQ workers connected to the parts queue, over every process',
     registers: r,
     async collect(this: Gauge) {
-      const n = await sources.workersAlive?.();
-      this.reset();
-      if (n !== undefined) this.set(n);
+      const n = await read(() => sources.workersAlive?.());
+      this.set(n ?? NaN);
     },
   });
   new PromGauge({
@@ -59,9 +69,8 @@ export function registerGlanceGauges(registry: Registry, sources: GlanceSources)
     help: 'Whether an API outage hold is in force: 1 while parts wait for the API to answer again, else 0',
     registers: r,
     async collect(this: Gauge) {
-      const held = await sources.apiOutage?.();
-      this.reset();
-      if (held !== undefined) this.set(held ? 1 : 0);
+      const held = await read(() => sources.apiOutage?.());
+      this.set(held === undefined ? NaN : held ? 1 : 0);
     },
   });
 }
