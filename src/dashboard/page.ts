@@ -1,7 +1,13 @@
 /**
  * The status page: one static HTML document whose script polls `api/state` every second and
  * renders it with textContent only (data never becomes markup). No build step, no framework.
+ * Each block with a chart is its own module under blocks/, inlined here.
  */
+import { BURN_DOWN_HTML, BURN_DOWN_SCRIPT } from './blocks/burn-down.js';
+import { CHARTS_CSS, CHARTS_SCRIPT } from './blocks/charts.js';
+import { RUNNING_HTML, RUNNING_SCRIPT } from './blocks/running.js';
+import { TIMELINE_HTML, TIMELINE_SCRIPT } from './blocks/timeline.js';
+
 export const DASHBOARD_HTML = `<!doctype html>
 <html lang="en">
 <head>
@@ -16,14 +22,18 @@ export const DASHBOARD_HTML = `<!doctype html>
   .state { font-weight: 600; } .published { color: #1b7a3a; } .failed, .stopped { color: #b3261e; } .running { color: #1f5fbf; }
   .banner { background: #fff4e5; border: 1px solid #f0c36d; padding: .5rem .8rem; margin: .6rem 0; }
   .snapshot { border: 1px solid #e3e6ee; padding: .6rem .9rem; margin: .6rem 0; border-radius: 6px; }
-</style>
+  progress { width: 16rem; vertical-align: middle; }
+${CHARTS_CSS}</style>
 </head>
 <body>
 <h1>filings-export</h1>
 <div class="muted">updated <span id="updated">…</span> · <a href="queues">jobs (Bull Board)</a></div>
 <div id="outage" class="banner" hidden></div>
+${RUNNING_HTML}
+${TIMELINE_HTML}
 <h2>Budget</h2>
 <div id="budget" class="muted">no API key configured for this dashboard</div>
+${BURN_DOWN_HTML}
 <h2>Snapshots</h2>
 <div id="snapshots"></div>
 <h2>Last errors</h2>
@@ -37,10 +47,12 @@ function table(head, rows) {
   rows.forEach((r) => { const tr = el('tr'); r.forEach((c) => tr.append(el('td', c))); t.append(tr); });
   return t;
 }
+${CHARTS_SCRIPT}${RUNNING_SCRIPT}${TIMELINE_SCRIPT}${BURN_DOWN_SCRIPT}
 function render(s) {
   document.getElementById('updated').textContent = s.generatedAt;
   const outage = document.getElementById('outage');
   outage.hidden = !s.apiOutage; outage.textContent = s.apiOutage || '';
+  renderRunning(s); renderTimeline(s.history); renderBurnDown(s);
   const b = s.budget; const budget = document.getElementById('budget');
   if (b) {
     budget.replaceChildren(table(['', 'value'], [

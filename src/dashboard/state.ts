@@ -9,6 +9,7 @@ import { outageStatus } from '../pipeline/outage.js';
 import type { PipelineContext } from '../pipeline/context.js';
 import { totals, type DatasetProgress, type SnapshotRecord } from '../pipeline/snapshot-store.js';
 import { describeKeyBudget } from '../pipeline/status-view.js';
+import { nightsHistory, type NightsHistory } from './history.js';
 
 export interface DashboardSnapshot {
   id: string;
@@ -24,6 +25,8 @@ export interface DashboardSnapshot {
   waiting: string | null;
   message: string | null;
   manifest: string | null;
+  /** Requests its parts sent so far (the page derives the request rate from it). */
+  requests: number;
 }
 
 export interface DashboardState {
@@ -32,6 +35,8 @@ export interface DashboardState {
   budget: BudgetDescription | null;
   snapshots: DashboardSnapshot[];
   errors: { snapshot: string; dataset: string; company: string; message: string }[];
+  /** The last 30 snapshots, the schedule's misses and this month's use, for the charts. */
+  history: NightsHistory;
 }
 
 /** ETA from the pace so far: parts finished per ms since the snapshot was created. */
@@ -79,6 +84,7 @@ export async function dashboardState(ctx: PipelineContext, now: number, limit = 
       waiting: wait ? wait.message : null,
       message: rec.message,
       manifest: rec.manifest,
+      requests: rec.requests,
     });
     for (const p of l.failed) {
       if (errors.length >= 20) break;
@@ -91,5 +97,6 @@ export async function dashboardState(ctx: PipelineContext, now: number, limit = 
     budget: await describeKeyBudget(ctx),
     snapshots,
     errors,
+    history: await nightsHistory(ctx, now),
   };
 }

@@ -7,9 +7,10 @@
  * and quota, snapshot states) are read when scraped, through the injected `collect` sources.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { registerGlanceGauges, type GlanceSources } from './glance-gauges.js';
 
 /** Reads shared state at scrape time; each returns null when it has nothing to say. */
-export interface MetricSources {
+export interface MetricSources extends GlanceSources {
   /** BullMQ job counts per queue and state (`getJobCounts`). */
   queueDepths?(): Promise<{ queue: 'parts' | 'snapshots'; counts: Record<string, number> }[]>;
   /** The key's current window and quotas (the budget's `describe()`). */
@@ -156,6 +157,11 @@ export function createMetrics(registry: Registry = new Registry(), sources: Metr
       for (const [state, n] of Object.entries(states)) this.set({ state }, n);
     },
   });
+  registerGlanceGauges(registry, sources);
+  // Label sets known in advance start at 0, so rules see the first increase (a series that
+  // appears at 1 has no increase to Prometheus) and dashboards show 0 rather than "no data".
+  for (const kind of ['rate', 'quota']) m.rateLimited.inc({ kind }, 0);
+  for (const reason of ['pace', 'window', 'hold', 'quota']) m.budgetWaits.inc({ reason }, 0);
   collectDefaultMetrics({ register: registry, prefix: 'filings_export_process_' });
   return m;
 }

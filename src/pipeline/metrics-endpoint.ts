@@ -3,7 +3,7 @@
  * the per-process counters the job processors record, plus shared state read at scrape time
  * (queue depths, the key's window and quotas, recent snapshot states) and `/readyz` = Redis answers.
  */
-import { createMetrics, type Metrics } from '../metrics/metrics.js';
+import { createMetrics, type MetricSources, type Metrics } from '../metrics/metrics.js';
 import { startMetricsServer, type RunningMetricsServer } from '../metrics/server.js';
 import type { Exporter } from './exporter.js';
 
@@ -17,18 +17,19 @@ const JOB_STATES = [
   'failed',
 ] as const;
 
+/** Snapshots the state gauges look at, newest first. */
+const RECENT_SNAPSHOTS = 50;
+
 export interface ServedMetrics {
   metrics: Metrics;
   server: RunningMetricsServer;
   close(): Promise<void>;
 }
 
-export async function serveMetrics(
-  exporter: Exporter,
-  opts: { port: number; host?: string },
-): Promise<ServedMetrics> {
+/** The shared state a worker's metrics read at scrape time: queues, budget, snapshots, outage. */
+export function pipelineMetricSources(exporter: Pick<Exporter, 'ctx' | 'budget'>): MetricSources {
   const { ctx } = exporter;
-  const metrics = createMetrics(undefined, {
+  return {
     async queueDepths() {
       const [parts, snapshots] = await Promise.all([
         ctx.partsQueue.getJobCounts(...JOB_STATES),
@@ -53,13 +54,33 @@ export async function serveMetrics(
     },
     async snapshotStates() {
       const states: Record<string, number> = {};
-      for (const id of await ctx.store.list(50)) {
+      for (const id of await ctx.store.list(RECENT_SNAPSHOTS)) {
         const state = await ctx.store.state(id);
         if (state) states[state] = (states[state] ?? 0) + 1;
       }
       return states;
     },
-  });
+    async snapshotGlance() {
+      const ids = await ctx.store.list(RECENT_SNAPSHOTS);
+      const newestState = ids[0] === undefined ? null : ((await ctx.store.state(ids[0])) ?? null);
+      // Newest first: the first published one is the last publication on record.
+      for (const id of ids) {
+        const rec = await ctx.store.get(id);
+        if (rec?.state === 'published') return { newestState, lastPublishedMs: rec.finishedAtMs };
+      }
+      return { newestState, lastPublishedMs: null };
+    },
+    workersAlive: () => ctx.partsQueue.getWorkersCount(),
+    apiOutage: async () => (await ctx.outage.describe()) !== null,
+  };
+}
+
+export async function serveMetrics(
+  exporter: Pick<Exporter, 'ctx' | 'budget'>,
+  opts: { port: number; host?: string },
+): Promise<ServedMetrics> {
+  const { ctx } = exporter;
+  const metrics = createMetrics(undefined, pipelineMetricSources(exporter));
   const server = await startMetricsServer({
     registry: metrics.registry,
     port: opts.port,
