@@ -24,7 +24,7 @@ export interface ServedMetrics {
 }
 
 export async function serveMetrics(
-  exporter: Exporter,
+  exporter: Pick<Exporter, 'ctx' | 'budget'>,
   opts: { port: number; host?: string },
 ): Promise<ServedMetrics> {
   const { ctx } = exporter;
