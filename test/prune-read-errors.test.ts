@@ -19,6 +19,7 @@ import { readStoredText } from '../src/output/stored-snapshots.js';
 import { outputPorts } from '../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../src/types.js';
 import { openTestStorage, s3rverEnv, startS3, type TestS3 } from './helpers/s3.js';
+import { flakyReads } from './helpers/flaky-storage.js';
 import { syntheticFactRow } from './helpers/synthetic-rows.js';
 
 const exec = promisify(execFile);
@@ -151,27 +152,6 @@ describe('prune with a published snapshot whose manifest is cut short', () => {
   });
 });
 
-/** A storage whose reads of one key fail the way a flaky network fails them; deletes are recorded. */
-function flakyReads(
-  inner: Storage,
-  failing: (key: string) => boolean,
-): Storage & { state: { reads: number; deleted: string[] } } {
-  const state = { reads: 0, deleted: [] as string[] };
-  const fail = (key: string): void => {
-    if (!failing(key)) return;
-    state.reads += 1;
-    throw Object.assign(new Error(`read ECONNRESET on ${key}`), { code: 'ECONNRESET' });
-  };
-  return Object.assign(Object.create(inner) as Storage, {
-    state,
-    head: async (key: string) => (fail(key), inner.head(key)),
-    getStream: async (key: string) => (fail(key), inner.getStream(key)),
-    list: (prefix: string) => inner.list(prefix),
-    url: (key: string) => inner.url(key),
-    delete: async (keys: readonly string[]) => void state.deleted.push(...keys),
-  });
-}
-
 describe('prune on a storage whose reads keep failing', () => {
   it('retries, then stops with one line naming the object and the cause, and removes nothing', async () => {
     const root = join(tmp, 'flaky-root');
@@ -191,7 +171,7 @@ describe('prune on a storage whose reads keep failing', () => {
     );
     expect(e.message).not.toContain('\n');
     expect((e.cause as StorageError).cause).toMatchObject({ code: 'ECONNRESET' });
-    expect(storage.state.reads).toBe(3);
+    expect(storage.state.failures).toBe(3);
     expect(waits).toHaveLength(2);
     expect(storage.state.deleted).toEqual([]);
   });

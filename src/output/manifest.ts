@@ -123,6 +123,11 @@ export interface Manifest {
   incremental?: ManifestIncremental;
   /** The `changes` dataset against the previous published snapshot (output/changes.ts); absent when none. */
   changes?: ManifestChanges;
+  /**
+   * Set when `changes` against a previous snapshot was asked for but not written: which snapshot,
+   * and why (it is gone, or could not be read). Absent when `changes` is there or was not asked for.
+   */
+  changes_missing?: { against: string; reason: string };
 }
 
 export interface ManifestIncremental {

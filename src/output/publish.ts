@@ -120,6 +120,11 @@ export interface PublishOptions {
    * must be under `root`). @defaultValue none
    */
   changesAgainst?: string;
+  /**
+   * Why `changesAgainst` could not be brought under `root` (a remote root's publisher sets it): the
+   * snapshot then publishes without `changes`, and its manifest's `changes_missing` says this.
+   */
+  changesUnavailable?: string;
 }
 
 export const DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024;
@@ -306,8 +311,9 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
     }
 
     let changes: ManifestChanges | null = null;
-    if (o.changesAgainst !== undefined) {
-      // The snapshot stands without its changes: a previous snapshot pruned meanwhile is a warning.
+    let changesMissing: string | undefined = o.changesUnavailable;
+    if (o.changesAgainst !== undefined && changesMissing === undefined) {
+      // The snapshot stands without its changes, and its manifest says why (changes_missing).
       try {
         const previous = await readManifest(o.root, o.changesAgainst);
         changes = await writeChanges(duck, {
@@ -325,13 +331,19 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
           previous,
         });
       } catch (err: unknown) {
-        warnings.push(`changes against ${o.changesAgainst} not written: ${coerceError(err).message}`);
+        changesMissing = coerceError(err).message;
       }
+    }
+    if (o.changesAgainst !== undefined && changesMissing !== undefined) {
+      warnings.push(`changes against ${o.changesAgainst} not written: ${changesMissing}`);
+      log.warn({ against: o.changesAgainst, reason: changesMissing }, 'changes not written');
     }
     // Each part's staged rows stay with the snapshot, so the next night can carry them over.
     const archives = await archiveParts(o.root, o.snapshotId, o.parts);
     const manifest = buildManifest(o, formats, datasets, files, warnings, schemaChanges, clock, archives);
     if (changes !== null) manifest.changes = changes;
+    if (o.changesAgainst !== undefined && changesMissing !== undefined)
+      manifest.changes_missing = { against: o.changesAgainst, reason: changesMissing };
     await mkdir(snapshotDir(o.root, o.snapshotId), { recursive: true });
     await writeFileAtomic(manifestPath(o.root, o.snapshotId), `${JSON.stringify(manifest, null, 2)}\n`);
     await writeFileAtomic(successPath(o.root, o.snapshotId), '');

@@ -149,7 +149,8 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
       const manifestPath = remote
         ? storageOf(req.root).url(`_snapshots/${req.snapshotId}/manifest.json`)
         : join(req.root, '_snapshots', req.snapshotId, 'manifest.json');
-      return { manifestPath, rows };
+      const missing = manifest.changes_missing?.reason;
+      return { manifestPath, rows, ...(missing !== undefined ? { changesMissing: missing } : {}) };
     },
   };
 }
