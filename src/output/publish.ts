@@ -59,6 +59,7 @@ import type { DatasetSchema } from '../datasets/index.js';
 import { kindsToNames } from './field-kinds.js';
 import { checkStagedPart, type CheckedPart } from './staged-parts.js';
 import { LocalStorage } from './storage/local-storage.js';
+import { isAbsent, retryRead } from './storage/read-retry.js';
 
 /** What the export spent and went through; every field optional (unknown ones are recorded as null). */
 export interface SnapshotStats {
@@ -524,18 +525,21 @@ async function archiveParts(
 async function removeSnapshotOutput(root: string, snapshotId: string): Promise<void> {
   for (const dataset of DATASETS) {
     let dates: string[];
+    // Absent folders hold nothing to remove; one that cannot be read fails the publish with its cause.
     try {
-      dates = await readdir(join(root, dataset));
-    } catch {
-      continue;
+      dates = await retryRead(join(root, dataset), () => readdir(join(root, dataset)));
+    } catch (err: unknown) {
+      if (isAbsent(err)) continue;
+      throw err;
     }
     for (const d of dates) {
       if (!d.startsWith('snapshot_date=')) continue;
       const dir = join(root, dataset, d, `snapshot_id=${snapshotId}`);
       try {
-        await stat(dir);
-      } catch {
-        continue;
+        await retryRead(dir, () => stat(dir));
+      } catch (err: unknown) {
+        if (isAbsent(err)) continue;
+        throw err;
       }
       await rm(dir, { recursive: true, force: true });
     }

@@ -79,8 +79,10 @@ export function createRemotePartWriter(
   };
 }
 
-export interface RemotePublishOptions
-  extends Omit<PublishOptions, 'root' | 'keepStaging' | 'changesUnavailable'> {
+export interface RemotePublishOptions extends Omit<
+  PublishOptions,
+  'root' | 'keepStaging' | 'changesUnavailable'
+> {
   /** Where the publisher's temp dir goes. @defaultValue os.tmpdir() */
   tmpDir?: string;
   /** How reads of the previous snapshot (for `changes`) are retried. @defaultValue retryRead's */

@@ -10,7 +10,7 @@ import pLimit from 'p-limit';
 import { OutputError } from '../errors.js';
 import type { Manifest } from './manifest.js';
 import { fieldsSidecarPath, MANIFEST_FILE, SNAPSHOTS_DIR, SUCCESS_FILE } from './paths.js';
-import { retryRead, type ReadRetryOptions } from './storage/read-retry.js';
+import { isAbsent, retryRead, type ReadRetryOptions } from './storage/read-retry.js';
 import { joinKey, type Storage } from './storage/storage.js';
 
 /** Key of the pointer naming the newest published snapshot, under the root. */
@@ -66,9 +66,10 @@ export async function uploadSnapshot(o: UploadSnapshotOptions): Promise<LatestPo
       limit(async () => {
         const local = join(o.localRoot, ...key.split('/'));
         try {
-          await stat(local);
-        } catch {
-          return; // a part without a sidecar
+          await retryRead(local, () => stat(local));
+        } catch (err: unknown) {
+          if (isAbsent(err)) return; // a part without a sidecar
+          throw err;
         }
         await storage.putFile(key, local);
       }),

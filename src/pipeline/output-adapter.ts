@@ -92,7 +92,17 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
     },
     stagedBytes: async (root, file) => {
       if (isS3Root(root)) return (await storageOf(root).head(file))?.bytes ?? null;
-      return (await stat(join(root, file)).catch(() => null))?.size ?? null;
+      // Absent: the part is fetched again. Unreadable (after retries): the attempt fails with its cause.
+      const path = join(root, file);
+      const { isAbsent, retryRead } = await import('../output/storage/read-retry.js');
+      return (
+        (
+          await retryRead(path, () => stat(path)).catch((err: unknown) => {
+            if (isAbsent(err)) return null;
+            throw err;
+          })
+        )?.size ?? null
+      );
     },
     createWriter: (req) => {
       const writerOpts = {
