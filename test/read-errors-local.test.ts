@@ -76,6 +76,20 @@ describe('the staged-part check', () => {
   });
 });
 
+describe('the staged-size probe a retried part uses to keep what it has', () => {
+  it('answers null for a file that is gone, and fails with the cause for one it cannot read', async () => {
+    const [a, b] = await stage('p-1');
+    const ports = await outputPorts();
+    expect(await ports.stagedBytes(root, a!.file!)).toBe(a!.bytes);
+    await unlink(join(root, a!.file!));
+    expect(await ports.stagedBytes(root, a!.file!)).toBeNull();
+    await loop(join(root, b!.file!));
+    const err = await ports.stagedBytes(root, b!.file!).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'STORAGE_UNAVAILABLE', retryable: true });
+    expect((err as Error).message).toMatch(/ELOOP/);
+  });
+});
+
 describe('verify', () => {
   it('reports a file it cannot read with the cause, and a deleted one as missing', async () => {
     const parts = await stage('v-1');

@@ -91,18 +91,18 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
       await Promise.all(open.map((st) => st.close()));
     },
     stagedBytes: async (root, file) => {
-      if (isS3Root(root)) return (await storageOf(root).head(file))?.bytes ?? null;
       // Absent: the part is fetched again. Unreadable (after retries): the attempt fails with its cause.
-      const path = join(root, file);
       const { isAbsent, retryRead } = await import('../output/storage/read-retry.js');
-      return (
-        (
-          await retryRead(path, () => stat(path)).catch((err: unknown) => {
-            if (isAbsent(err)) return null;
-            throw err;
-          })
-        )?.size ?? null
-      );
+      if (isS3Root(root)) {
+        const st = storageOf(root);
+        return (await retryRead(st.url(file), () => st.head(file)))?.bytes ?? null;
+      }
+      const path = join(root, file);
+      const size = await retryRead(path, async () => (await stat(path)).size).catch((err: unknown) => {
+        if (isAbsent(err)) return null;
+        throw err;
+      });
+      return size;
     },
     createWriter: (req) => {
       const writerOpts = {
