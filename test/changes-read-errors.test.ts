@@ -118,6 +118,19 @@ describe('changes against the previous snapshot on a bucket', () => {
   });
 });
 
+describe('staged parts on a bucket', () => {
+  it('a read of a staged part that fails once is retried, and the snapshot publishes whole', async () => {
+    let failures = 1;
+    const flaky = flakyReads(
+      storage,
+      (k) => k.startsWith('_staging/c-5/') && k.endsWith('.ndjson.gz') && failures-- > 0,
+    );
+    const m = await publishWith(flaky, 'c-5', '2026-11-24');
+    expect(flaky.state.failures).toBe(1);
+    expect(m.totals.rows).toBe(50);
+  });
+});
+
 describe('status of a snapshot published without its changes', () => {
   it('shows why changes is missing', async () => {
     const h = await startPipelineHarness();

@@ -25,7 +25,7 @@ import {
   toPosix,
 } from './paths.js';
 import type { PublishOptions } from './publish.js';
-import { retryRead, type ReadRetryOptions } from './storage/read-retry.js';
+import { isAbsent, retryRead, type ReadRetryOptions } from './storage/read-retry.js';
 import { joinKey, type Storage } from './storage/storage.js';
 import { readStoredManifest } from './stored-snapshots.js';
 import { uploadSnapshot } from './upload-snapshot.js';
@@ -85,7 +85,7 @@ export interface RemotePublishOptions extends Omit<
 > {
   /** Where the publisher's temp dir goes. @defaultValue os.tmpdir() */
   tmpDir?: string;
-  /** How reads of the previous snapshot (for `changes`) are retried. @defaultValue retryRead's */
+  /** How reads of staged parts and of the previous snapshot (for `changes`) are retried. @defaultValue retryRead's */
   readRetry?: ReadRetryOptions;
 }
 
@@ -111,10 +111,19 @@ export async function publishToStorage(storage: Storage, o: RemotePublishOptions
       [...keys, ...schemaKeys].map((key) =>
         limit(async () => {
           // A missing sidecar or schema is fine (scanned / created); a missing part fails in the check.
-          if ((await storage.head(key)) === null) return;
+          // Any other read failure is retried, then fails the publish with its cause.
           const dst = join(local, ...key.split('/'));
-          await mkdir(dirname(dst), { recursive: true });
-          await storage.download(key, dst);
+          await retryRead(
+            storage.url(key),
+            async () => {
+              if ((await storage.head(key)) === null) return;
+              await mkdir(dirname(dst), { recursive: true });
+              await storage.download(key, dst);
+            },
+            o.readRetry,
+          ).catch((err: unknown) => {
+            if (!isAbsent(err)) throw err; // gone between head and download: as if missing
+          });
         }),
       ),
     );
