@@ -31,6 +31,7 @@ import { SegmentAnnouncer } from '../src/pipeline/segment-announcer.js';
 import { CatalogFingerprint } from '../src/pipeline/catalog-fingerprint.js';
 import { CHANGE_DATASET, decideReuse } from '../src/pipeline/reuse-decision.js';
 import { stagedPartRelPath, toPosix } from '../src/output/paths.js';
+import { isAbsent, retryRead } from '../src/output/storage/read-retry.js';
 import { assertNever, type PartPointer } from '../src/types.js';
 
 export { EXPORT_PART_JOB, parseExportPartPayload, type ExportPartPayload, type ExportPartDeps };
@@ -422,11 +423,14 @@ async function stillValid(
 ): Promise<boolean> {
   if (prev.status === 'not_found' || prev.status === 'bad_request') return true;
   if (prev.status !== 'done' || !prev.file) return false;
+  // A file that is gone is fetched again; one that cannot be read fails this attempt with its cause.
+  if (stagedBytes) return (await stagedBytes(outDir, prev.file)) === prev.bytes;
+  const path = join(outDir, prev.file);
   try {
-    if (stagedBytes) return (await stagedBytes(outDir, prev.file)) === prev.bytes;
-    return (await stat(join(outDir, prev.file))).size === prev.bytes;
-  } catch {
-    return false;
+    return (await retryRead(path, () => stat(path))).size === prev.bytes;
+  } catch (err: unknown) {
+    if (isAbsent(err)) return false;
+    throw err;
   }
 }
 

@@ -114,7 +114,9 @@ export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps): Publi
             `${ds}: the published files hold ${result.rows[ds] ?? 0} rows but the parts fetched ${rows[ds] ?? 0}`,
           );
       }
-      await store.published(p.snapshotId, result.manifestPath);
+      await store.published(p.snapshotId, result.manifestPath, result.changesMissing);
+      if (result.changesMissing !== undefined)
+        log.warn({ reason: result.changesMissing }, 'published without its changes dataset');
       await store.expireParts(p.snapshotId, deps.partsTtlSeconds);
       log.info({ manifest: result.manifestPath, rows: result.rows }, 'snapshot published');
       return {

@@ -8,6 +8,7 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createMetrics, statusClass } from '../src/metrics/metrics.js';
 import { startMetricsServer, type RunningMetricsServer } from '../src/metrics/server.js';
+import { serveMetrics } from '../src/pipeline/metrics-endpoint.js';
 import { startPipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
 
 const servers: RunningMetricsServer[] = [];
@@ -16,6 +17,15 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
   for (const h of harnesses.splice(0)) await h.close();
 });
+
+/** The value of one sample line of a scrape; throws naming the line when the scrape lacks it. */
+function sampleValue(text: string, line: string): number {
+  const m = new RegExp(`^${line.replace(/[{}()[\]./*+?^$|\\]/g, '\\$&')} (\\d+(?:\\.\\d+)?)$`, 'm').exec(
+    text,
+  );
+  if (m?.[1] === undefined) throw new Error(`the scrape has no line ${line}`);
+  return Number(m[1]);
+}
 
 describe('the metrics endpoint', () => {
   it('serves /metrics, /healthz, and /readyz that follows Redis', async () => {
@@ -61,12 +71,7 @@ describe('metrics of a snapshot', () => {
     const rec = await h.runToEnd(spec);
     expect(rec.state).toBe('published');
     const text = await metrics.registry.metrics();
-    const value = (line: string): number => {
-      const m = new RegExp(`^${line.replace(/[{}()[\]./*+?^$|\\]/g, '\\$&')} (\\d+(?:\\.\\d+)?)$`, 'm').exec(
-        text,
-      );
-      return m ? Number(m[1]) : 0;
-    };
+    const value = (line: string): number => sampleValue(text, line);
     expect(value('filings_export_requests_total{operation="series/catalog",status_class="2xx"}')).toBe(2);
     expect(value('filings_export_requests_total{operation="series/catalog",status_class="4xx"}')).toBe(1);
     expect(value('filings_export_parts_total{dataset="issuer_reference",outcome="not_found"}')).toBe(1);
@@ -77,8 +82,30 @@ describe('metrics of a snapshot', () => {
     expect(value('filings_export_staged_bytes_total{dataset="series_catalog"}')).toBeGreaterThan(0);
     expect(value('filings_export_part_duration_seconds_count{dataset="series_catalog"}')).toBe(3);
     expect(value('filings_export_publish_duration_seconds_count')).toBe(1);
-    expect(value('filings_export_queue_jobs{queue="parts",state="completed"}')).toBeGreaterThanOrEqual(0);
+    expect(value('filings_export_queue_jobs{queue="parts",state="completed"}')).toBe(
+      await h.ctx.partsQueue.getCompletedCount(),
+    );
     // Bounded labels: no company or snapshot id ever becomes a label value.
     expect(text).not.toMatch(/AAPL|MSFT|NOPE|metrics-snap/);
+  });
+
+  it("a worker's first scrape after a snapshot shows the key's rate and quotas", async () => {
+    const h = await startPipelineHarness({ config: { 'budget.requests_per_minute': 300 } });
+    harnesses.push(h);
+    const served = await serveMetrics(h, { port: 0, host: '127.0.0.1' });
+    servers.push(served.server);
+    await h.startWorkers(undefined, served.metrics);
+    const rec = await h.runToEnd(h.spec(['AAPL', 'MSFT'], ['series_catalog'], 'metrics-first-scrape'));
+    expect(rec.state).toBe('published');
+    const d = await h.budget.describe();
+    expect(d.effectiveRequestsPerMinute).toBeGreaterThan(0);
+    // The first scrape of this process: nothing was collected before it.
+    const text = await (await fetch(`${served.server.url}/metrics`)).text();
+    expect(sampleValue(text, 'filings_export_rate_limit_requests_per_minute')).toBe(
+      d.effectiveRequestsPerMinute,
+    );
+    expect(sampleValue(text, 'filings_export_quota_used_requests{period="daily"}')).toBe(d.daily.used);
+    expect(sampleValue(text, 'filings_export_quota_used_requests{period="monthly"}')).toBe(d.monthly.used);
+    expect(d.daily.used).toBe(2);
   });
 });

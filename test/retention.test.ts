@@ -111,6 +111,27 @@ describe('planPrune', () => {
     expect(unknown.remove).toEqual([]);
     expect(unknown.kept.every((k) => /could not be asked/.test(k.reason))).toBe(true);
   });
+
+  it('keeps what it cannot read: a published one without a usable manifest, an unpublished one with an invalid manifest', () => {
+    const cut = { ...snap('p-cut', { date: '2026-11-20', publishedDaysAgo: 3, touchedDaysAgo: 3 }) };
+    Object.assign(cut, { manifest: null, unreadable: 'its manifest could not be used: not valid JSON' });
+    const bad = {
+      ...snap('u-bad', { touchedDaysAgo: 3 }),
+      unreadable: 'its manifest could not be used: not a manifest',
+    };
+    const plan = planPrune([...published, cut, bad], { keep: 1, now: NOW, pipelineState: new Map() });
+    // Beyond the newest 1 the readable ones go as before; the unreadable two stay, with the cause.
+    expect(removed(plan)).toEqual(['snapshot:n-1', 'snapshot:n-2', 'snapshot:n-3']);
+    expect(plan.kept.find((k) => k.snapshotId === 'p-cut')).toEqual({
+      snapshotId: 'p-cut',
+      published: true,
+      reason:
+        'published (its _SUCCESS exists) but its manifest could not be used: not valid JSON: kept until that is fixed',
+    });
+    expect(plan.kept.find((k) => k.snapshotId === 'u-bad')?.reason).toMatch(
+      /^not published and its manifest could not be used: not a manifest/,
+    );
+  });
 });
 
 describe('prune of a local root', () => {

@@ -30,6 +30,20 @@ export function statusClass(status: number | undefined): string {
   return `${Math.floor(status / 100)}xx`;
 }
 
+/**
+ * One read shared by every caller while it is in flight: the gauges of one scrape start their
+ * collects together, so they see the same values from one read; the next scrape reads again.
+ */
+function sharedRead<T>(read: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () => {
+    pending ??= read().finally(() => {
+      pending = undefined;
+    });
+    return pending;
+  };
+}
+
 export function createMetrics(registry: Registry = new Registry(), sources: MetricSources = {}) {
   const r = [registry];
   const m = {
@@ -96,24 +110,41 @@ export function createMetrics(registry: Registry = new Registry(), sources: Metr
     }),
   };
 
-  const rate = new Gauge({
+  // Shared state, read at scrape time. Each gauge collects its own value: prom-client may collect
+  // them in any order, so one gauge setting another would show the previous scrape's value.
+  const budget = sharedRead(async () => (await sources.budget?.()) ?? null);
+  new Gauge({
     name: 'filings_export_rate_limit_requests_per_minute',
     help: "The budget's effective per-minute rate (the key's learned limit times share)",
     registers: r,
+    async collect() {
+      const b = await budget();
+      this.reset();
+      if (b) this.set(b.effectiveRequestsPerMinute);
+    },
   });
-  const quotaUsed = new Gauge({
+  new Gauge({
     name: 'filings_export_quota_used_requests',
     help: 'Requests counted against the daily and monthly quota',
     labelNames: ['period'] as const,
     registers: r,
+    async collect() {
+      const b = await budget();
+      this.reset();
+      for (const q of b?.quota ?? []) this.set({ period: q.period }, q.used);
+    },
   });
-  const quotaRemaining = new Gauge({
+  new Gauge({
     name: 'filings_export_quota_remaining_requests',
     help: 'Requests left in the daily and monthly quota (absent when no quota is known)',
     labelNames: ['period'] as const,
     registers: r,
+    async collect() {
+      const b = await budget();
+      this.reset();
+      for (const q of b?.quota ?? []) if (q.remaining !== null) this.set({ period: q.period }, q.remaining);
+    },
   });
-  // Shared state, read at scrape time.
   new Gauge({
     name: 'filings_export_queue_jobs',
     help: 'BullMQ jobs per queue and state',
@@ -132,18 +163,11 @@ export function createMetrics(registry: Registry = new Registry(), sources: Metr
     labelNames: ['kind'] as const,
     registers: r,
     async collect() {
-      const b = await sources.budget?.();
+      const b = await budget();
       this.reset();
       if (!b) return;
       if (b.windowSent !== null) this.set({ kind: 'sent' }, b.windowSent);
       if (b.windowAllowed !== null) this.set({ kind: 'allowed' }, b.windowAllowed);
-      rate.set(b.effectiveRequestsPerMinute);
-      quotaUsed.reset();
-      quotaRemaining.reset();
-      for (const q of b.quota) {
-        quotaUsed.set({ period: q.period }, q.used);
-        if (q.remaining !== null) quotaRemaining.set({ period: q.period }, q.remaining);
-      }
     },
   });
   new Gauge({

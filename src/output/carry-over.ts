@@ -12,6 +12,7 @@ import { StorageError } from '../errors.js';
 import { hashFile } from './fs-util.js';
 import { fieldsSidecarPath, toPosix } from './paths.js';
 import { LocalStorage } from './storage/local-storage.js';
+import { isAbsent, retryRead } from './storage/read-retry.js';
 import type { Storage } from './storage/storage.js';
 
 export interface CarryOverRequest {
@@ -42,9 +43,16 @@ export async function carryOverPart(storage: Storage, r: CarryOverRequest): Prom
     const got = await hashFile(local);
     if (got.bytes !== r.bytes || got.sha256 !== r.sha256) return checksumFailure(storage, r, got);
     const sidecar = join(dir, 'part.fields.json');
-    const hasSidecar = await storage.download(toPosix(fieldsSidecarPath(r.archive)), sidecar).then(
+    const sidecarKey = toPosix(fieldsSidecarPath(r.archive));
+    // No sidecar is an answer (the publisher scans the part); one that cannot be read fails the carry-over.
+    const hasSidecar = await retryRead(storage.url(sidecarKey), () =>
+      storage.download(sidecarKey, sidecar),
+    ).then(
       () => true,
-      () => false,
+      (err: unknown) => {
+        if (isAbsent(err)) return false;
+        throw err;
+      },
     );
     // Sidecar first, as a writer stages it: a part is never there without its field kinds.
     if (hasSidecar) await storage.putFile(toPosix(fieldsSidecarPath(r.to)), sidecar);

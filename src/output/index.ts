@@ -49,9 +49,11 @@ export {
   type StoredSnapshot,
 } from './stored-snapshots.js';
 export { openStorage, s3Settings } from './storage/open-storage.js';
+export { retryRead, isAbsent, type ReadRetryOptions } from './storage/read-retry.js';
 export {
   planPrune,
   applyPrune,
+  listForPrune,
   formatPrunePlan,
   type PipelineState,
   type PruneAction,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { InputError } from '../errors.js';
 import type { DatasetName, OutputFormat, PartStatus } from '../types.js';
 import { assertSnapshotId, manifestPath, SNAPSHOTS_DIR, successPath } from './paths.js';
+import { isAbsent, retryRead } from './storage/read-retry.js';
 import type { ColumnDef } from '../datasets/index.js';
 
 export const MANIFEST_VERSION = 1;
@@ -123,6 +124,11 @@ export interface Manifest {
   incremental?: ManifestIncremental;
   /** The `changes` dataset against the previous published snapshot (output/changes.ts); absent when none. */
   changes?: ManifestChanges;
+  /**
+   * Set when `changes` against a previous snapshot was asked for but not written: which snapshot,
+   * and why (it is gone, or could not be read). Absent when `changes` is there or was not asked for.
+   */
+  changes_missing?: { against: string; reason: string };
 }
 
 export interface ManifestIncremental {
@@ -143,12 +149,14 @@ export interface SnapshotInfo {
   reason?: string;
 }
 
+/** Whether the file exists; a stat that fails otherwise is retried, then thrown with its cause. */
 async function exists(path: string): Promise<boolean> {
   try {
-    await stat(path);
+    await retryRead(path, () => stat(path));
     return true;
-  } catch {
-    return false;
+  } catch (err: unknown) {
+    if (isAbsent(err)) return false;
+    throw err;
   }
 }
 
@@ -158,9 +166,9 @@ export async function readManifest(root: string, snapshotId: string): Promise<Ma
   const path = manifestPath(root, snapshotId);
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await retryRead(path, () => readFile(path, 'utf8'));
   } catch (err: unknown) {
-    if ((err as { code?: string }).code === 'ENOENT') {
+    if (isAbsent(err)) {
       throw new InputError(`snapshot ${snapshotId} has no manifest at ${path}: it is not published`);
     }
     throw err;
@@ -209,13 +217,16 @@ export async function listSnapshots(root: string): Promise<SnapshotInfo[]> {
     const hasSuccess = await exists(successPath(root, id));
     let date: string | null = null;
     let at: string | null = null;
+    let invalid: string | undefined;
     if (hasManifest) {
       try {
         const m = await readManifest(root, id);
         date = m.snapshot_date;
         at = m.published_at;
-      } catch {
-        // listed as not published below
+      } catch (err: unknown) {
+        // An invalid manifest is listed as not published, with why; a file that cannot be read stops the listing.
+        if (!(err instanceof InputError)) throw err;
+        invalid = err.message;
       }
     }
     const published = hasManifest && hasSuccess && at !== null;
@@ -226,7 +237,13 @@ export async function listSnapshots(root: string): Promise<SnapshotInfo[]> {
       published_at: at,
       ...(published
         ? {}
-        : { reason: !hasManifest ? 'no manifest.json' : !hasSuccess ? 'no _SUCCESS' : 'invalid manifest' }),
+        : {
+            reason: !hasManifest
+              ? 'no manifest.json'
+              : !hasSuccess
+                ? 'no _SUCCESS'
+                : `invalid manifest${invalid !== undefined ? `: ${invalid}` : ''}`,
+          }),
     });
   }
   return out.sort((a, b) =>

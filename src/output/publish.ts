@@ -60,6 +60,7 @@ import type { DatasetSchema } from '../datasets/index.js';
 import { kindsToNames } from './field-kinds.js';
 import { checkStagedPart, type CheckedPart } from './staged-parts.js';
 import { LocalStorage } from './storage/local-storage.js';
+import { isAbsent, retryRead } from './storage/read-retry.js';
 
 /** What the export spent and went through; every field optional (unknown ones are recorded as null). */
 export interface SnapshotStats {
@@ -121,6 +122,11 @@ export interface PublishOptions {
    * must be under `root`). @defaultValue none
    */
   changesAgainst?: string;
+  /**
+   * Why `changesAgainst` could not be brought under `root` (a remote root's publisher sets it): the
+   * snapshot then publishes without `changes`, and its manifest's `changes_missing` says this.
+   */
+  changesUnavailable?: string;
 }
 
 export const DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024;
@@ -307,8 +313,9 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
     }
 
     let changes: ManifestChanges | null = null;
-    if (o.changesAgainst !== undefined) {
-      // The snapshot stands without its changes: a previous snapshot pruned meanwhile is a warning.
+    let changesMissing: string | undefined = o.changesUnavailable;
+    if (o.changesAgainst !== undefined && changesMissing === undefined) {
+      // The snapshot stands without its changes, and its manifest says why (changes_missing).
       try {
         const previous = await readManifest(o.root, o.changesAgainst);
         changes = await writeChanges(duck, {
@@ -326,13 +333,19 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
           previous,
         });
       } catch (err: unknown) {
-        warnings.push(`changes against ${o.changesAgainst} not written: ${coerceError(err).message}`);
+        changesMissing = coerceError(err).message;
       }
+    }
+    if (o.changesAgainst !== undefined && changesMissing !== undefined) {
+      warnings.push(`changes against ${o.changesAgainst} not written: ${changesMissing}`);
+      log.warn({ against: o.changesAgainst, reason: changesMissing }, 'changes not written');
     }
     // Each part's staged rows stay with the snapshot, so the next night can carry them over.
     const archives = await archiveParts(o.root, o.snapshotId, o.parts);
     const manifest = buildManifest(o, formats, datasets, files, warnings, schemaChanges, clock, archives);
     if (changes !== null) manifest.changes = changes;
+    if (o.changesAgainst !== undefined && changesMissing !== undefined)
+      manifest.changes_missing = { against: o.changesAgainst, reason: changesMissing };
     await mkdir(snapshotDir(o.root, o.snapshotId), { recursive: true });
     await writeFileAtomic(manifestPath(o.root, o.snapshotId), `${JSON.stringify(manifest, null, 2)}\n`);
     await writeFileAtomic(successPath(o.root, o.snapshotId), '');
@@ -513,18 +526,21 @@ async function archiveParts(
 async function removeSnapshotOutput(root: string, snapshotId: string): Promise<void> {
   for (const dataset of DATASETS) {
     let dates: string[];
+    // Absent folders hold nothing to remove; one that cannot be read fails the publish with its cause.
     try {
-      dates = await readdir(join(root, dataset));
-    } catch {
-      continue;
+      dates = await retryRead(join(root, dataset), () => readdir(join(root, dataset)));
+    } catch (err: unknown) {
+      if (isAbsent(err)) continue;
+      throw err;
     }
     for (const d of dates) {
       if (!d.startsWith('snapshot_date=')) continue;
       const dir = join(root, dataset, d, `snapshot_id=${snapshotId}`);
       try {
-        await stat(dir);
-      } catch {
-        continue;
+        await retryRead(dir, () => stat(dir));
+      } catch (err: unknown) {
+        if (isAbsent(err)) continue;
+        throw err;
       }
       await rm(dir, { recursive: true, force: true });
     }

@@ -10,7 +10,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
-import { OutputError } from '../errors.js';
+import { coerceError, OutputError } from '../errors.js';
 import type { DatasetName } from '../types.js';
 import { CHANGE_SOURCES } from './changes.js';
 import type { Manifest } from './manifest.js';
@@ -25,6 +25,7 @@ import {
   toPosix,
 } from './paths.js';
 import type { PublishOptions } from './publish.js';
+import { isAbsent, retryRead, type ReadRetryOptions } from './storage/read-retry.js';
 import { joinKey, type Storage } from './storage/storage.js';
 import { readStoredManifest } from './stored-snapshots.js';
 import { uploadSnapshot } from './upload-snapshot.js';
@@ -78,9 +79,14 @@ export function createRemotePartWriter(
   };
 }
 
-export interface RemotePublishOptions extends Omit<PublishOptions, 'root' | 'keepStaging'> {
+export interface RemotePublishOptions extends Omit<
+  PublishOptions,
+  'root' | 'keepStaging' | 'changesUnavailable'
+> {
   /** Where the publisher's temp dir goes. @defaultValue os.tmpdir() */
   tmpDir?: string;
+  /** How reads of staged parts and of the previous snapshot (for `changes`) are retried. @defaultValue retryRead's */
+  readRetry?: ReadRetryOptions;
 }
 
 /**
@@ -105,18 +111,35 @@ export async function publishToStorage(storage: Storage, o: RemotePublishOptions
       [...keys, ...schemaKeys].map((key) =>
         limit(async () => {
           // A missing sidecar or schema is fine (scanned / created); a missing part fails in the check.
-          if ((await storage.head(key)) === null) return;
+          // Any other read failure is retried, then fails the publish with its cause.
           const dst = join(local, ...key.split('/'));
-          await mkdir(dirname(dst), { recursive: true });
-          await storage.download(key, dst);
+          await retryRead(
+            storage.url(key),
+            async () => {
+              if ((await storage.head(key)) === null) return;
+              await mkdir(dirname(dst), { recursive: true });
+              await storage.download(key, dst);
+            },
+            o.readRetry,
+          ).catch((err: unknown) => {
+            if (!isAbsent(err)) throw err; // gone between head and download: as if missing
+          });
         }),
       ),
     );
-    if (o.changesAgainst !== undefined) await fetchForChanges(storage, o.changesAgainst, local, limit);
+    const unavailable =
+      o.changesAgainst === undefined
+        ? undefined
+        : await fetchForChanges(storage, o.changesAgainst, local, limit, o.readRetry);
     // DuckDB loads with the publisher only: a worker that only stages parts never carries it.
     const { publishSnapshot } = await import('./publish.js');
-    const { tmpDir: _tmpDir, ...publish } = o;
-    const manifest = await publishSnapshot({ ...publish, root: local, keepStaging: false });
+    const { tmpDir: _tmpDir, readRetry: _readRetry, ...publish } = o;
+    const manifest = await publishSnapshot({
+      ...publish,
+      root: local,
+      keepStaging: false,
+      ...(unavailable !== undefined ? { changesUnavailable: unavailable } : {}),
+    });
     // Schemas first: a reader of the manifest may look its schema version up.
     await Promise.all(
       schemaKeys.map((key) =>
@@ -139,20 +162,22 @@ export async function publishToStorage(storage: Storage, o: RemotePublishOptions
 
 /**
  * The previous snapshot's manifest and facts Parquet, copied into the publisher's temp root so the
- * `changes` dataset can be computed there. A previous snapshot that is gone is left to the
- * publisher, which then publishes without changes and says so.
+ * `changes` dataset can be computed there. Returns why they could not be (the snapshot is gone, or
+ * reads kept failing after their retries); the publisher then publishes without changes and its
+ * manifest says why. Nothing partly copied is used: the reason is returned instead.
  */
 async function fetchForChanges(
   storage: Storage,
   previousId: string,
   local: string,
   limit: ReturnType<typeof pLimit>,
-): Promise<void> {
+  retry: ReadRetryOptions | undefined,
+): Promise<string | undefined> {
   let previous: Manifest;
   try {
-    previous = await readStoredManifest(storage, previousId);
-  } catch {
-    return;
+    previous = await readStoredManifest(storage, previousId, retry);
+  } catch (err: unknown) {
+    return `previous snapshot ${previousId}: ${coerceError(err).message}`;
   }
   const manifestKey = joinKey(SNAPSHOTS_DIR, previousId, MANIFEST_FILE);
   const keys = [
@@ -161,13 +186,19 @@ async function fetchForChanges(
       .filter((f) => f.format === 'parquet' && CHANGE_SOURCES.includes(f.dataset))
       .map((f) => f.path),
   ];
-  await Promise.all(
-    keys.map((key) =>
-      limit(async () => {
-        const dst = join(local, ...key.split('/'));
-        await mkdir(dirname(dst), { recursive: true });
-        await storage.download(key, dst);
-      }),
-    ),
-  );
+  try {
+    await Promise.all(
+      keys.map((key) =>
+        limit(async () => {
+          const dst = join(local, ...key.split('/'));
+          await mkdir(dirname(dst), { recursive: true });
+          await retryRead(storage.url(key), () => storage.download(key, dst), retry);
+        }),
+      ),
+    );
+  } catch (err: unknown) {
+    await rm(join(local, SNAPSHOTS_DIR, previousId), { recursive: true, force: true });
+    return `previous snapshot ${previousId}: ${coerceError(err).message}`;
+  }
+  return undefined;
 }

@@ -2,7 +2,10 @@
  * Retention (`filings-export prune`) over any output root: which whole snapshots to remove, and
  * removing them so that a reader never sees a published snapshot with missing files.
  *
- * Rules (docs/output.md, Retention):
+ * Rules (docs/output.md, Retention). Prune removes only what it can prove may go:
+ * - A snapshot with `_SUCCESS` is published, whatever its manifest says. One whose manifest is
+ *   missing or cannot be used is kept and reported with the cause, and does not count towards `keep`;
+ *   so is an unpublished one whose manifest cannot be used.
  * - Published snapshots, newest first (snapshot date, then publish time): the first `keep` stay;
  *   the rest go, and with `olderThanMs` only those published longer ago than that. `keep` >= 1, so
  *   the newest published snapshot (the one `latest` names) always stays.
@@ -14,10 +17,11 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { InputError } from '../errors.js';
+import { InputError, StorageError } from '../errors.js';
 import { SNAPSHOTS_DIR, STAGING_DIR, SUCCESS_FILE } from './paths.js';
+import type { ReadRetryOptions } from './storage/read-retry.js';
 import type { Storage, StoredObject } from './storage/storage.js';
-import type { StoredSnapshot } from './stored-snapshots.js';
+import { listStoredSnapshots, type StoredSnapshot } from './stored-snapshots.js';
 
 /** What the pipeline knows of a snapshot that is not published. */
 export type PipelineState =
@@ -80,6 +84,30 @@ function action(s: StoredSnapshot, what: PruneWhat, reason: string): PruneAction
   return { snapshotId: s.snapshotId, what, reason, objects, bytes: objects.reduce((n, o) => n + o.bytes, 0) };
 }
 
+/** Why a snapshot's state cannot be read, so it stays whatever else holds; undefined when it can. */
+function unreadableReason(s: StoredSnapshot): string | undefined {
+  if (s.published && s.manifest === null)
+    return `published (its _SUCCESS exists) but ${s.unreadable ?? 'it has no manifest'}: kept until that is fixed`;
+  if (s.unreadable !== undefined) return `not published and ${s.unreadable}: kept until that is fixed`;
+  return undefined;
+}
+
+/**
+ * The snapshots prune plans over. A storage read that keeps failing (after `retry`) stops prune
+ * before anything is removed, with one line naming what could not be read and why.
+ */
+export async function listForPrune(storage: Storage, retry?: ReadRetryOptions): Promise<StoredSnapshot[]> {
+  try {
+    return await listStoredSnapshots(storage, retry);
+  } catch (err: unknown) {
+    if (!(err instanceof StorageError)) throw err;
+    const code = err.code === 'STORAGE_NOT_FOUND' ? 'STORAGE_NOT_FOUND' : 'STORAGE_UNAVAILABLE';
+    throw new StorageError(code, `prune stopped, nothing removed: ${err.message}`, err.retryable, {
+      cause: err,
+    });
+  }
+}
+
 /** Decides what to remove; reads nothing. */
 export function planPrune(snapshots: readonly StoredSnapshot[], opts: PruneOptions): PrunePlan {
   if (!Number.isInteger(opts.keep) || opts.keep < 1)
@@ -87,6 +115,10 @@ export function planPrune(snapshots: readonly StoredSnapshot[], opts: PruneOptio
       `--keep must be a whole number of at least 1 (the newest published snapshot always stays), got ${opts.keep}`,
     );
   const plan: PrunePlan = { remove: [], kept: [] };
+  for (const s of snapshots) {
+    const reason = unreadableReason(s);
+    if (reason !== undefined) plan.kept.push({ snapshotId: s.snapshotId, published: s.published, reason });
+  }
   const published = snapshots
     .filter((s) => s.published && s.manifest !== null)
     .sort(
@@ -125,7 +157,7 @@ export function planPrune(snapshots: readonly StoredSnapshot[], opts: PruneOptio
   });
   const abandonedAfter = opts.abandonedAfterMs ?? DEFAULT_ABANDONED_AFTER_MS;
   for (const s of snapshots) {
-    if (s.published && s.manifest !== null) continue;
+    if (s.published || s.unreadable !== undefined) continue;
     const keep = (reason: string): void =>
       void plan.kept.push({ snapshotId: s.snapshotId, published: false, reason });
     if (opts.pipelineState === null) {

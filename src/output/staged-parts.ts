@@ -4,12 +4,13 @@
  */
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
-import { OutputError } from '../errors.js';
+import { OutputError, StorageError } from '../errors.js';
 import type { PartPointer } from '../types.js';
 import type { FieldKinds } from './field-kinds.js';
 import { hashFile } from './fs-util.js';
 import { fieldsSidecarPath } from './paths.js';
 import { readFieldsSidecar, scanFieldKinds, type MemberStart } from './sidecar.js';
+import { isAbsent, retryRead, type ReadRetryOptions } from './storage/read-retry.js';
 
 export interface CheckedPart {
   pointer: PartPointer;
@@ -29,6 +30,8 @@ export interface CheckedPart {
 export interface CheckOptions {
   /** Re-hash staged files and compare with the pointers' sha256. @defaultValue true */
   verifyHashes?: boolean;
+  /** How a failed stat of a staged file is retried before the check fails. @defaultValue retryRead's */
+  readRetry?: ReadRetryOptions;
 }
 
 export async function checkStagedPart(
@@ -49,11 +52,20 @@ export async function checkStagedPart(
   }
   let size: number;
   try {
-    size = (await stat(path)).size;
-  } catch {
-    throw new OutputError(
-      'OUTPUT_FAILED',
-      `part ${label}: staged file ${pointer.file} is missing (was the snapshot's staging area removed?)`,
+    size = (await retryRead(path, () => stat(path), opts.readRetry)).size;
+  } catch (err: unknown) {
+    if (isAbsent(err))
+      throw new OutputError(
+        'OUTPUT_FAILED',
+        `part ${label}: staged file ${pointer.file} is missing (was the snapshot's staging area removed?)`,
+        { cause: err },
+      );
+    // Not an answer about the file: the publish may be retried once the storage reads again.
+    throw new StorageError(
+      'STORAGE_UNAVAILABLE',
+      `part ${label}: staged file ${pointer.file}: ${(err as Error).message}`,
+      true,
+      { cause: err },
     );
   }
   if (pointer.bytes !== size) {

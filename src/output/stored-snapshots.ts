@@ -8,9 +8,10 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
-import { InputError } from '../errors.js';
+import { coerceError, InputError } from '../errors.js';
 import { parseManifest, type Manifest } from './manifest.js';
 import { MANIFEST_FILE, SNAPSHOTS_DIR, STAGING_DIR, SUCCESS_FILE } from './paths.js';
+import { retryRead, type ReadRetryOptions } from './storage/read-retry.js';
 import { joinKey, type Storage, type StoredObject } from './storage/storage.js';
 import { LATEST_KEY, readLatest } from './upload-snapshot.js';
 
@@ -24,23 +25,37 @@ export async function readStoredText(storage: Storage, key: string): Promise<str
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The manifest of a snapshot; an InputError naming the object when it is missing or invalid. */
-export async function readStoredManifest(storage: Storage, snapshotId: string): Promise<Manifest> {
+/**
+ * The manifest of a snapshot; an InputError naming the object when it is missing or invalid. A
+ * read that fails otherwise is retried, then rejects with `STORAGE_UNAVAILABLE` and its cause.
+ */
+export async function readStoredManifest(
+  storage: Storage,
+  snapshotId: string,
+  retry?: ReadRetryOptions,
+): Promise<Manifest> {
   const key = joinKey(SNAPSHOTS_DIR, snapshotId, MANIFEST_FILE);
-  if ((await storage.head(key)) === null)
+  const text = await retryRead(
+    storage.url(key),
+    async () => ((await storage.head(key)) === null ? null : readStoredText(storage, key)),
+    retry,
+  );
+  if (text === null)
     throw new InputError(
       `snapshot ${snapshotId} has no manifest at ${storage.url(key)}: it is not published`,
     );
-  return parseManifest(await readStoredText(storage, key), storage.url(key), snapshotId);
+  return parseManifest(text, storage.url(key), snapshotId);
 }
 
 /** Everything under the root that belongs to one snapshot. */
 export interface StoredSnapshot {
   snapshotId: string;
-  /** Both the manifest and `_SUCCESS` exist. */
+  /** Its `_SUCCESS` marker exists: published, whatever its manifest says. */
   published: boolean;
   /** The manifest, when it exists and reads (published or not). */
   manifest: Manifest | null;
+  /** Why its manifest exists but could not be used (invalid, cut short); such a snapshot is kept. */
+  unreadable?: string;
   /** `_snapshots/<id>/…` (manifest, `_SUCCESS`). */
   meta: StoredObject[];
   /** `<dataset>/snapshot_date=…/snapshot_id=<id>/…`: the published data objects. */
@@ -53,9 +68,14 @@ const DATA_KEY = /^[a-z_]+\/snapshot_date=[^/]+\/snapshot_id=([^/]+)\//;
 
 /**
  * Every snapshot with any object under the root, oldest first (by snapshot date, then id). One
- * listing of the root; manifests are read for snapshots that have one.
+ * listing of the root; manifests are read for snapshots that have one. An invalid manifest marks
+ * its snapshot `unreadable` with the cause; a read that keeps failing (retried as `retry` says)
+ * rejects with `STORAGE_UNAVAILABLE` rather than guess what the snapshot is.
  */
-export async function listStoredSnapshots(storage: Storage): Promise<StoredSnapshot[]> {
+export async function listStoredSnapshots(
+  storage: Storage,
+  retry?: ReadRetryOptions,
+): Promise<StoredSnapshot[]> {
   const byId = new Map<string, StoredSnapshot>();
   const entry = (id: string): StoredSnapshot => {
     let s = byId.get(id);
@@ -65,7 +85,7 @@ export async function listStoredSnapshots(storage: Storage): Promise<StoredSnaps
     }
     return s;
   };
-  for (const o of await storage.list('')) {
+  for (const o of await retryRead(`the listing of ${storage.root}`, () => storage.list(''), retry)) {
     const [top, id] = o.key.split('/');
     if (top === SNAPSHOTS_DIR && id !== undefined) entry(id).meta.push(o);
     else if (top === STAGING_DIR && id !== undefined) entry(id).staging.push(o);
@@ -78,12 +98,14 @@ export async function listStoredSnapshots(storage: Storage): Promise<StoredSnaps
     const names = new Set(s.meta.map((o) => o.key.split('/').slice(2).join('/')));
     if (names.has(MANIFEST_FILE)) {
       try {
-        s.manifest = await readStoredManifest(storage, s.snapshotId);
-      } catch {
-        s.manifest = null; // an unreadable manifest: not published
+        s.manifest = await readStoredManifest(storage, s.snapshotId, retry);
+      } catch (err: unknown) {
+        // Only an answer about the manifest itself is recorded; a storage that cannot be read stops the listing.
+        if (!(err instanceof InputError)) throw err;
+        s.unreadable = `its manifest could not be used: ${coerceError(err).message}`;
       }
     }
-    s.published = s.manifest !== null && names.has(SUCCESS_FILE);
+    s.published = names.has(SUCCESS_FILE);
   }
   const date = (s: StoredSnapshot): string => s.manifest?.snapshot_date ?? '';
   return [...byId.values()].sort(
@@ -95,14 +117,19 @@ export async function listStoredSnapshots(storage: Storage): Promise<StoredSnaps
  * The newest published snapshot: the `latest` pointer when it names one whose `_SUCCESS` exists,
  * else the published snapshot with the latest date (then publish time).
  */
-export async function latestStoredSnapshot(storage: Storage): Promise<string | undefined> {
-  const pointer = await readLatest(storage);
+export async function latestStoredSnapshot(
+  storage: Storage,
+  retry?: ReadRetryOptions,
+): Promise<string | undefined> {
+  const pointer = await readLatest(storage, retry);
   if (
     pointer !== undefined &&
     (await storage.head(joinKey(SNAPSHOTS_DIR, pointer.snapshot_id, SUCCESS_FILE))) !== null
   )
     return pointer.snapshot_id;
-  const published = (await listStoredSnapshots(storage)).filter((s) => s.published && s.manifest !== null);
+  const published = (await listStoredSnapshots(storage, retry)).filter(
+    (s) => s.published && s.manifest !== null,
+  );
   published.sort(
     (a, b) =>
       (a.manifest?.snapshot_date ?? '').localeCompare(b.manifest?.snapshot_date ?? '') ||
@@ -182,18 +209,19 @@ export async function latestPublishedBefore(
   storage: Storage,
   date: string,
   excludeId: string,
+  retry?: ReadRetryOptions,
 ): Promise<Manifest | undefined> {
   const published = async (id: string): Promise<boolean> =>
     (await storage.head(joinKey(SNAPSHOTS_DIR, id, SUCCESS_FILE))) !== null;
   // Nightly, the `latest` pointer is the answer: one small read instead of a listing.
-  const pointer = await readLatest(storage);
+  const pointer = await readLatest(storage, retry);
   if (
     pointer !== undefined &&
     pointer.snapshot_id !== excludeId &&
     pointer.snapshot_date <= date &&
     (await published(pointer.snapshot_id))
   )
-    return readStoredManifest(storage, pointer.snapshot_id);
+    return readStoredManifest(storage, pointer.snapshot_id, retry);
   // Otherwise (a backfill, a pointer naming this snapshot): the `_snapshots/` markers, not the data.
   const names = new Map<string, Set<string>>();
   for (const o of await storage.list(`${SNAPSHOTS_DIR}/`)) {
@@ -204,7 +232,11 @@ export async function latestPublishedBefore(
   let best: Manifest | undefined;
   for (const [id, files] of names) {
     if (id === excludeId || !files.has(SUCCESS_FILE) || !files.has(MANIFEST_FILE)) continue;
-    const m = await readStoredManifest(storage, id).catch(() => undefined);
+    // A storage that cannot be read fails the night (retried first) rather than pick an older source.
+    const m = await readStoredManifest(storage, id, retry).catch((err: unknown) => {
+      if (err instanceof InputError) return undefined; // an invalid manifest: its date is unknown, never a source
+      throw err;
+    });
     if (m === undefined || m.snapshot_date > date) continue;
     if (
       best === undefined ||

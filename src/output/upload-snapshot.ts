@@ -10,6 +10,7 @@ import pLimit from 'p-limit';
 import { OutputError } from '../errors.js';
 import type { Manifest } from './manifest.js';
 import { fieldsSidecarPath, MANIFEST_FILE, SNAPSHOTS_DIR, SUCCESS_FILE } from './paths.js';
+import { isAbsent, retryRead, type ReadRetryOptions } from './storage/read-retry.js';
 import { joinKey, type Storage } from './storage/storage.js';
 
 /** Key of the pointer naming the newest published snapshot, under the root. */
@@ -65,9 +66,10 @@ export async function uploadSnapshot(o: UploadSnapshotOptions): Promise<LatestPo
       limit(async () => {
         const local = join(o.localRoot, ...key.split('/'));
         try {
-          await stat(local);
-        } catch {
-          return; // a part without a sidecar
+          await retryRead(local, () => stat(local));
+        } catch (err: unknown) {
+          if (isAbsent(err)) return; // a part without a sidecar
+          throw err;
         }
         await storage.putFile(key, local);
       }),
@@ -94,14 +96,28 @@ export async function writeLatest(storage: Storage, manifest: Manifest, now?: Da
   return pointer;
 }
 
-/** The `latest` pointer, or undefined when the root has none (or an unreadable one). */
-export async function readLatest(storage: Storage): Promise<LatestPointer | undefined> {
-  if ((await storage.head(LATEST_KEY)) === null) return undefined;
-  const chunks: Buffer[] = [];
-  for await (const c of await storage.getStream(LATEST_KEY))
-    chunks.push(typeof c === 'string' ? Buffer.from(c) : c);
+/**
+ * The `latest` pointer, or undefined when the root has none or an invalid one (callers then list
+ * the markers). A read that keeps failing rejects with its cause (output/storage/read-retry.ts).
+ */
+export async function readLatest(
+  storage: Storage,
+  retry?: ReadRetryOptions,
+): Promise<LatestPointer | undefined> {
+  const text = await retryRead(
+    storage.url(LATEST_KEY),
+    async () => {
+      if ((await storage.head(LATEST_KEY)) === null) return undefined;
+      const chunks: Buffer[] = [];
+      for await (const c of await storage.getStream(LATEST_KEY))
+        chunks.push(typeof c === 'string' ? Buffer.from(c) : c);
+      return Buffer.concat(chunks).toString('utf8');
+    },
+    retry,
+  );
+  if (text === undefined) return undefined;
   try {
-    const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Partial<LatestPointer>;
+    const parsed = JSON.parse(text) as Partial<LatestPointer>;
     return typeof parsed.snapshot_id === 'string' && typeof parsed.snapshot_date === 'string'
       ? (parsed as LatestPointer)
       : undefined;

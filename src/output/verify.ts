@@ -22,12 +22,15 @@ import {
   type ManifestFile,
 } from './manifest.js';
 import { successPath } from './paths.js';
+import { isAbsent, retryRead, type ReadRetryOptions } from './storage/read-retry.js';
 import type { ColumnType } from '../datasets/index.js';
 
 export interface VerifyOptions {
   /** Check value_num = value_scaled_int × 10^scale on every row. @defaultValue true */
   checkValues?: boolean;
   duckdb?: DuckDbOptions;
+  /** How a failed stat of a file is retried before it is reported unreadable. @defaultValue retryRead's */
+  readRetry?: ReadRetryOptions;
 }
 
 export interface FileCheck {
@@ -101,7 +104,7 @@ export async function verifySnapshot(
     const rowsPerDataset = new Map<string, number>();
     for (const f of manifest.files) {
       const ds = manifest.datasets[f.dataset];
-      const check = await verifyFile(duck, root, f, ds, opts.checkValues !== false, report);
+      const check = await verifyFile(duck, root, f, ds, opts, report);
       report.files.push(check);
       if (check.rows !== null) {
         const key = `${f.dataset}/${f.format}`;
@@ -123,7 +126,7 @@ export async function verifySnapshot(
       );
     }
     for (const c of manifest.changes?.files ?? []) report.files.push(await verifyChangesFile(duck, root, c));
-    report.problems.push(...(await strayFiles(root, manifest)));
+    report.problems.push(...(await strayFiles(root, manifest, opts.readRetry)));
   } finally {
     duck.close();
   }
@@ -136,9 +139,10 @@ async function verifyFile(
   root: string,
   f: ManifestFile,
   ds: ManifestDataset | undefined,
-  checkValues: boolean,
+  opts: VerifyOptions,
   report: VerifyReport,
 ): Promise<FileCheck> {
+  const checkValues = opts.checkValues !== false;
   const check: FileCheck = {
     path: f.path,
     dataset: f.dataset,
@@ -150,9 +154,10 @@ async function verifyFile(
   const abs = join(root, f.path);
   let size: number;
   try {
-    size = (await stat(abs)).size;
-  } catch {
-    check.problems.push('missing');
+    size = (await retryRead(abs, () => stat(abs), opts.readRetry)).size;
+  } catch (err: unknown) {
+    // Missing is an answer; anything else is reported with its cause, never as "missing".
+    check.problems.push(isAbsent(err) ? 'missing' : `could not be read: ${coerceError(err).message}`);
     return check;
   }
   if (size !== f.bytes) check.problems.push(`size ${size} bytes, manifest says ${f.bytes}`);
@@ -294,16 +299,18 @@ function listDiff(got: readonly string[], want: readonly string[]): string {
 }
 
 /** Files in the snapshot's partition folders that the manifest does not list. */
-async function strayFiles(root: string, m: Manifest): Promise<string[]> {
+async function strayFiles(root: string, m: Manifest, retry?: ReadRetryOptions): Promise<string[]> {
   const listed = new Set(m.files.map((f) => f.path));
   const problems: string[] = [];
   for (const ds of Object.values(m.datasets)) {
     if (ds === undefined || ds.files === 0) continue;
     let names: string[];
     try {
-      names = await readdir(join(root, ds.path));
-    } catch {
-      continue; // every listed file is reported missing already
+      names = await retryRead(join(root, ds.path), () => readdir(join(root, ds.path)), retry);
+    } catch (err: unknown) {
+      // Absent: every listed file is reported missing already. Unreadable: say so, with the cause.
+      if (!isAbsent(err)) problems.push(`${ds.path}: could not be listed: ${coerceError(err).message}`);
+      continue;
     }
     for (const n of names) {
       const rel = `${ds.path}/${n}`;

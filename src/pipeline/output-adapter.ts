@@ -91,8 +91,18 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
       await Promise.all(open.map((st) => st.close()));
     },
     stagedBytes: async (root, file) => {
-      if (isS3Root(root)) return (await storageOf(root).head(file))?.bytes ?? null;
-      return (await stat(join(root, file)).catch(() => null))?.size ?? null;
+      // Absent: the part is fetched again. Unreadable (after retries): the attempt fails with its cause.
+      const { isAbsent, retryRead } = await import('../output/storage/read-retry.js');
+      if (isS3Root(root)) {
+        const st = storageOf(root);
+        return (await retryRead(st.url(file), () => st.head(file)))?.bytes ?? null;
+      }
+      const path = join(root, file);
+      const size = await retryRead(path, async () => (await stat(path)).size).catch((err: unknown) => {
+        if (isAbsent(err)) return null;
+        throw err;
+      });
+      return size;
     },
     createWriter: (req) => {
       const writerOpts = {
@@ -149,7 +159,8 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
       const manifestPath = remote
         ? storageOf(req.root).url(`_snapshots/${req.snapshotId}/manifest.json`)
         : join(req.root, '_snapshots', req.snapshotId, 'manifest.json');
-      return { manifestPath, rows };
+      const missing = manifest.changes_missing?.reason;
+      return { manifestPath, rows, ...(missing !== undefined ? { changesMissing: missing } : {}) };
     },
   };
 }

@@ -103,6 +103,8 @@ export interface PublishResult {
   manifestPath: string;
   /** Rows per dataset in the published files. */
   rows: Record<string, number>;
+  /** Why `changes` was asked for but not written (the manifest's `changes_missing.reason`). */
+  changesMissing?: string;
 }
 
 export type SnapshotPublisher = (req: PublishRequest) => Promise<PublishResult>;

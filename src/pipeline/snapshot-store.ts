@@ -85,6 +85,8 @@ export interface SnapshotRecord {
   total: number;
   progress: Record<string, DatasetProgress>;
   manifest: string | null;
+  /** Published without the `changes` asked for: why (the manifest's `changes_missing`). */
+  changesMissing: string | null;
   message: string | null;
   /** How often the snapshot was re-enqueued with --retry. */
   retries: number;
@@ -230,6 +232,7 @@ export class SnapshotStore {
       total: Number(h.total ?? 0),
       progress,
       manifest: h.manifest ?? null,
+      changesMissing: h.changes_missing ?? null,
       message: h.message ?? null,
       retries: Number(h.retries ?? 0),
       requests: Number(h.requests ?? 0),
@@ -323,9 +326,12 @@ export class SnapshotStore {
     return this.transition(id, ['enqueuing', 'running'], 'stopped', { message, finished: true });
   }
 
-  /** Marks a published snapshot with its manifest path. */
-  async published(id: string, manifest: string): Promise<boolean> {
-    await this.redis.hset(this.key(id), 'manifest', manifest);
+  /** Marks a published snapshot with its manifest path, and why `changes` is missing if it is. */
+  async published(id: string, manifest: string, changesMissing?: string): Promise<boolean> {
+    await this.redis.hset(this.key(id), {
+      manifest,
+      ...(changesMissing !== undefined ? { changes_missing: changesMissing } : {}),
+    });
     return this.transition(id, ['running'], 'published', { finished: true });
   }
 
@@ -335,7 +341,7 @@ export class SnapshotStore {
     if (moved) {
       await this.redis
         .multi()
-        .hdel(this.key(id), 'finished_at', 'message', 'manifest')
+        .hdel(this.key(id), 'finished_at', 'message', 'manifest', 'changes_missing')
         .hincrby(this.key(id), 'retries', 1)
         .expire(this.key(id), this.ttl)
         .exec();

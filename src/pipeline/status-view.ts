@@ -24,6 +24,8 @@ export interface StatusReport {
   datasets: Record<string, DatasetProgress>;
   total: DatasetProgress;
   manifest: string | null;
+  /** Published without the `changes` dataset asked for: why; null otherwise. */
+  changes_missing: string | null;
   message: string | null;
   /** Quota waits the snapshot went through. */
   waits: { message: string; since: string; until: string }[];
@@ -69,6 +71,7 @@ export function statusReport(
     datasets: rec.progress,
     total: totals(rec),
     manifest: rec.manifest,
+    changes_missing: rec.changesMissing,
     message: rec.message,
     waits: waits.map((w) => ({ message: w.message, since: w.since, until: w.until })),
     retries: rec.retries,
@@ -112,6 +115,7 @@ export function formatStatus(r: StatusReport, nowMs: number = Date.now()): strin
   for (const row of rows) lines.push(line(row));
   lines.push('');
   if (r.manifest) lines.push(`manifest: ${r.manifest}`);
+  if (r.changes_missing) lines.push(`changes: not written: ${r.changes_missing}`);
   if (r.message) lines.push(`message: ${r.message}`);
   for (const w of r.waits)
     if (w.until !== r.waiting?.until) lines.push(`waited: ${w.message} (${w.since} -> ${w.until})`);

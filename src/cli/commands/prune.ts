@@ -51,7 +51,7 @@ export async function run(o: PruneCliOptions): Promise<void> {
   const { config, logger } = setup(o, outFlag(o));
   const root = await openOutputRoot(o, config);
   try {
-    const snapshots = await output.listStoredSnapshots(root.storage);
+    const snapshots = await output.listForPrune(root.storage);
     const unpublished = snapshots.filter((s) => !s.published).map((s) => s.snapshotId);
     let states: Map<string, PipelineState> | null = null;
     try {
