@@ -1,26 +1,31 @@
 /**
  * `npm run bench`: runs every benchmark module and prints one table of the project's headline
- * figures, each with its target. `npm run bench -- NAME…` runs only the named modules.
+ * figures, each with its target. `npm run bench -- NAME…` runs only the named modules. Exits 1
+ * when a module throws or a figure misses its target; `-- --advisory` reports misses only.
  */
 import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BenchModule, BenchResult } from './types.js';
+import { benchVerdict, formatValue, parseBenchArgs, type FailedModule } from './verdict.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const only = process.argv.slice(2);
+const { advisory, only } = parseBenchArgs(process.argv.slice(2));
 const modules = (await readdir(here))
   .filter((f) => f.endsWith('.bench.ts'))
   .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
   .sort();
 
+if (modules.length === 0) throw new Error(`bench: no module matches ${only.join(', ')}`);
 const results: BenchResult[] = [];
+const failed: FailedModule[] = [];
 for (const file of modules) {
   process.stderr.write(`bench: running ${file}...\n`);
-  const mod = (await import(pathToFileURL(join(here, file)).href)) as BenchModule;
   try {
+    const mod = (await import(pathToFileURL(join(here, file)).href)) as BenchModule;
     results.push(...(await mod.run()));
   } catch (err) {
+    failed.push({ file, error: String(err) });
     results.push({ group: file, name: 'failed', value: NaN, unit: '', note: String(err) });
   }
 }
@@ -41,8 +46,6 @@ console.log(line(header));
 console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
 for (const r of rows) console.log(line(r));
 
-function formatValue(v: number): string {
-  if (Number.isInteger(v)) return String(v);
-  // Four decimals below 0.1 (CPU seconds per 1,000 rows): three hide a 20 % change at 0.006.
-  return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) < 0.1 && v !== 0 ? v.toFixed(4) : v.toFixed(3);
-}
+const verdict = benchVerdict(results, failed, { advisory });
+for (const p of verdict.problems) process.stderr.write(`${p}\n`);
+process.exitCode = verdict.exitCode;

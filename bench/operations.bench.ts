@@ -130,9 +130,12 @@ async function startup(): Promise<BenchResult[]> {
     };
     const compiled: number[] = [];
     const tsx: number[] = [];
+    // bin/filings-export.mjs runs build/ whenever build/ is current: forced to the sources, it
+    // measures tsx, whatever state build/ is in.
+    const sourceEnv = { ...process.env, FILINGS_EXPORT_ENTRY: 'source' };
     for (let i = 0; i < 5; i++) {
       compiled.push(time(join(dir, 'bin/container-entry.mjs')));
-      tsx.push(time(join(repo, 'bin/filings-export.mjs')));
+      tsx.push(time(join(repo, 'bin/filings-export.mjs'), sourceEnv));
     }
     return [
       {
@@ -144,7 +147,7 @@ async function startup(): Promise<BenchResult[]> {
       },
       {
         group: 'operations',
-        name: 'worker start-up (worker --help), through tsx (warm cache)',
+        name: 'worker start-up (worker --help), sources through tsx (FILINGS_EXPORT_ENTRY=source, warm cache)',
         value: Math.round(median(tsx)),
         unit: 'ms',
         note: 'median of 5',

@@ -31,6 +31,7 @@ import { followSnapshot } from '../src/pipeline/follow.js';
 import { runSnapshot } from '../src/pipeline/run-snapshot.js';
 import { parseCompany } from '../src/pipeline/universe.js';
 import { benchConfig } from './bench-config.js';
+import { parseCurlOutput } from './curl-output.js';
 import { median } from './stats.js';
 import type { BenchResult } from './types.js';
 // @ts-expect-error: a plain ES module of bin/ (no types).
@@ -202,17 +203,21 @@ export async function run(): Promise<BenchResult[]> {
   return results;
 }
 
-/** Seconds curl takes to download SYNBIG's facts/full (body discarded). */
+/**
+ * Seconds curl takes to download SYNBIG's facts/full (body discarded). A figure only counts when
+ * curl got the whole body: status 200 and as many bytes as Content-Length announced.
+ */
 async function curlSeconds(url: string): Promise<{ seconds: number; bytes: number }> {
   const out = await new Promise<string>((resolve, reject) =>
     execFile(
       'curl',
       [
         '-s',
+        '--fail',
         '-o',
         '/dev/null',
         '-w',
-        '%{time_total} %{size_download}',
+        '%{time_total} %{size_download} %{http_code} %header{content-length}',
         '-X',
         'POST',
         `${url}/api/b2b/facts/full`,
@@ -226,8 +231,7 @@ async function curlSeconds(url: string): Promise<{ seconds: number; bytes: numbe
       (err, stdout) => (err ? reject(err) : resolve(stdout)),
     ),
   );
-  const [seconds, bytes] = out.trim().split(' ').map(Number);
-  return { seconds: seconds ?? NaN, bytes: bytes ?? NaN };
+  return parseCurlOutput(out);
 }
 
 /** Runs the CLI to its end; returns its wall time in seconds, its stdout and stderr, and when it started. */
@@ -311,6 +315,9 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
     }
     curls.push(await curlSeconds(url));
   }
+  // Every download is the same body: a different byte count means one of them was not whole.
+  const sizes = new Set(curls.map((c) => c.bytes));
+  if (sizes.size !== 1) throw new Error(`curl downloads differ in size: ${[...sizes].join(', ')} bytes`);
   const curl = median(curls.map((c) => c.seconds));
   return variants.map((v) => {
     const ratio = median(v.runs) / curl;

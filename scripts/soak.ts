@@ -2,8 +2,9 @@
  * The fault-matrix soak suite (`npm run soak`, `npm run soak -- --short`, `--faults a,b`): for each
  * fault, real processes (redis-server with AOF, the emulator, two workers with their own working
  * dirs) export one snapshot while the fault is injected, then the published rows are checked
- * against the API with DuckDB. Prints one table: fault, trials, rows lost, rows duplicated,
- * partial files visible, outcome. Exits 1 unless every row is 0 / 0 / 0 / published.
+ * against the API with DuckDB, value by value. Prints one table: fault, trials, rows lost, rows
+ * extra, rows duplicated, partial files visible, outcome. Exits 1 unless every row is
+ * 0 / 0 / 0 / 0 / published.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -245,6 +246,7 @@ interface Row {
   fault: string;
   trials: number;
   lost: number;
+  extra: number;
   duplicated: number;
   partial: number;
   outcome: string;
@@ -261,6 +263,7 @@ async function trial(name: string, fault: Fault): Promise<Row> {
       fault: name,
       trials: 0,
       lost: NaN,
+      extra: NaN,
       duplicated: NaN,
       partial: NaN,
       outcome: String(err),
@@ -311,9 +314,11 @@ async function trial(name: string, fault: Fault): Promise<Row> {
       fault: name,
       trials: 1,
       lost: check.rowsLost,
+      extra: check.rowsExtra,
       duplicated: check.rowsDuplicated,
       partial: check.partialFiles,
-      outcome: state,
+      // Published means the record says so and the marker is there.
+      outcome: state === 'published' && !check.published ? 'published without _SUCCESS' : state,
       seconds: Math.round((Date.now() - started) / 1000),
     };
   } catch (err: unknown) {
@@ -321,6 +326,7 @@ async function trial(name: string, fault: Fault): Promise<Row> {
       fault: name,
       trials: 1,
       lost: NaN,
+      extra: NaN,
       duplicated: NaN,
       partial: NaN,
       outcome: `error: ${String(err)}`,
@@ -343,6 +349,7 @@ const header = [
   'fault',
   'trials',
   'rows lost',
+  'rows extra',
   'rows duplicated',
   'partial files visible',
   'outcome',
@@ -350,7 +357,9 @@ const header = [
 ];
 const lines = [
   header,
-  ...rows.map((r) => [r.fault, r.trials, r.lost, r.duplicated, r.partial, r.outcome, r.seconds].map(String)),
+  ...rows.map((r) =>
+    [r.fault, r.trials, r.lost, r.extra, r.duplicated, r.partial, r.outcome, r.seconds].map(String),
+  ),
 ];
 process.stdout.write(
   `${lines
@@ -362,6 +371,6 @@ process.stdout.write(
   `(${short ? 'short' : 'full'} run: ${SYNTHETIC + 3} companies x ${DATASETS.length} datasets, outage ${OUTAGE_S} s; disk-full and quota-429 faults: see docs/pipeline.md)\n`,
 );
 const bad = rows.filter(
-  (r) => r.lost !== 0 || r.duplicated !== 0 || r.partial !== 0 || r.outcome !== 'published',
+  (r) => r.lost !== 0 || r.extra !== 0 || r.duplicated !== 0 || r.partial !== 0 || r.outcome !== 'published',
 );
 process.exitCode = bad.length === 0 ? 0 : 1;

@@ -55,13 +55,14 @@ function budgetFor(apiKey: string, input: BudgetConfigInput, clock: Clock, sub: 
 }
 
 /**
- * Runs `count` concurrent acquires in a separate node process sharing the clock's offset, starting
- * at the real time `startAt` (so they race with this process's own acquires).
+ * Runs `count` concurrent acquires in a separate node process sharing the clock (its offset, or
+ * its instant when frozen), starting at the real time `startAt` (so they race with this process's
+ * own acquires).
  */
 async function acquireInChild(
   apiKey: string,
   input: BudgetConfigInput,
-  clock: Clock,
+  clock: TestClock,
   sub: string,
   count: number,
   startAt = 0,
@@ -74,6 +75,7 @@ async function acquireInChild(
     apiKey,
     JSON.stringify(input),
     String(clock.now() - Date.now()),
+    clock.frozen ? String(clock.now()) : '',
     String(count),
     String(startAt),
   ];
@@ -90,8 +92,8 @@ beforeAll(async () => {
   await writeFile(
     childScript,
     `import { createBudget, resolveBudgetConfig } from ${JSON.stringify(budgetUrl)};
-const [url, prefix, apiKey, input, offset, count, startAt] = process.argv.slice(2);
-const clock = { now: () => Date.now() + Number(offset) };
+const [url, prefix, apiKey, input, offset, frozenAt, count, startAt] = process.argv.slice(2);
+const clock = { now: () => (frozenAt ? Number(frozenAt) : Date.now() + Number(offset)) };
 const budget = createBudget({ redis: url, apiKey, config: resolveBudgetConfig(JSON.parse(input)), clock, prefix });
 await budget.describe(); // connected and scripts warm before the start signal
 await new Promise((r) => setTimeout(r, Math.max(0, Number(startAt) - Date.now())));
@@ -246,7 +248,9 @@ describe('even pacing', () => {
     expect(next.size).toBe(1);
     const opened = grantAt.kind === 'granted' ? grantAt.permit.reservedAtMs : 0;
     expect([...next][0]! - opened).toBe(Math.floor(59_500 / 4));
-    // Walking the clock slot by slot grants the remaining three, then the window is spent.
+    // Walking the clock slot by slot grants the remaining three, then the window is spent. Frozen,
+    // the clock moves only by the waits the budget names, so every slot is exact.
+    clock.freeze();
     const slots = [opened];
     for (;;) {
       const o = await here.acquire('facts/full');
@@ -258,15 +262,14 @@ describe('even pacing', () => {
       }
     }
     const gaps = slots.slice(1).map((t, i) => t - slots[i]!);
-    expect(gaps).toHaveLength(3);
-    // The test clock keeps ticking between the jump and the grant (a few ms on a busy machine).
-    for (const gap of gaps) expect(Math.abs(gap - 14_875)).toBeLessThan(100);
+    expect(gaps).toEqual([14_875, 14_875, 14_875]);
   });
 });
 
 describe('against the emulator', () => {
   let emulator: TestEmulator;
-  const clock = new TestClock();
+  // Frozen: the budget and the emulator see the same instant until a test moves it.
+  const clock = new TestClock().freeze();
   let client: FilingsClient;
   let n = 0;
   // Every test starts 5 s into a fresh minute of the shared clock: windows are deterministic.
@@ -355,9 +358,10 @@ describe('against the emulator', () => {
     const retryAfterMs = (err as RateLimitedError).retryAfterMs;
     expect(retryAfterMs).toBe(Math.ceil((minuteEnd() - clock.now()) / 1000) * 1000);
     const hold = await budget.onRateLimited(o.permit, err as RateLimitedError);
-    // Retry-After is whole seconds from "now": the hold ends then, plus the safety margin.
-    expect(hold.untilMs).toBeGreaterThanOrEqual(minuteEnd() + 1000);
-    expect(hold.untilMs).toBeLessThanOrEqual(clock.now() + retryAfterMs + 1000);
+    // Retry-After is whole seconds from "now" (5 s into the minute): the hold ends at the minute's
+    // end, plus the safety margin.
+    expect(clock.now() + retryAfterMs).toBe(minuteEnd());
+    expect(hold.untilMs).toBe(minuteEnd() + 1000);
     const here = await budget.acquire('issuer/reference');
     expect(here).toMatchObject({ kind: 'hold', untilMs: hold.untilMs });
     const there = await acquireInChild(emulator.apiKey, cfg, clock, 'hold', 3);
@@ -383,8 +387,7 @@ describe('against the emulator', () => {
     expect(err.retryAfterMs).toBeGreaterThan(50_000);
     const before = clock.now();
     const hold = await budget.onRateLimited(o.permit, err);
-    expect(hold.untilMs - before).toBeGreaterThanOrEqual(2100);
-    expect(hold.untilMs - before).toBeLessThan(2100 + 200);
+    expect(hold.untilMs - before).toBe(2100);
     expect((await budget.describe()).holds[0]?.reason).toContain('capped to 2000 ms');
   });
 
@@ -407,7 +410,7 @@ describe('against the emulator', () => {
     });
     expect(err).toBeInstanceOf(RateLimitedError);
     const hold = await budget.onRateLimited(o.permit as Permit, err as RateLimitedError);
-    expect(Math.abs(hold.untilMs - at)).toBeLessThan(50);
+    expect(hold.untilMs).toBe(at);
     expect(await budget.acquire('facts/full')).toMatchObject({ kind: 'hold', untilMs: hold.untilMs });
   });
 });

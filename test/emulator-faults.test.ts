@@ -5,12 +5,19 @@
  */
 import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { timerDelay, type Delay } from '../src/emulator/runtime.js';
 import { validateResponse } from './helpers/contract.js';
 import { headerRecord, postOperation, startTestEmulator, type TestEmulator } from './helpers/emulator.js';
 
 let emu: TestEmulator;
+/** Every wait the emulator asked for (latency, slow-body pauses), in order; the waits still happen. */
+const waits: number[] = [];
+const recordingDelay: Delay = async (ms, signal) => {
+  waits.push(ms);
+  await timerDelay(ms, signal);
+};
 beforeAll(async () => {
-  emu = await startTestEmulator();
+  emu = await startTestEmulator({ delay: recordingDelay });
 });
 afterAll(() => emu.close());
 afterEach(async () => {
@@ -121,12 +128,13 @@ describe('X-Emulator-Fault header', () => {
 
   it('slow dribbles the whole body in pieces with X-Emulator-Fault-Ms between them', async () => {
     const normal = await postOperation(emu.url, 'facts/latest', { ticker: 'AAPL', limit: 20 }, emu.apiKey);
-    const started = Date.now();
+    waits.length = 0;
     const res = await rawPost('/api/b2b/facts/latest', { ticker: 'AAPL', limit: 20 }, fault('slow', 40));
     expect(res.status).toBe(200);
     expect(res.ended).toBe('end');
     expect(res.chunks.length).toBeGreaterThanOrEqual(4);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(40 * (res.chunks.length - 1) - 5);
+    // 8 pieces, a 40 ms pause before each but the first (and no latency: the fault names the ms).
+    expect(waits).toEqual(Array.from({ length: 7 }, () => 40));
     expect(JSON.parse(Buffer.concat(res.chunks).toString('utf8'))).toEqual(normal.body);
   });
 
@@ -274,19 +282,21 @@ describe('--fault-rate and --latency-ms', () => {
   });
 
   it('latency delays every API response; X-Emulator-Fault-Ms alone delays one request', async () => {
-    const e = await startTestEmulator({ latencyMs: 150 });
+    waits.length = 0;
+    const e = await startTestEmulator({ latencyMs: 150, delay: recordingDelay });
     try {
-      const t = Date.now();
       expect((await postOperation(e.url, 'issuer/reference', aapl, e.apiKey)).status).toBe(200);
-      expect(Date.now() - t).toBeGreaterThanOrEqual(145);
+      expect((await postOperation(e.url, 'issuer/reference', aapl, e.apiKey)).status).toBe(200);
+      expect(waits).toEqual([150, 150]);
     } finally {
       await e.close();
     }
-    const t = Date.now();
+    waits.length = 0;
     expect(
       (await postOperation(emu.url, 'issuer/reference', aapl, emu.apiKey, { 'x-emulator-fault-ms': '120' }))
         .status,
     ).toBe(200);
-    expect(Date.now() - t).toBeGreaterThanOrEqual(115);
+    expect((await postOperation(emu.url, 'issuer/reference', aapl, emu.apiKey)).status).toBe(200);
+    expect(waits).toEqual([120]);
   });
 });

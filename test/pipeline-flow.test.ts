@@ -97,12 +97,13 @@ describe('a snapshot flow', () => {
       },
     });
     // The publish parent follows the configured retry settings too.
+    // Kept by retention.completed_jobs (a day, 20,000 jobs): it must be there to be checked.
     const parent = await h.ctx.snapshotsQueue.getJob(publishJobId('flow-basic'));
-    if (parent)
-      expect(parent.opts).toMatchObject({
-        attempts: h.config.retry.attempts,
-        backoff: { type: 'exponential', delay: h.config.retry.base_delay_ms },
-      });
+    expect(parent, 'the publish job of flow-basic').toBeDefined();
+    expect(parent?.opts).toMatchObject({
+      attempts: h.config.retry.attempts,
+      backoff: { type: 'exponential', delay: h.config.retry.base_delay_ms },
+    });
     expect(
       buildSnapshotFlow(h.spec(['AAPL'], ['series_catalog'], 'shape'), h.ctx.flowSettings).opts,
     ).toMatchObject({

@@ -2,7 +2,7 @@
  * Following a snapshot: a wake from this process's workers polls at once instead of after pollMs,
  * and following ends on a final state, an abort, or a record that disappeared.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { followSnapshot } from '../src/pipeline/follow.js';
 import type { SnapshotRecord, SnapshotState, SnapshotStore } from '../src/pipeline/snapshot-store.js';
 
@@ -16,24 +16,40 @@ function storeWith(state: { value: SnapshotState | null }): SnapshotStore {
 
 describe('followSnapshot', () => {
   it('polls at once when woken, not a poll interval later', async () => {
-    const state: { value: SnapshotState | null } = { value: 'running' };
-    let wake: (() => void) | undefined;
-    let unsubscribed = false;
-    const t0 = performance.now();
-    const followed = followSnapshot(storeWith(state), 's1', {
-      pollMs: 60_000,
-      wakeOn: (w) => {
-        wake = w;
-        return () => (unsubscribed = true);
-      },
-    });
-    await new Promise((r) => setTimeout(r, 50));
-    state.value = 'published';
-    wake?.();
-    const rec = await followed;
-    expect(rec.state).toBe('published');
-    expect(performance.now() - t0).toBeLessThan(30_000);
-    expect(unsubscribed).toBe(true);
+    // Fake timers: the poll interval never elapses unless the test moves time, so only the wake
+    // can end the wait.
+    vi.useFakeTimers();
+    try {
+      const state: { value: SnapshotState | null } = { value: 'running' };
+      let polls = 0;
+      const store = storeWith(state);
+      const counted = {
+        get: async (id: string) => (polls++, store.get(id)),
+      } as unknown as SnapshotStore;
+      let wake: (() => void) | undefined;
+      let unsubscribed = false;
+      let settled: SnapshotRecord | undefined;
+      const followed = followSnapshot(counted, 's1', {
+        pollMs: 60_000,
+        wakeOn: (w) => {
+          wake = w;
+          return () => (unsubscribed = true);
+        },
+      }).then((rec) => (settled = rec));
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(polls).toBe(1);
+      state.value = 'published';
+      wake?.();
+      // One second of the fake clock, far short of the 60 s interval: the wake alone polled.
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(settled?.state).toBe('published');
+      expect(polls).toBe(2);
+      expect(vi.getTimerCount()).toBe(0);
+      expect(unsubscribed).toBe(true);
+      await followed;
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a wake between polls is harmless, and an abort ends the wait with its reason', async () => {

@@ -268,6 +268,14 @@ export class FilingsClient {
     return { data: { location }, status: res.status, rateLimit: res.rateLimit };
   }
 
+  /**
+   * Requests queued, under way, or answered with a body not yet read to the end or released: what
+   * close() would wait for. 0 when idle; a body left unreleased keeps it above 0 for ever.
+   */
+  requestsInFlight(): number {
+    return this.#transport.inFlight;
+  }
+
   /** Closes the connection pool; in-flight calls finish first. */
   async close(): Promise<void> {
     if (this.#closed) return;

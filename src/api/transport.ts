@@ -112,6 +112,11 @@ export class Transport {
     };
   }
 
+  /** Requests queued, running, or with a body not yet consumed or released (undici's pool size). */
+  get inFlight(): number {
+    return this.pool.stats.size;
+  }
+
   async close(): Promise<void> {
     await this.pool.close();
   }

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { EmulatorConfigError, toError } from './errors.js';
 import type { Logger } from './runtime.js';
 import { silentLogger } from './runtime.js';
-import { systemClock, type Clock } from './runtime.js';
+import { systemClock, timerDelay, type Clock, type Delay } from './runtime.js';
 import { Authenticator } from './auth/authenticator.js';
 import { loadKeysFile, parseKeysFile, type KeysFile } from './auth/keys-file.js';
 import { checkAsOf } from './data/as-of.js';
@@ -32,7 +32,7 @@ export { generateKey } from './auth/keygen.js';
 export { loadStore, type DataStore } from './data/index.js';
 export { DEMO_API_KEY } from './demo-key.js';
 export { EmulatorConfigError, EmulatorDataError, EmulatorError, type EmulatorErrorCode } from './errors.js';
-export type { Clock, Logger } from './runtime.js';
+export type { Clock, Delay, Logger } from './runtime.js';
 
 /** The bundled SEC data (gzip copy). */
 export const BUNDLED_DATA_DIR = defaultDataDir();
@@ -66,6 +66,8 @@ export interface EmulatorOptions {
   random?: () => number;
   /** Delay in ms before every `/api/b2b/*` response. @defaultValue 0 */
   latencyMs?: number;
+  /** How latency and slow-body pauses wait (tests record the waits). @defaultValue real timers */
+  delay?: Delay;
   /** Number of synthetic issuers cloned from the real ones (load tests). @defaultValue 0 */
   synthetic?: number;
   /** When > 0, adds the synthetic issuer SYNBIG whose facts/full has exactly this many rows. @defaultValue 0 */
@@ -152,6 +154,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     asOf,
     stats: new Stats(() => clock.now()),
     latencyMs: opts.latencyMs ?? 0,
+    delay: opts.delay ?? timerDelay,
     rowsCache: new RowsTextCache(),
     operations: B2B_OPERATIONS,
     rawRoutes: RAW_ROUTES,

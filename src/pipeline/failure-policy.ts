@@ -6,27 +6,28 @@
  */
 import { errorCode, type ErrorCode } from '../errors.js';
 
-/** What a part does with a failure. Adding an action means adding a case to every switch over it. */
-export type FailureAction =
-  /** The company is unknown to the API: the part completes as `not_found`, the snapshot goes on. */
-  | 'record_not_found'
-  /** The API (or the client, before sending) refused the request as invalid: part `bad_request`. */
-  | 'record_bad_request'
-  /** The key is refused: no part can succeed, so the snapshot stops and unstarted parts are removed. */
-  | 'stop_snapshot'
-  /** Per-minute 429: the whole parts queue waits out Retry-After; the job goes back, no attempt spent. */
-  | 'hold_queue'
-  /** Quota 429 (daily/monthly): the job is delayed until the quota resets, no attempt spent. */
-  | 'wait_quota_reset'
-  /**
-   * Transient and possibly global (the API is away): retried per part, but several in a row across
-   * parts hold the whole queue and probe until the API answers (src/pipeline/outage.ts).
-   */
-  | 'hold_on_outage'
-  /** Transient: BullMQ retries with backoff while attempts remain (and the error says retryable). */
-  | 'retry'
-  /** Permanent: the part fails at once, no further attempt. */
-  | 'fail';
+/**
+ * What a part does with a failure, each with its meaning: the one list of actions. The type below
+ * is derived from it, so adding an action means adding a case to every switch over FailureAction
+ * (jobs/export-part.ts ends its switch with assertNever), and a test checks the table uses each.
+ */
+export const FAILURE_ACTIONS = {
+  record_not_found:
+    'The company is unknown to the API: the part completes as `not_found`, the snapshot goes on.',
+  record_bad_request:
+    'The API (or the client, before sending) refused the request as invalid: part `bad_request`.',
+  stop_snapshot:
+    'The key is refused: no part can succeed, so the snapshot stops and unstarted parts are removed.',
+  hold_queue:
+    'Per-minute 429: the whole parts queue waits out Retry-After; the job goes back, no attempt spent.',
+  wait_quota_reset: 'Quota 429 (daily/monthly): the job is delayed until the quota resets, no attempt spent.',
+  hold_on_outage:
+    'Transient and possibly global (the API is away): retried per part, but several in a row across parts hold the whole queue and probe until the API answers (src/pipeline/outage.ts).',
+  retry: 'Transient: BullMQ retries with backoff while attempts remain (and the error says retryable).',
+  fail: 'Permanent: the part fails at once, no further attempt.',
+} as const;
+
+export type FailureAction = keyof typeof FAILURE_ACTIONS;
 
 export interface FailureRule {
   action: FailureAction;

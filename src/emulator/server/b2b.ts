@@ -8,12 +8,12 @@
  * 401 and 403 (section 4); 429s add Retry-After.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { toError } from '../errors.js';
 import type { AuthenticatedKey, Authenticator } from '../auth/authenticator.js';
 import { FAULT_KINDS, isFaultKind, type Fault, type FaultPlan } from '../faults/fault-plan.js';
 import type { Limiter } from '../limits/key-limiter.js';
 import type { WindowState } from '../limits/rate-window.js';
+import type { Delay } from '../runtime.js';
 import { parseJsonObject, readBody } from './body.js';
 import { HttpError } from './http-error.js';
 import {
@@ -36,6 +36,8 @@ export interface B2bPipeline {
   stats: Stats;
   /** Delay before every data response. @defaultValue 0 */
   latencyMs: number;
+  /** How latency and slow-body pauses wait. */
+  delay: Delay;
   /** Serialised rows of lists served repeatedly. @defaultValue none (every answer serialised) */
   rowsCache?: RowsTextCache;
   maxBodyBytes?: number;
@@ -112,7 +114,7 @@ export async function handleB2b(
     });
     const latency =
       fault === undefined ? (headerInt(req, 'x-emulator-fault-ms') ?? p.latencyMs) : p.latencyMs;
-    if (latency > 0) await sleep(latency, undefined, { signal });
+    if (latency > 0) await p.delay(latency, signal);
     if (fault) {
       record.fault = true;
       if (fault.kind === '503' || fault.kind === '500') {
@@ -127,7 +129,7 @@ export async function handleB2b(
     }
 
     const result = await op.handle(params, ctx);
-    const bodyFault = toBodyFault(fault);
+    const bodyFault = toBodyFault(fault, p.delay);
     const baseUrl = p.deps.publicUrl();
     const rewrite = urlRewriter(baseUrl);
     if (result.kind === 'json') {
@@ -176,9 +178,9 @@ export async function handleB2b(
   }
 }
 
-function toBodyFault(fault: Fault | undefined): BodyFault | undefined {
+function toBodyFault(fault: Fault | undefined, delay: Delay): BodyFault | undefined {
   if (fault?.kind === 'truncate') return { kind: 'truncate' };
-  if (fault?.kind === 'slow') return { kind: 'slow', pauseMs: fault.ms ?? 500 };
+  if (fault?.kind === 'slow') return { kind: 'slow', pauseMs: fault.ms ?? 500, delay };
   return undefined;
 }
 

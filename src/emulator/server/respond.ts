@@ -4,7 +4,7 @@
  * body faults (truncate, slow) wrap the same writer, so every operation gets them for free.
  */
 import type { ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { Delay } from '../runtime.js';
 import type { RowsTextCache } from './rows-cache.js';
 
 export type Headers = Record<string, string | number>;
@@ -13,7 +13,7 @@ export type Headers = Record<string, string | number>;
 const ROWS_PER_CHUNK = 256;
 
 /** The body faults that need the writer's help. */
-export type BodyFault = { kind: 'truncate' } | { kind: 'slow'; pauseMs: number };
+export type BodyFault = { kind: 'truncate' } | { kind: 'slow'; pauseMs: number; delay: Delay };
 
 /** The connection went away while we were writing: stop producing. */
 export class ClientGoneError extends Error {
@@ -87,7 +87,8 @@ class FaultSink implements BodySink {
     const pieces = 8;
     const size = Math.max(1, Math.ceil(body.length / pieces));
     for (let off = 0; off < body.length; off += size) {
-      if (off > 0) await sleep(this.fault.pauseMs, undefined, { signal: this.signal }).catch(() => undefined);
+      if (off > 0 && this.fault.kind === 'slow')
+        await this.fault.delay(this.fault.pauseMs, this.signal).catch(() => undefined);
       if (res.destroyed || this.signal.aborted) {
         res.destroy();
         return;
