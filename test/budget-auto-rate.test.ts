@@ -55,8 +55,8 @@ describe('the ramp', () => {
   });
 });
 
+const none = { autoRate: null, autoCeil: null, autoBackedAt: null, autoBackedFrom: null };
 describe('what status and the plan say', () => {
-  const none = { autoRate: null, autoCeil: null, autoBackedAt: null, autoBackedFrom: null };
   it('one line per mode', () => {
     expect(describeAuto({ serverLimit: null, ...none }, 6000).message).toBe(
       "starting at 60/min until the API's first answer",
@@ -108,6 +108,24 @@ describe('what status and the plan say', () => {
     const plan = planRequests({ requests: 20_000, state, now, allowMultiDay: false, autoRampFactor: 2 });
     expect(plan.expectedDurationMs).toBe(
       rampDurationMs(20_000, { rate: 60, factor: 2, ceiling: 6000, share: 1 }),
+    );
+    // Before the first answer: 60/min, and what the ramp would take if no headers come.
+    const starting = planRequests({
+      requests: 20_000,
+      state: {
+        ...state,
+        serverLimitPerMinute: null,
+        auto: describeAuto({ ...none, serverLimit: null }, 6000),
+      },
+      now,
+      allowMultiDay: false,
+      autoRampFactor: 2,
+      autoCeiling: 6000,
+    });
+    expect(starting.expectedDurationMs).toBe((20_000 / 60) * WINDOW_MS);
+    expect(starting.message).toContain('about 5.6 h (rate auto: starting at 60/min');
+    expect(starting.message).toContain(
+      "likely sooner; about 9.1 min if the key's answers carry no rate headers)",
     );
     expect(plan.message).toContain(
       '20,000 requests at from 60 requests/min: about 9.1 min (rate auto: no rate headers: ramping, now 60/min, ceiling 6,000, x2 per full minute without a 429; the time counts the ramp)',

@@ -178,6 +178,8 @@ export interface PlanInput {
   allowMultiDay: boolean;
   /** `autoRampFactor` of the budget: with it, a ramping `auto` rate counts the ramp in the duration. */
   autoRampFactor?: number;
+  /** `autoCeiling` of the budget: with the factor, a starting `auto` plan also says how long a key without rate headers would take. */
+  autoCeiling?: number;
 }
 
 /** The planner's answer: printed before a snapshot starts. */

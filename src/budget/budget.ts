@@ -416,6 +416,7 @@ class RedisBudget implements Budget {
       now: this.now(),
       allowMultiDay: opts.allowMultiDay ?? this.config.allowMultiDay,
       autoRampFactor: this.config.autoRampFactor,
+      autoCeiling: this.config.autoCeiling,
     });
   }
 

@@ -65,7 +65,19 @@ export function planRequests(input: PlanInput): Plan {
   const parts: string[] = [
     `${fmt(requests)} requests at ${ramp ? 'from ' : ''}${fmt(rate)} requests/min: about ${fmtDuration(expectedDurationMs)}`,
   ];
-  if (auto) parts[0] += ` (${autoNote(auto, input.autoRampFactor)})`;
+  if (auto) {
+    // Before the first answer nobody knows whether the key reports its limit: say both outcomes.
+    const headerless =
+      auto.mode === 'starting' && input.autoRampFactor !== undefined && input.autoCeiling !== undefined
+        ? rampDurationMs(requests, {
+            rate: auto.ratePerMinute,
+            factor: input.autoRampFactor,
+            ceiling: input.autoCeiling,
+            share: state.share,
+          })
+        : null;
+    parts[0] += ` (${autoNote(auto, input.autoRampFactor)}${headerless !== null ? `; about ${fmtDuration(headerless)} if the key's answers carry no rate headers` : ''})`;
+  }
   if (remainingToday === null) parts.push('no daily quota known');
   else if (fitsToday)
     parts.push(
