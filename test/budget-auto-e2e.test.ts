@@ -18,6 +18,8 @@ import { AUTO_START_RPM, createBudget, resolveBudgetConfig, type Budget } from '
 import type { KeysFile } from '../src/emulator/auth/keys-file.js';
 import { startEmulator } from '../src/emulator/index.js';
 import { RateLimitedError } from '../src/errors.js';
+import type { SnapshotRecord } from '../src/pipeline/snapshot-store.js';
+import { formatStatus, statusReport } from '../src/pipeline/status-view.js';
 import { TestClock } from './helpers/clock.js';
 import { bundledTestStore, postOperation } from './helpers/emulator.js';
 
@@ -171,6 +173,35 @@ describe('a key whose responses carry no rate headers', () => {
     expect(after.auto?.message).toMatch(
       /^no rate headers: backed off after 429 at \S+ \(from 120\/min\); ramping again, now 100\/min, ceiling 100$/,
     );
+    // `status` says what auto is doing, under the rate line.
+    const rec: SnapshotRecord = {
+      spec: {
+        id: 'auto-e2e',
+        date: '2026-11-26',
+        trigger: 'adhoc',
+        companies: [],
+        datasets: [],
+        formats: [],
+        outDir: dir,
+      },
+      state: 'running',
+      createdAtMs: clock.now(),
+      updatedAtMs: clock.now(),
+      finishedAtMs: null,
+      total: 0,
+      progress: {},
+      manifest: null,
+      message: null,
+      retries: 0,
+      requests: 0,
+      partRetries: 0,
+      rateLimited429: 0,
+    };
+    const lines = formatStatus(statusReport(rec, null, [], null, after), clock.now()).split('\n');
+    const rateAt = lines.findIndex((l) => l.startsWith('rate: 100 requests/min (configured auto'));
+    expect(rateAt).toBeGreaterThanOrEqual(0);
+    expect(lines[rateAt]).toContain("the key's X-RateLimit-Limit: none");
+    expect(lines[rateAt + 1]).toBe(`  auto: ${after.auto?.message ?? ''}`);
     // The emulator agrees: every 429 it sent was a rate 429, all of them counted above.
     const stats = (await (await fetch(`${emulator.url}/_emulator/stats`)).json()) as {
       by_key: Record<string, { requests: number; rate_limited: number }>;
