@@ -128,7 +128,7 @@ describe('what status and the plan say', () => {
       "likely sooner; about 9.1 min if the key's answers carry no rate headers)",
     );
     expect(plan.message).toContain(
-      '20,000 requests at from 60 requests/min: about 9.1 min (rate auto: no rate headers: ramping, now 60/min, ceiling 6,000, x2 per full minute without a 429; the time counts the ramp)',
+      '20,000 requests ramping from 60 requests/min: about 9.1 min (rate auto: no rate headers: ramping, now 60/min, ceiling 6,000, x2 per full minute without a 429; the time counts the ramp)',
     );
   });
 });

@@ -63,7 +63,7 @@ export function planRequests(input: PlanInput): Plan {
 
   const ok = fitsMonth || input.allowMultiDay;
   const parts: string[] = [
-    `${fmt(requests)} requests at ${ramp ? 'from ' : ''}${fmt(rate)} requests/min: about ${fmtDuration(expectedDurationMs)}`,
+    `${fmt(requests)} requests ${ramp ? 'ramping from' : 'at'} ${fmt(rate)} requests/min: about ${fmtDuration(expectedDurationMs)}`,
   ];
   if (auto) {
     // Before the first answer nobody knows whether the key reports its limit: say both outcomes.
