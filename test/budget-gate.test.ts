@@ -15,7 +15,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { errorFromResponse, FilingsClient, parseRateLimit } from '../src/api/index.js';
 import {
   AUTO_START_RPM,
-  UNLIMITED_RPM,
   createBudget,
   resolveBudgetConfig,
   type AcquireOutcome,
@@ -84,6 +83,8 @@ async function acquireInChild(
 }
 
 const granted = (outcomes: AcquireOutcome[]): number => outcomes.filter((o) => o.kind === 'granted').length;
+const acquireMany = (b: Budget, n: number): Promise<AcquireOutcome[]> =>
+  Promise.all(Array.from({ length: n }, () => b.acquire('facts/full')));
 
 beforeAll(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'ffx-budget-gate-'));
@@ -163,7 +164,9 @@ describe('requests_per_minute: auto', () => {
     );
     expect((await budget.describe()).effectiveRequestsPerMinute).toBe(AUTO_START_RPM);
     const plan = await budget.plan(6000);
-    expect(plan.message).toContain(`rate auto: starting at ${AUTO_START_RPM}/min until the API reports`);
+    expect(plan.message).toContain(
+      `rate auto: starting at ${AUTO_START_RPM}/min until the API's first answer`,
+    );
 
     const first = await budget.acquire('facts/full');
     if (first.kind !== 'granted') throw new Error(first.kind);
@@ -180,7 +183,7 @@ describe('requests_per_minute: auto', () => {
       effectiveRequestsPerMinute: 600,
     });
     expect((await budget.plan(6000)).message).toContain(
-      "about 10.0 min (rate auto: the key's limit of 600/min)",
+      'about 10.0 min (rate auto: learned from headers: 600/min)',
     );
 
     // The key's limit drops: the budget follows it down.
@@ -190,11 +193,11 @@ describe('requests_per_minute: auto', () => {
     expect((await budget.describe()).effectiveRequestsPerMinute).toBe(120);
   });
 
-  it('a key whose successful answers carry no limit header is unlimited; a number stays a cap', async () => {
+  it('a key whose successful answers carry no limit header ramps while no 429 comes back; a number stays a cap', async () => {
     const clock = new TestClock(Date.UTC(2026, 10, 21, 10, 0, 5));
     const auto = budgetFor(
       'ffx_live_b2b_unlimited',
-      { requestsPerMinute: 'auto', pacing: 'burst' },
+      { requestsPerMinute: 'auto', pacing: 'burst', autoCeiling: 200 },
       clock,
       'unl',
     );
@@ -202,13 +205,21 @@ describe('requests_per_minute: auto', () => {
     if (a.kind !== 'granted') throw new Error(a.kind);
     // An error body without headers (401/403 bodies omit them) says nothing about the limit.
     await auto.observe(a.permit, {});
-    expect((await auto.describe()).effectiveRequestsPerMinute).toBe(AUTO_START_RPM);
+    expect((await auto.describe()).auto?.mode).toBe('starting');
     await auto.observe(a.permit, {}, { succeeded: true });
-    expect((await auto.describe()).effectiveRequestsPerMinute).toBe(UNLIMITED_RPM);
-    expect(granted(await Promise.all(Array.from({ length: 300 }, () => auto.acquire('facts/full'))))).toBe(
-      300,
+    const d = await auto.describe();
+    expect(d.effectiveRequestsPerMinute).toBe(AUTO_START_RPM);
+    expect(d.auto?.message).toBe(`no rate headers: ramping, now ${AUTO_START_RPM}/min, ceiling 200`);
+    // Each window spent without a 429 doubles the rate, up to the ceiling: 60, 120, 200, 200.
+    const perWindow: number[] = [1 + granted(await acquireMany(auto, 300))];
+    for (let w = 0; w < 3; w++) {
+      clock.advance(62_000);
+      perWindow.push(granted(await acquireMany(auto, 300)));
+    }
+    expect(perWindow).toEqual([60, 120, 200, 200]);
+    expect((await auto.plan(1000)).message).toContain(
+      'rate auto: no rate headers: ramping, now 200/min, ceiling 200, x2 per full minute without a 429',
     );
-
     const capped = budgetFor(
       'ffx_live_b2b_capped',
       { requestsPerMinute: 100, pacing: 'burst' },
@@ -223,6 +234,96 @@ describe('requests_per_minute: auto', () => {
       { succeeded: true },
     );
     expect((await capped.describe()).effectiveRequestsPerMinute).toBe(100);
+  });
+});
+
+describe('requests_per_minute: auto on a key without rate headers', () => {
+  const headerless429 = (limit?: number): RateLimitedError =>
+    new RateLimitedError('Rate limit exceeded', {
+      operation: 'facts/full',
+      status: 429,
+      retryAfterMs: 10_000,
+      ...(limit !== undefined ? { limit } : {}),
+      rateLimit: { retryAfterMs: 10_000 },
+    });
+
+  /** Spends the window (burst), feeding every grant a headerless 200; returns the grants. */
+  async function spendWindow(b: Budget): Promise<Permit[]> {
+    const permits = (await acquireMany(b, 400)).flatMap((o) => (o.kind === 'granted' ? [o.permit] : []));
+    for (const p of permits) await b.observe(p, {}, { succeeded: true });
+    return permits;
+  }
+
+  it('backs off once per window on a 429, learns a ceiling below it, ramps again only after a clean window', async () => {
+    const clock = new TestClock(Date.UTC(2026, 10, 21, 11, 0, 5));
+    const b = budgetFor('ffx_live_b2b_hidden', { requestsPerMinute: 'auto', pacing: 'burst' }, clock, 'hid');
+    expect((await spendWindow(b)).length).toBe(60);
+    clock.advance(62_000);
+    expect((await spendWindow(b)).length).toBe(120);
+    clock.advance(62_000);
+    const third = await spendWindow(b);
+    expect(third.length).toBe(240);
+    // Two 429s in the same window (requests in flight meet it too): one back-off, from 240.
+    const before = clock.now();
+    await b.onRateLimited(third[0] ?? null, headerless429());
+    await b.onRateLimited(third[1] ?? null, headerless429());
+    const after = clock.now();
+    const d = await b.describe();
+    expect(d.serverLimitPerMinute).toBe(0);
+    expect(d.auto).toMatchObject({
+      mode: 'backed_off',
+      ratePerMinute: 120,
+      ceilingPerMinute: 216,
+      backedOffFromPerMinute: 240,
+    });
+    // The first 429's time (the clock ticks in real time between the two calls).
+    const at = Date.parse(d.auto?.backedOffAt ?? '');
+    expect(at).toBeGreaterThanOrEqual(before);
+    expect(at).toBeLessThanOrEqual(after);
+    expect(d.auto?.message).toContain(`backed off after 429 at ${new Date(at).toISOString()} (from 240/min)`);
+    // Held until Retry-After; the window after it keeps the halved rate (the 429's window does not ramp).
+    expect((await b.acquire('facts/full')).kind).toBe('hold');
+    clock.advance(12_000);
+    expect((await spendWindow(b)).length).toBe(120);
+    // A clean full window ramps again, up to the learned ceiling only.
+    clock.advance(62_000);
+    expect((await spendWindow(b)).length).toBe(216);
+    // A window not spent (demand below the rate) says nothing about the limit: no ramp.
+    clock.advance(62_000);
+    expect(granted(await acquireMany(b, 10))).toBe(10);
+    clock.advance(62_000);
+    expect((await b.describe()).auto?.ratePerMinute).toBe(216);
+  });
+
+  it("takes a 429 body's limit as the ceiling and never spends past a configured daily quota while ramping", async () => {
+    const clock = new TestClock(Date.UTC(2026, 10, 21, 12, 0, 5));
+    const b = budgetFor(
+      'ffx_live_b2b_hidden_q',
+      { requestsPerMinute: 'auto', pacing: 'burst', dailyQuota: 300 },
+      clock,
+      'hidq',
+    );
+    const counts: number[] = [];
+    for (let w = 0; w < 4; w++) {
+      counts.push((await spendWindow(b)).length);
+      clock.advance(62_000);
+    }
+    expect(counts).toEqual([60, 120, 120, 0]);
+    expect((await b.acquire('facts/full')).kind).toBe('quota');
+
+    const c = budgetFor(
+      'ffx_live_b2b_hidden_b',
+      { requestsPerMinute: 'auto', pacing: 'burst' },
+      clock,
+      'hidb',
+    );
+    await spendWindow(c);
+    clock.advance(62_000);
+    const second = await spendWindow(c);
+    await c.onRateLimited(second[0] ?? null, headerless429(100));
+    const d = await c.describe();
+    expect(d.serverLimitPerMinute).toBe(0);
+    expect(d.auto).toMatchObject({ mode: 'backed_off', ratePerMinute: 60, ceilingPerMinute: 100 });
   });
 });
 

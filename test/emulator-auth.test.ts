@@ -138,6 +138,11 @@ describe('keys file', () => {
       'accounts[0].keys[2].rate_limit_per_minute: expected a non-negative integer or null',
     ],
     [
+      'rate_limit_headers not a boolean',
+      (f) => (((f.accounts[0]!.keys[1] as { rate_limit_headers?: unknown }).rate_limit_headers = 'no'), f),
+      'accounts[0].keys[1].rate_limit_headers: expected true or false',
+    ],
+    [
       'duplicate hash',
       (f) => ((f.accounts[1]!.keys[0]!.sha256 = f.accounts[0]!.keys[0]!.sha256), f),
       'accounts[1].keys[0].sha256: duplicate key hash',

@@ -50,6 +50,16 @@ export interface BudgetConfig {
    * machines' clocks differ a little). @defaultValue 1000
    */
   safetyMarginMs: number;
+  /**
+   * `auto` on a key whose answers carry no X-RateLimit-* headers: the highest rate (requests per
+   * minute, before `share`) the ramp may reach. @defaultValue 6000
+   */
+  autoCeiling: number;
+  /**
+   * `auto` without rate headers: each minute window our share spent without a 429 multiplies the
+   * rate by this (1 < factor <= 10); a 429 halves it. @defaultValue 2
+   */
+  autoRampFactor: number;
 }
 
 /** Raw budget configuration as it appears in a config file: everything but the rate optional. */
@@ -132,6 +142,26 @@ export interface BudgetDescription {
   holds: { reason: string; until: string }[];
   daily: QuotaUsage;
   monthly: QuotaUsage;
+  /** What `auto` is doing (null when the rate is a configured number). */
+  auto: AutoRateState | null;
+}
+
+/**
+ * `auto`'s state: `starting` (no answer yet, AUTO_START_RPM), `headers` (the key's
+ * X-RateLimit-Limit), `ramping` (no rate headers: growing while no 429 comes back) or
+ * `backed_off` (no rate headers: a 429 halved the rate; it ramps again up to the learned ceiling).
+ */
+export interface AutoRateState {
+  mode: 'starting' | 'headers' | 'ramping' | 'backed_off';
+  /** The key's rate auto uses now, before `share` (requests per minute). */
+  ratePerMinute: number;
+  /** How high the ramp may go: autoCeiling, lowered by what a 429 taught (null with headers). */
+  ceilingPerMinute: number | null;
+  /** The last 429 that made the ramp back off (ISO) and the rate it came at; null if none. */
+  backedOffAt: string | null;
+  backedOffFromPerMinute: number | null;
+  /** One line for `status`: `no rate headers: ramping, now 240/min, ceiling 6,000`. */
+  message: string;
 }
 
 /** Input of the snapshot planner. */
@@ -146,6 +176,10 @@ export interface PlanInput {
   now: number;
   /** Whether the snapshot may spread over several days/months (the `--allow-multi-day` flag). */
   allowMultiDay: boolean;
+  /** `autoRampFactor` of the budget: with it, a ramping `auto` rate counts the ramp in the duration. */
+  autoRampFactor?: number;
+  /** `autoCeiling` of the budget: with the factor, a starting `auto` plan also says how long a key without rate headers would take. */
+  autoCeiling?: number;
 }
 
 /** The planner's answer: printed before a snapshot starts. */

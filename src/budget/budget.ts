@@ -2,6 +2,7 @@ import { Redis as IORedis, type Redis } from 'ioredis';
 import { ConfigError, type QuotaExceededError, type RateLimitedError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { systemClock, type Clock, type QuotaKind, type QuotaScope, type RateLimitState } from '../types.js';
+import { describeAuto } from './auto-rate.js';
 import { effectiveRate } from './config.js';
 import { keyFingerprint } from './fingerprint.js';
 import { planRequests } from './plan.js';
@@ -158,6 +159,8 @@ class RedisBudget implements Budget {
         DAY_TTL_S,
         MONTH_TTL_S,
         c.pacing,
+        c.autoCeiling,
+        c.autoRampFactor,
       ],
     )) as (string | number)[];
     const kind = String(res[0]);
@@ -262,9 +265,11 @@ class RedisBudget implements Budget {
           permit?.windowId ?? -1,
           waitMs,
           this.config.safetyMarginMs,
-          err.limit ?? err.rateLimit.limit ?? -1,
+          err.rateLimit.limit ?? err.limit ?? -1,
           settle ? 1 : 0,
           reason,
+          err.rateLimit.limit !== undefined ? 1 : 0,
+          this.config.autoCeiling,
         ],
       ),
     );
@@ -330,7 +335,20 @@ class RedisBudget implements Budget {
     const num = (v: string | undefined | null): number | null =>
       v === undefined || v === null || v === '' ? null : Number(v);
     const serverLimit = num(gate.serverLimit);
-    const effective = effectiveRate(this.config, serverLimit);
+    const auto =
+      this.config.requestsPerMinute === 'auto'
+        ? describeAuto(
+            {
+              serverLimit,
+              autoRate: num(gate.autoRate),
+              autoCeil: num(gate.autoCeil),
+              autoBackedAt: num(gate.autoBackedAt),
+              autoBackedFrom: num(gate.autoBackedFrom),
+            },
+            this.config.autoCeiling,
+          )
+        : null;
+    const effective = effectiveRate(this.config, serverLimit, auto?.ratePerMinute);
     const margin = this.config.safetyMarginMs;
     const end = num(gate.end);
     const holds: { reason: string; until: string }[] = [];
@@ -383,6 +401,7 @@ class RedisBudget implements Budget {
       holds,
       daily: usage('daily', day, Number(counts[0] ?? 0), this.config.dailyQuota),
       monthly: usage('monthly', month, Number(counts[1] ?? 0), this.config.monthlyQuota),
+      auto,
     };
   }
 
@@ -396,6 +415,8 @@ class RedisBudget implements Budget {
       state: await this.describe(),
       now: this.now(),
       allowMultiDay: opts.allowMultiDay ?? this.config.allowMultiDay,
+      autoRampFactor: this.config.autoRampFactor,
+      autoCeiling: this.config.autoCeiling,
     });
   }
 

@@ -4,7 +4,7 @@ import type { BudgetConfig, BudgetConfigInput } from './budget-types.js';
 
 /** The rate of an `auto` budget until the first answer tells the key's limit (conservative). */
 export const AUTO_START_RPM = 60;
-/** The rate of a key whose successful answers carry no X-RateLimit-Limit: no per-minute limit. */
+/** BullMQ's coarse limiter under `auto`: high enough never to bind (the gate sets the rate). */
 export const UNLIMITED_RPM = 1_000_000;
 
 export const DEFAULT_BUDGET_CONFIG: BudgetConfig = {
@@ -18,6 +18,8 @@ export const DEFAULT_BUDGET_CONFIG: BudgetConfig = {
   allowMultiDay: false,
   pacing: 'even',
   safetyMarginMs: 1000,
+  autoCeiling: 6000,
+  autoRampFactor: 2,
 };
 
 /**
@@ -61,26 +63,33 @@ function fromBudgetConfig(c: BudgetConfig): BudgetSettings {
     allow_multi_day: c.allowMultiDay,
     pacing: c.pacing,
     safety_margin_ms: c.safetyMarginMs,
+    auto_ceiling: c.autoCeiling,
+    auto_ramp_factor: c.autoRampFactor,
   };
 }
 
 /**
  * Requests per minute the exporter allows itself, times the configured share, at least 1:
- * - `auto`: the server's X-RateLimit-Limit (`serverLimit`), UNLIMITED_RPM when its answers carry
- *   none (`serverLimit` 0), AUTO_START_RPM before the first answer (`serverLimit` null);
+ * - `auto`: the server's X-RateLimit-Limit (`serverLimit`); when its answers carry none
+ *   (`serverLimit` 0) the probed rate `autoRate` (auto-rate.ts; AUTO_START_RPM until it ramps);
+ *   AUTO_START_RPM before the first answer (`serverLimit` null);
  * - a number: that cap, lowered to the server's limit when that is less.
  * The gate's Lua (scripts.ts, ACQUIRE) applies the same rule.
  */
 export function effectiveRate(
   config: Pick<BudgetConfig, 'requestsPerMinute' | 'share'>,
   serverLimit?: number | null,
+  autoRate?: number | null,
 ): number {
-  const server = serverLimit == null ? null : serverLimit > 0 ? serverLimit : UNLIMITED_RPM;
   const keyLimit =
     config.requestsPerMinute === 'auto'
-      ? (server ?? AUTO_START_RPM)
-      : server !== null && server > 0
-        ? Math.min(config.requestsPerMinute, server)
+      ? serverLimit == null
+        ? AUTO_START_RPM
+        : serverLimit > 0
+          ? serverLimit
+          : (autoRate ?? AUTO_START_RPM)
+      : serverLimit != null && serverLimit > 0
+        ? Math.min(config.requestsPerMinute, serverLimit)
         : config.requestsPerMinute;
   return Math.max(1, Math.floor(keyLimit * config.share + 1e-9));
 }

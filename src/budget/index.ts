@@ -6,6 +6,7 @@
  */
 export type {
   AcquireOutcome,
+  AutoRateState,
   BudgetConfig,
   BudgetConfigInput,
   BudgetDescription,
@@ -24,6 +25,7 @@ export {
   resolveBudgetConfig,
   effectiveRate,
 } from './config.js';
+export { rampedRate, backedOff, rampDurationMs, describeAuto } from './auto-rate.js';
 export { keyFingerprint } from './fingerprint.js';
 export { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from './time.js';
 export { planRequests, assertPlanFits } from './plan.js';

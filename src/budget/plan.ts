@@ -1,6 +1,7 @@
 import { BudgetError } from '../errors.js';
 import { nextUtcMidnight } from './time.js';
-import { WINDOW_MS, type Plan, type PlanInput } from './budget-types.js';
+import { rampDurationMs } from './auto-rate.js';
+import { WINDOW_MS, type AutoRateState, type Plan, type PlanInput } from './budget-types.js';
 
 const fmt = (n: number): string => n.toLocaleString('en-US');
 
@@ -22,7 +23,20 @@ export function planRequests(input: PlanInput): Plan {
     throw new RangeError(`plan: requests must be an integer >= 0, got ${requests}`);
   const telemetry = Math.min(requests, input.telemetryRequests ?? 0);
   const rate = state.effectiveRequestsPerMinute;
-  const expectedDurationMs = Math.round((requests / rate) * WINDOW_MS);
+  const auto = state.auto;
+  // Without rate headers `auto` ramps: the duration counts the windows it takes to get up to speed.
+  const ramp =
+    auto && auto.ceilingPerMinute !== null && input.autoRampFactor !== undefined
+      ? {
+          rate: auto.ratePerMinute,
+          factor: input.autoRampFactor,
+          ceiling: auto.ceilingPerMinute,
+          share: state.share,
+        }
+      : null;
+  const expectedDurationMs = ramp
+    ? rampDurationMs(requests, ramp)
+    : Math.round((requests / rate) * WINDOW_MS);
   const remainingToday = state.daily.exhaustedUntil ? 0 : state.daily.remaining;
   const remainingThisMonth = state.monthly.exhaustedUntil ? 0 : state.monthly.remaining;
   const monthlyRequests = requests - telemetry;
@@ -49,13 +63,21 @@ export function planRequests(input: PlanInput): Plan {
 
   const ok = fitsMonth || input.allowMultiDay;
   const parts: string[] = [
-    `${fmt(requests)} requests at ${fmt(rate)} requests/min: about ${fmtDuration(expectedDurationMs)}`,
+    `${fmt(requests)} requests ${ramp ? 'ramping from' : 'at'} ${fmt(rate)} requests/min: about ${fmtDuration(expectedDurationMs)}`,
   ];
-  // `auto` before any answer: the key's limit is unknown, the start rate is a conservative guess.
-  if (state.configuredRequestsPerMinute === 'auto' && state.serverLimitPerMinute === null)
-    parts[0] += ` (rate auto: starting at ${fmt(rate)}/min until the API reports the key's limit; likely sooner)`;
-  else if (state.configuredRequestsPerMinute === 'auto')
-    parts[0] += ` (rate auto: the key's ${state.serverLimitPerMinute === 0 ? 'unlimited rate' : `limit of ${fmt(state.serverLimitPerMinute ?? rate)}/min`})`;
+  if (auto) {
+    // Before the first answer nobody knows whether the key reports its limit: say both outcomes.
+    const headerless =
+      auto.mode === 'starting' && input.autoRampFactor !== undefined && input.autoCeiling !== undefined
+        ? rampDurationMs(requests, {
+            rate: auto.ratePerMinute,
+            factor: input.autoRampFactor,
+            ceiling: input.autoCeiling,
+            share: state.share,
+          })
+        : null;
+    parts[0] += ` (${autoNote(auto, input.autoRampFactor)}${headerless !== null ? `; about ${fmtDuration(headerless)} if the key's answers carry no rate headers` : ''})`;
+  }
   if (remainingToday === null) parts.push('no daily quota known');
   else if (fitsToday)
     parts.push(
@@ -94,6 +116,24 @@ export function planRequests(input: PlanInput): Plan {
     ok,
     message: `snapshot plan: ${parts.join('; ')}`,
   };
+}
+
+/** What `auto` does, in the plan's words. */
+function autoNote(auto: AutoRateState, factor: number | undefined): string {
+  const ramp = factor !== undefined ? ` x${factor} per full minute without a 429` : '';
+  switch (auto.mode) {
+    case 'starting':
+      return `rate auto: ${auto.message}; then the key's X-RateLimit-Limit, or, if its answers carry no rate headers, a ramp${ramp} that halves on a 429; likely sooner`;
+    case 'headers':
+      return `rate auto: ${auto.message}`;
+    case 'ramping':
+    case 'backed_off':
+      return `rate auto: ${auto.message}${ramp ? `,${ramp}` : ''}; the time counts the ramp`;
+    default: {
+      const never: never = auto.mode;
+      throw new Error(`plan: unknown auto mode ${String(never)}`);
+    }
+  }
 }
 
 /** Throws BudgetError PLAN_DOES_NOT_FIT (with the plan's message) when the plan was refused. */

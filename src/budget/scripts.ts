@@ -5,13 +5,17 @@
  */
 import type { Redis } from 'ioredis';
 import { createHash } from 'node:crypto';
-import { AUTO_START_RPM, UNLIMITED_RPM } from './config.js';
+import { AUTO_BACKOFF_FACTOR, AUTO_CEILING_AFTER_429 } from './auto-rate.js';
+import { AUTO_START_RPM } from './config.js';
 
 /**
  * Gate hash fields: wid (window id), end (server's reset of the window, clock ms), confirmed
  * (1 once a response's X-RateLimit-Reset set `end`), used (our requests sent in the window),
  * cap (what the window allows us: effective rate, lowered by X-RateLimit-Remaining), inflight
- * (sent, headers not yet seen), serverLimit (last X-RateLimit-Limit), holdUntil/holdReason (429).
+ * (sent, headers not yet seen), serverLimit (last X-RateLimit-Limit; 0 = successful answers carry
+ * none), holdUntil/holdReason (429). Without rate headers `auto` probes (auto-rate.ts): autoRate
+ * (the key's rate now), autoCeil (ceiling a 429 taught), autoNoRamp (1 = a 429 came in this
+ * window: it does not ramp), autoBackoffWid (window that already backed off), autoBackedAt/From.
  *
  * Window rule: sends are allowed in [open, end - margin), paced evenly over that span; a new
  * window opens at end + margin.
@@ -27,6 +31,7 @@ local countsMonthly = ARGV[10] == '1'
 local hasAccount = ARGV[11] == '1'
 local dayTtl, monthTtl = tonumber(ARGV[12]), tonumber(ARGV[13])
 local even = ARGV[14] == 'even'
+local autoCeiling, rampFactor = tonumber(ARGV[15]), tonumber(ARGV[16])
 
 -- 1. quotas the server said are spent (429 quota body), per scope
 local function spent(h, kind, period)
@@ -62,27 +67,39 @@ if countsMonthly then
 end
 
 -- 3. a per-minute 429 holds everyone
-local g = redis.call('HMGET', KEYS[1], 'holdUntil', 'holdReason', 'wid', 'end', 'used', 'cap', 'inflight', 'serverLimit', 'last', 'capAuto')
+local g = redis.call('HMGET', KEYS[1], 'holdUntil', 'holdReason', 'wid', 'end', 'used', 'cap', 'inflight', 'serverLimit', 'last', 'capAuto', 'autoRate', 'autoCeil', 'autoNoRamp')
 local holdUntil = tonumber(g[1]) or 0
 if holdUntil > now then return {'hold', holdUntil, g[2] or 'rate limited'} end
 
 -- 4. the shared window
 local serverLimit = tonumber(g[8])
--- rpm < 0: auto, the key's own limit (0 = the server sends none: unlimited); else a cap.
-local keyLimit = rpm
-if rpm < 0 then
-  if serverLimit and serverLimit > 0 then keyLimit = serverLimit
-  elseif serverLimit == 0 then keyLimit = ${UNLIMITED_RPM}
-  else keyLimit = ${AUTO_START_RPM} end
-elseif serverLimit and serverLimit > 0 and serverLimit < rpm then keyLimit = serverLimit end
-local effective = math.max(1, math.floor(keyLimit * share + 1e-9))
 local wid = tonumber(g[3]) or 0
 local wend = tonumber(g[4]) or 0
 local used = tonumber(g[5]) or 0
-local cap = tonumber(g[6]) or effective
+local cap = tonumber(g[6])
 local inflight = tonumber(g[7]) or 0
 local last = tonumber(g[9]) or 0
-if wid == 0 or now >= wend + margin then
+local opening = wid == 0 or now >= wend + margin
+-- auto without rate headers (auto-rate.ts): a window whose allowance we spent with no 429 in it
+-- multiplies the rate, up to the ceiling (the configured one, lowered by what a 429 taught).
+local autoCeil = math.min(autoCeiling, tonumber(g[12]) or autoCeiling)
+local autoRate = math.min(autoCeil, tonumber(g[11]) or ${AUTO_START_RPM})
+if rpm < 0 and serverLimit == 0 and opening and wid > 0 then
+  if g[13] ~= '1' and cap and used >= cap then
+    autoRate = math.min(autoCeil, math.max(autoRate + 1, math.floor(autoRate * rampFactor)))
+  end
+  redis.call('HSET', KEYS[1], 'autoRate', autoRate, 'autoNoRamp', 0)
+end
+-- rpm < 0: auto, the key's own limit (0 = the server sends none: the probed rate); else a cap.
+local keyLimit = rpm
+if rpm < 0 then
+  if serverLimit and serverLimit > 0 then keyLimit = serverLimit
+  elseif serverLimit == 0 then keyLimit = autoRate
+  else keyLimit = ${AUTO_START_RPM} end
+elseif serverLimit and serverLimit > 0 and serverLimit < rpm then keyLimit = serverLimit end
+local effective = math.max(1, math.floor(keyLimit * share + 1e-9))
+cap = cap or effective
+if opening then
   wid = wid + 1
   wend = now + windowMs
   used = 0
@@ -157,13 +174,27 @@ return 1
 
 /**
  * A per-minute 429: the server's window is full until now + Retry-After. Closes the current
- * window (cap = used) until then and records the hold. ARGV: now, wid, waitMs, margin, limit,
- * settle, reason.
+ * window (cap = used) until then and records the hold. ARGV: now, wid, waitMs, margin, limit
+ * (X-RateLimit-Limit, else the 429 body's), settle, reason, header (1 = limit came from the
+ * header), autoCeiling. On a key without rate headers (serverLimit 0) the limit is not taken as
+ * the key's: `auto` backs off instead, once per window (auto-rate.ts, backedOff).
  */
 export const RATE_LIMITED = `
 local now, pwid, waitMs, margin, L = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-if L > 0 then redis.call('HSET', KEYS[1], 'serverLimit', L) end
-local g = redis.call('HMGET', KEYS[1], 'wid', 'used', 'inflight', 'holdUntil')
+local g = redis.call('HMGET', KEYS[1], 'wid', 'used', 'inflight', 'holdUntil', 'serverLimit', 'autoRate', 'autoCeil', 'autoBackoffWid')
+if tonumber(g[5]) == 0 and ARGV[8] ~= '1' then
+  local wid = tonumber(g[1]) or 0
+  if tonumber(g[8]) ~= wid then
+    local autoCeiling = tonumber(ARGV[9])
+    local ceil = math.min(autoCeiling, tonumber(g[7]) or autoCeiling)
+    local rate = math.min(ceil, tonumber(g[6]) or ${AUTO_START_RPM})
+    local nextCeil = math.min(ceil, math.max(1, math.floor(rate * ${AUTO_CEILING_AFTER_429})))
+    if L > 0 and L < nextCeil then nextCeil = L end
+    redis.call('HSET', KEYS[1], 'autoRate', math.max(1, math.floor(rate * ${AUTO_BACKOFF_FACTOR})), 'autoCeil', nextCeil,
+      'autoBackoffWid', wid, 'autoBackedAt', now, 'autoBackedFrom', rate)
+  end
+  redis.call('HSET', KEYS[1], 'autoNoRamp', 1)
+elseif L > 0 then redis.call('HSET', KEYS[1], 'serverLimit', L) end
 local inflight = tonumber(g[3]) or 0
 if ARGV[6] == '1' and tonumber(g[1]) == pwid and inflight > 0 then inflight = inflight - 1 end
 local untilMs = now + waitMs

@@ -37,6 +37,13 @@ export const BUDGET_SETTINGS_SCHEMA = z.strictObject({
   pacing: z.enum(['even', 'burst'], { error: 'must be even or burst' }),
   /** Quiet time either side of the server's window reset: under a third of the 60 s window. */
   safety_margin_ms: nonNegInt.max(19_999, 'must be less than 20000 (a third of the 60 s window)'),
+  /** `auto` without rate headers: the highest rate the ramp may reach (requests per minute). */
+  auto_ceiling: posInt,
+  /** `auto` without rate headers: the rate's factor per full minute window without a 429. */
+  auto_ramp_factor: z
+    .number({ error: 'must be a number greater than 1 and at most 10' })
+    .gt(1, 'must be greater than 1 and at most 10')
+    .max(10, 'must be greater than 1 and at most 10'),
 });
 
 export type BudgetSettings = z.infer<typeof BUDGET_SETTINGS_SCHEMA>;
@@ -54,6 +61,8 @@ export function toBudgetConfig(s: BudgetSettings): BudgetConfig {
     allowMultiDay: s.allow_multi_day,
     pacing: s.pacing,
     safetyMarginMs: s.safety_margin_ms,
+    autoCeiling: s.auto_ceiling,
+    autoRampFactor: s.auto_ramp_factor,
   };
 }
 

@@ -20,7 +20,13 @@ export interface StatusReport {
   /** An API outage the parts queue holds for (`API unreachable since …, next probe at …`), or null. */
   api_outage: string | null;
   /** The key's rate as configured and as learned from X-RateLimit-Limit (null without a key). */
-  rate: { configured: number | 'auto'; learned_limit: number | null; effective: number } | null;
+  rate: {
+    configured: number | 'auto';
+    learned_limit: number | null;
+    effective: number;
+    /** What `auto` is doing (`no rate headers: ramping, now 240/min, ceiling 6,000`); null for a number. */
+    auto: string | null;
+  } | null;
   datasets: Record<string, DatasetProgress>;
   total: DatasetProgress;
   manifest: string | null;
@@ -66,6 +72,7 @@ export function statusReport(
           configured: budget.configuredRequestsPerMinute,
           learned_limit: budget.serverLimitPerMinute,
           effective: budget.effectiveRequestsPerMinute,
+          auto: budget.auto?.message ?? null,
         }
       : null,
     datasets: rec.progress,
@@ -136,11 +143,12 @@ export function formatStatus(r: StatusReport, nowMs: number = Date.now()): strin
       r.rate.learned_limit === null
         ? 'not reported yet'
         : r.rate.learned_limit === 0
-          ? 'none (unlimited)'
+          ? 'none'
           : `${fmt(r.rate.learned_limit)}/min`;
     lines.push(
       `rate: ${fmt(r.rate.effective)} requests/min (configured ${String(r.rate.configured)}; the key's X-RateLimit-Limit: ${learned})`,
     );
+    if (r.rate.auto !== null) lines.push(`  auto: ${r.rate.auto}`);
   }
   return lines.join('\n').trimEnd();
 }

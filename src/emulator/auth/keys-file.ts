@@ -3,7 +3,8 @@
  * plaintext keys (section 5: the plaintext is shown once at creation, only a hash is kept).
  * Format (fixed, other tools write it):
  * `{"accounts":[{"id","status":"active|disabled","quota":{"daily","monthly"},"keys":[{"id","sha256",
- * "status":"active|revoked|disabled","expires_at","entitlements","rate_limit_per_minute","quota"}]}]}`.
+ * "status":"active|revoked|disabled","expires_at","entitlements","rate_limit_per_minute","quota",
+ * "rate_limit_headers"?}]}]}`. `rate_limit_headers` is optional (absent = true), so older files stay valid.
  */
 import { readFile } from 'node:fs/promises';
 import { EmulatorConfigError, toError } from '../errors.js';
@@ -30,6 +31,12 @@ export interface KeyEntry {
   entitlements: string[];
   /** Per-minute limit of this key; null = no per-minute limit. */
   rate_limit_per_minute: number | null;
+  /**
+   * false: the key's responses carry no X-RateLimit-* headers although its per-minute limit still
+   * applies (a 429 with Retry-After and the interface's body): a limit the client must discover.
+   * @defaultValue true
+   */
+  rate_limit_headers?: boolean;
   quota: QuotaSpec;
 }
 
@@ -117,6 +124,9 @@ export function parseKeysFile(json: unknown, source = '(inline)'): KeysFile {
         expires_at: expires,
         entitlements: ents as string[],
         rate_limit_per_minute: optionalCount(k.rate_limit_per_minute, `${kat}.rate_limit_per_minute`, fail),
+        ...(k.rate_limit_headers === undefined
+          ? {}
+          : { rate_limit_headers: optionalBoolean(k.rate_limit_headers, `${kat}.rate_limit_headers`, fail) }),
         quota: quotaSpec(k.quota, `${kat}.quota`, fail),
       };
     });
@@ -126,6 +136,11 @@ export function parseKeysFile(json: unknown, source = '(inline)'): KeysFile {
 }
 
 type Fail = (path: string, what: string) => never;
+
+function optionalBoolean(v: unknown, path: string, fail: Fail): boolean {
+  if (typeof v !== 'boolean') return fail(path, 'expected true or false');
+  return v;
+}
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -5,7 +5,8 @@
  *   lookup (404) and answer.
  * A request admitted by the limits counts against window and quotas whatever happens next.
  * X-RateLimit-* headers go on every response of an admitted or limited request except 202, 400,
- * 401 and 403 (section 4); 429s add Retry-After.
+ * 401 and 403 (section 4), and never for a key whose keys-file entry says `rate_limit_headers:
+ * false` (its limit still applies, undisclosed); 429s add Retry-After.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toError } from '../errors.js';
@@ -86,7 +87,8 @@ export async function handleB2b(
     record.keyId = auth.key.id;
 
     const admission = p.limiter.admit(auth, op.countsMonthly !== false);
-    window = admission.window;
+    // A key set to hide its limit answers with no window state: no X-RateLimit-* headers.
+    window = auth.key.rate_limit_headers === false ? undefined : admission.window;
     if (!admission.ok) {
       record.status = 429;
       record.limitKind = admission.kind;
