@@ -204,6 +204,7 @@ describe('a key whose responses carry no rate headers', () => {
         total: 0,
         progress: {},
         manifest: null,
+        changesMissing: null,
         message: null,
         retries: 0,
         requests: 0,
