@@ -24,6 +24,8 @@ export interface DashboardSnapshot {
   waiting: string | null;
   message: string | null;
   manifest: string | null;
+  /** The warehouse load after publish (output.load_into), when one ran. */
+  load: { outcome: 'loaded' | 'failed'; at: string; message: string } | null;
 }
 
 export interface DashboardState {
@@ -79,6 +81,9 @@ export async function dashboardState(ctx: PipelineContext, now: number, limit = 
       waiting: wait ? wait.message : null,
       message: rec.message,
       manifest: rec.manifest,
+      load: rec.load
+        ? { outcome: rec.load.outcome, at: new Date(rec.load.atMs).toISOString(), message: rec.load.message }
+        : null,
     });
     for (const p of l.failed) {
       if (errors.length >= 20) break;

@@ -39,6 +39,17 @@ export function createMetrics(registry: Registry = new Registry(), sources: Metr
       labelNames: ['operation', 'status_class'] as const,
       registers: r,
     }),
+    loads: new Counter({
+      name: 'filings_export_loads_total',
+      help: 'Warehouse loads after publish, per dataset: outcome loaded|failed, mode full|changes (unknown when it failed before planning)',
+      labelNames: ['outcome', 'mode'] as const,
+      registers: r,
+    }),
+    lastLoad: new Gauge({
+      name: 'filings_export_last_load_timestamp_seconds',
+      help: 'When the last successful warehouse load finished (Unix seconds)',
+      registers: r,
+    }),
     rateLimited: new Counter({
       name: 'filings_export_rate_limited_total',
       help: 'API 429 answers, by kind (rate: per-minute window; quota: daily or monthly)',
