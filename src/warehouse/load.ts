@@ -80,7 +80,8 @@ export async function loadSnapshots(o: LoadOptions): Promise<LoadReport> {
     const plan = planFor(o, c, simulated, byId);
     plans.push(plan);
     for (const s of plan.steps)
-      if (s.kind !== 'skip') simulated.set(s.dataset, fakeRow(c.manifest, s, columnsSignature(s.columns)));
+      if (s.kind !== 'skip')
+        simulated.set(s.dataset, simulatedLoad(c.manifest, s, columnsSignature(s.columns)));
   }
   await checkTables(wh, plans, currentLoads(ledger));
   const report: LoadReport = { target: wh.name, dryRun: o.dryRun === true, snapshots: [] };
@@ -128,8 +129,15 @@ async function pick(o: LoadOptions, stored: StoredSnapshot[], ledger: LedgerRow[
       a.manifest!.published_at.localeCompare(b.manifest!.published_at),
   );
   const loaded = new Set(ledger.map((r) => r.snapshot_id));
-  const newest = ledger[ledger.length - 1]?.snapshot_id;
-  const after = newest === undefined ? 0 : order.findIndex((s) => s.snapshotId === newest) + 1;
+  const newest = ledger[ledger.length - 1];
+  // After the snapshot loaded last; when it was pruned since, after the last one dated on or before it.
+  const at = newest === undefined ? -1 : order.findIndex((s) => s.snapshotId === newest.snapshot_id);
+  const after =
+    newest === undefined
+      ? 0
+      : at >= 0
+        ? at + 1
+        : order.filter((s) => s.manifest!.snapshot_date <= newest.snapshot_date).length;
   const latest = (await readLatest(o.storage))?.snapshot_id;
   const end = latest === undefined ? order.length : order.findIndex((s) => s.snapshotId === latest) + 1;
   // Older snapshots than the one loaded last would move the tables back: --snapshot does that on purpose.
@@ -221,7 +229,8 @@ function modeOf(step: DatasetStep): LoadMode | 'skip' {
   return step.kind === 'skip' ? 'skip' : step.kind === 'full' ? 'full' : 'changes';
 }
 
-function fakeRow(m: Manifest, s: DatasetStep, columns: string): LedgerRow {
+/** The ledger row a step would write, for planning the snapshots after it. */
+function simulatedLoad(m: Manifest, s: DatasetStep, columns: string): LedgerRow {
   return {
     seq: 0,
     snapshot_id: m.snapshot_id,

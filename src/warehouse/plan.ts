@@ -127,8 +127,3 @@ function unchanged(p: ManifestPart, before: ManifestPart | undefined, heldId: st
     p.rows === before.rows
   );
 }
-
-/** What a planned step will be recorded as in the ledger. */
-export function stepMode(step: DatasetStep): 'full' | 'changes' | 'skip' {
-  return step.kind === 'full' ? 'full' : step.kind === 'skip' ? 'skip' : 'changes';
-}
