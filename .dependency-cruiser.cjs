@@ -50,13 +50,13 @@ module.exports = {
     {
       name: 'pipeline-below-cli',
       severity: 'error',
-      from: { path: '^src/(pipeline|budget|output|api|config|infra)/' },
+      from: { path: '^src/(pipeline|budget|output|api|config|infra|warehouse)/' },
       to: { path: '^src/cli/' },
     },
     {
       name: 'lower-floors-below-pipeline',
       severity: 'error',
-      from: { path: '^src/(budget|output|api|config|infra)/' },
+      from: { path: '^src/(budget|output|api|config|infra|warehouse)/' },
       to: { path: '^src/pipeline/' },
     },
     {

@@ -5,6 +5,7 @@
 import type { JobProcessors } from '../src/pipeline/job-processors.js';
 import { createConvertSegmentProcessor } from './convert-segment.js';
 import { createExportPartProcessor } from './export-part.js';
+import { createLoadSnapshotProcessor } from './load-snapshot.js';
 import { createNightlyTriggerProcessor } from './nightly-trigger.js';
 import { createPublishSnapshotProcessor } from './publish-snapshot.js';
 
@@ -13,4 +14,5 @@ export const jobProcessors: JobProcessors = {
   publishSnapshot: createPublishSnapshotProcessor,
   nightlyTrigger: createNightlyTriggerProcessor,
   convertSegment: createConvertSegmentProcessor,
+  loadSnapshot: createLoadSnapshotProcessor,
 };

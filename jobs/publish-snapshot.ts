@@ -119,6 +119,8 @@ export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps): Publi
         log.warn({ reason: result.changesMissing }, 'published without its changes dataset');
       await store.expireParts(p.snapshotId, deps.partsTtlSeconds);
       log.info({ manifest: result.manifestPath, rows: result.rows }, 'snapshot published');
+      // A job of its own: a failed load is retried by itself and never unpublishes the snapshot.
+      await deps.enqueueLoad?.(p.snapshotId, p.outDir);
       return {
         snapshotId: p.snapshotId,
         status: 'published',

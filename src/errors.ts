@@ -42,6 +42,9 @@ export type ErrorCode =
   | 'STORAGE_UNAVAILABLE'
   | 'STORAGE_NOT_FOUND'
   | 'VERIFY_FAILED'
+  // warehouse loads
+  | 'WAREHOUSE_UNAVAILABLE'
+  | 'WAREHOUSE_REFUSED'
   // infrastructure
   | 'REDIS_UNAVAILABLE'
   | 'INTERNAL';
@@ -289,6 +292,17 @@ export class InfraError extends FilingsExportError {
 /** Whether an error (of any origin) may succeed on retry. Unknown errors count as retryable. */
 export function isRetryable(err: unknown): boolean {
   return err instanceof FilingsExportError ? err.retryable : true;
+}
+
+/**
+ * A warehouse `load` could not run: the database is unreachable or busy with another loader
+ * (UNAVAILABLE, retryable), or it refused us (wrong password, a table altered by hand: REFUSED).
+ * Messages never hold a password.
+ */
+export class WarehouseError extends FilingsExportError {
+  constructor(code: 'WAREHOUSE_UNAVAILABLE' | 'WAREHOUSE_REFUSED', message: string, options?: ErrorOptions) {
+    super(code, message, code === 'WAREHOUSE_UNAVAILABLE', options);
+  }
 }
 
 /** Stable code of any error, INTERNAL for foreign ones. */

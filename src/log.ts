@@ -4,6 +4,10 @@ export type { Logger };
 
 /** Paths pino censors in every log line. Secrets never reach a log, whatever object is logged. */
 export const REDACT_PATHS = [
+  // output.load_into may be a postgres:// URL with a password in it.
+  'load_into',
+  '*.load_into',
+  '*.*.load_into',
   'apiKey',
   '*.apiKey',
   '*.*.apiKey',

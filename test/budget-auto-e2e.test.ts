@@ -205,6 +205,7 @@ describe('a key whose responses carry no rate headers', () => {
         progress: {},
         manifest: null,
         changesMissing: null,
+        load: null,
         message: null,
         retries: 0,
         requests: 0,

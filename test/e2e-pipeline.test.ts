@@ -144,7 +144,7 @@ describe('filings-export end to end', () => {
     }
   });
 
-  it('demo --tickers queries what it exported (no Apple when Apple is left out)', async () => {
+  it('demo --tickers loads what it exported and queries the table (no Apple when Apple is left out)', async () => {
     const out = await mkdtemp(join(tmpdir(), 'fx-demo-'));
     try {
       const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn' };
@@ -153,7 +153,10 @@ describe('filings-export end to end', () => {
       delete env.FILINGS_EXPORT_CONFIG;
       const r = await cli(['demo', '--tickers', 'MSFT,NVDA,TSLA', '--out', out], env);
       expect(r.code, r.stderr).toBe(0);
-      const m = /DuckDB over the Parquet files: (\w+)'s annual revenue/.exec(r.stdout);
+      // The demo loads its snapshot into <out>/warehouse.duckdb and queries the table there.
+      expect(r.stdout).toMatch(/^loaded demo-\S+ \(\S+\) into duckdb:\S+warehouse\.duckdb$/m);
+      expect(r.stdout).toMatch(/^\s+facts_full\s+(full|changes)\s+\d+ rows; /m);
+      const m = /DuckDB, table facts_full in \S*warehouse\.duckdb: (\w+)'s annual revenue/.exec(r.stdout);
       expect(['MSFT', 'NVDA', 'TSLA']).toContain(m?.[1]);
       expect(r.stdout).not.toContain('AAPL');
       // At least one fiscal year row with an accession number under the heading.

@@ -111,6 +111,15 @@ export const configSchema = z.strictObject({
       .min(1024, 'must be at least 1024')
       .max(1_048_576, 'must be at most 1048576')
       .nullable(),
+    /**
+     * Load each published snapshot into this warehouse (`duckdb:PATH` or `postgres://…`), as a
+     * `load-snapshot` job after publish; null = no load. Prefer PGPASSWORD or .pgpass over a
+     * password in the URL; a URL's password is redacted whenever the config is printed.
+     */
+    load_into: z
+      .string()
+      .regex(/^(duckdb:.+|postgres(ql)?:\/\/.*)$/, 'must be duckdb:PATH or postgres://user@host:port/db')
+      .nullable(),
     /** Settings of an `s3://bucket/prefix` root; credentials come only from the AWS default chain. */
     s3: z.strictObject({
       /** Endpoint of a non-AWS server (MinIO, R2, GCS interoperability); null = AWS. */

@@ -48,6 +48,13 @@ function table(head, rows) {
   return t;
 }
 ${CHARTS_SCRIPT}${RUNNING_SCRIPT}${TIMELINE_SCRIPT}${BURN_DOWN_SCRIPT}
+// "Warehouse loads": one line per snapshot whose load job (output.load_into) ran.
+function warehouseLoad(snap) {
+  if (!snap.load) return null;
+  const line = el('div', 'warehouse load: ' + snap.load.outcome + ' at ' + snap.load.at + ' · ' + snap.load.message, snap.load.outcome === 'failed' ? 'banner' : 'muted');
+  line.dataset.load = snap.load.outcome;
+  return line;
+}
 function render(s) {
   document.getElementById('updated').textContent = s.generatedAt;
   const outage = document.getElementById('outage');
@@ -75,6 +82,7 @@ function render(s) {
     const t = snap.total; rows.push(['all', num(t.done), num(t.not_found), num(t.bad_request), num(t.failed), num(t.pending), num(t.total), num(t.rows)]);
     box.append(table(['dataset', 'done', 'not found', 'bad request', 'failed', 'pending', 'parts', 'rows'], rows));
     if (snap.message) box.append(el('div', snap.message, 'muted'));
+    const load = warehouseLoad(snap); if (load) box.append(load);
     list.append(box);
   }
   const errors = document.getElementById('errors');

@@ -27,6 +27,8 @@ export interface DashboardSnapshot {
   manifest: string | null;
   /** Requests its parts sent so far (the page derives the request rate from it). */
   requests: number;
+  /** The warehouse load after publish (output.load_into), when one ran. */
+  load: { outcome: 'loaded' | 'failed'; at: string; message: string } | null;
 }
 
 export interface DashboardState {
@@ -85,6 +87,9 @@ export async function dashboardState(ctx: PipelineContext, now: number, limit = 
       message: rec.message,
       manifest: rec.manifest,
       requests: rec.requests,
+      load: rec.load
+        ? { outcome: rec.load.outcome, at: new Date(rec.load.atMs).toISOString(), message: rec.load.message }
+        : null,
     });
     for (const p of l.failed) {
       if (errors.length >= 20) break;

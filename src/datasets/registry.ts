@@ -23,6 +23,11 @@ export interface DatasetDefinition {
   readonly extraBody: Readonly<Record<string, unknown>>;
   /** In the default set of a snapshot. */
   readonly byDefault: boolean;
+  /**
+   * The column identifying a row among one company's rows, the table's primary key with
+   * `_requested_ticker` (docs/output.md, "Loading"); none when the rows have no such field.
+   */
+  readonly key?: string;
   /** The data columns and their version; `inferred` datasets start empty and grow from the rows. */
   readonly schema: {
     readonly version: number;
@@ -36,6 +41,7 @@ const inferred = { version: 0, inferred: true, columns: [] } as const;
 /** Every dataset, in the order of the docs and of `--datasets` help. */
 export const DATASET_REGISTRY = {
   facts_full: {
+    key: 'fact_key',
     operation: 'facts/full',
     streamed: true,
     extraBody: {},
@@ -43,6 +49,7 @@ export const DATASET_REGISTRY = {
     schema: { version: FACT_SCHEMA_VERSION, inferred: false, columns: FACT_COLUMNS },
   },
   evidence: {
+    key: 'evidence_key',
     operation: 'evidence/enriched',
     streamed: true,
     extraBody: {},
@@ -50,6 +57,7 @@ export const DATASET_REGISTRY = {
     schema: { version: EVIDENCE_SCHEMA_VERSION, inferred: false, columns: EVIDENCE_COLUMNS },
   },
   series_catalog: {
+    key: 'series_key',
     operation: 'series/catalog',
     streamed: true,
     extraBody: {},
@@ -57,6 +65,7 @@ export const DATASET_REGISTRY = {
     schema: inferred,
   },
   facts_core: {
+    key: 'fact_key',
     operation: 'facts/core',
     streamed: true,
     extraBody: {},
@@ -66,6 +75,7 @@ export const DATASET_REGISTRY = {
   // Unscoped latest facts are capped (max 500) and skip dei# unless asked: ask for everything the
   // API allows; a truncated answer is reported on the part, never hidden.
   facts_latest: {
+    key: 'fact_key',
     operation: 'facts/latest',
     streamed: true,
     extraBody: { include_dei: true, limit: 500 },

@@ -54,6 +54,17 @@ export function createMetrics(registry: Registry = new Registry(), sources: Metr
       labelNames: ['operation', 'status_class'] as const,
       registers: r,
     }),
+    loads: new Counter({
+      name: 'filings_export_loads_total',
+      help: 'Warehouse loads after publish, per dataset: outcome loaded|failed, mode full|changes (unknown when it failed before planning)',
+      labelNames: ['outcome', 'mode'] as const,
+      registers: r,
+    }),
+    lastLoad: new Gauge({
+      name: 'filings_export_last_load_timestamp_seconds',
+      help: 'When the last successful warehouse load finished (Unix seconds)',
+      registers: r,
+    }),
     rateLimited: new Counter({
       name: 'filings_export_rate_limited_total',
       help: 'API 429 answers, by kind (rate: per-minute window; quota: daily or monthly)',
@@ -186,6 +197,8 @@ export function createMetrics(registry: Registry = new Registry(), sources: Metr
   // appears at 1 has no increase to Prometheus) and dashboards show 0 rather than "no data".
   for (const kind of ['rate', 'quota']) m.rateLimited.inc({ kind }, 0);
   for (const reason of ['pace', 'window', 'hold', 'quota']) m.budgetWaits.inc({ reason }, 0);
+  // A failed load is counted before its mode is known (jobs/load-snapshot.ts).
+  m.loads.inc({ outcome: 'failed', mode: 'unknown' }, 0);
   collectDefaultMetrics({ register: registry, prefix: 'filings_export_process_' });
   return m;
 }

@@ -26,6 +26,9 @@ export const CHANGES_DIR = 'changes';
 /** The facts datasets compared; they share one schema, so one `changes` table holds them all. */
 export const CHANGE_SOURCES: readonly DatasetName[] = ['facts_full', 'facts_core', 'facts_latest'];
 
+/** What identifies a fact row in `changes` (and in a table MERGEd from it). */
+export const CHANGE_KEY: readonly string[] = ['fact_key', '_requested_ticker'];
+
 /** Lineage that differs between two exports of the same fact; never a change. */
 const NOT_COMPARED = ['_snapshot_id', '_fetched_at'];
 
@@ -86,7 +89,7 @@ export async function writeChanges(
     );
     const hash = (alias: string): string =>
       `md5(to_json(struct_pack(${compared.map((c) => `${sqlIdent(c)} := ${alias}.${sqlIdent(c)}`).join(', ')}))::VARCHAR)`;
-    const keys = 'fact_key, _requested_ticker';
+    const keys = CHANGE_KEY.join(', ');
     const head = (kind: ChangeKind, alias: string): string =>
       `SELECT ${sqlString(kind)} AS change, ${sqlString(dataset)} AS source_dataset, ${sqlString(o.snapshotId)} AS _snapshot_id, ${alias}.* EXCLUDE (__h, _snapshot_id)`;
     const previousAsked = `(SELECT * FROM ${read(before)} WHERE _requested_ticker IN (${asked.map(sqlString).join(', ')}))`;

@@ -14,6 +14,7 @@
 import { resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import { assertNever, type DatasetName, type OutputFormat } from '../types.js';
+import { CHANGE_KEY } from './changes.js';
 import { sqlString } from './duckdb.js';
 import { readManifest, type Manifest, type ManifestDataset } from './manifest.js';
 import type { ColumnType } from '../datasets/index.js';
@@ -168,23 +169,38 @@ function changesDdl(m: Manifest, dialect: Dialect, prefix: string, base: string)
   for (const f of c.files) {
     const ds = m.datasets[f.source_dataset];
     if (ds === undefined) continue;
-    const keys = ['fact_key', '_requested_ticker'];
-    const cols = ds.columns.map((col) => col.name);
     const target = `${prefix}${f.source_dataset}_current`;
     out.push(
       `-- ${target}: a table holding ${c.against}'s ${f.source_dataset} rows; this brings it to ${m.snapshot_id}`,
-      `MERGE INTO ${target} AS t`,
-      `USING (SELECT * FROM ${source} WHERE source_dataset = '${f.source_dataset}') AS c`,
-      `ON ${keys.map((k) => `t.${k} = c.${k}`).join(' AND ')}`,
-      `WHEN MATCHED AND c.change = 'removed' THEN DELETE`,
-      `WHEN MATCHED THEN UPDATE SET ${cols
-        .filter((k) => !keys.includes(k))
-        .map((k) => `${k} = c.${k}`)
-        .join(', ')}`,
-      `WHEN NOT MATCHED AND c.change <> 'removed' THEN INSERT (${cols.join(', ')}) VALUES (${cols.map((k) => `c.${k}`).join(', ')});`,
+      ...mergeChangesSql(
+        target,
+        `(SELECT * FROM ${source} WHERE source_dataset = '${f.source_dataset}')`,
+        ds.columns.map((col) => col.name),
+      ).split('\n'),
     );
   }
   return out;
+}
+
+/**
+ * The MERGE that applies `changes` rows (`source`, with a `change` column) to `target`, matched on
+ * CHANGE_KEY: printed by ddl, run by `load`. `ident` quotes column names (printed: as they are).
+ */
+export function mergeChangesSql(
+  target: string,
+  source: string,
+  columns: readonly string[],
+  ident: (name: string) => string = (n) => n,
+): string {
+  const rest = columns.filter((k) => !CHANGE_KEY.includes(k));
+  return [
+    `MERGE INTO ${target} AS t`,
+    `USING ${source} AS c`,
+    `ON ${CHANGE_KEY.map((k) => `t.${ident(k)} = c.${ident(k)}`).join(' AND ')}`,
+    `WHEN MATCHED AND c.change = 'removed' THEN DELETE`,
+    `WHEN MATCHED THEN UPDATE SET ${rest.map((k) => `${ident(k)} = c.${ident(k)}`).join(', ')}`,
+    `WHEN NOT MATCHED AND c.change <> 'removed' THEN INSERT (${columns.map(ident).join(', ')}) VALUES (${columns.map((k) => `c.${ident(k)}`).join(', ')});`,
+  ].join('\n');
 }
 
 function joinUri(base: string, ...parts: string[]): string {

@@ -1,6 +1,7 @@
 /**
- * The demo's proof that the snapshot is usable: a DuckDB query over the published Parquet files,
- * Apple's annual revenue by fiscal year (10-K, full-year duration, consolidated).
+ * The demo's proof that the snapshot is usable: a DuckDB query, Apple's annual revenue by fiscal
+ * year (10-K, full-year duration, consolidated), over the `facts_full` table `load` keeps in a
+ * DuckDB database file, or over the published Parquet files themselves.
  */
 import { join } from 'node:path';
 
@@ -13,12 +14,21 @@ export function annualRevenueSql(outDir: string, snapshotId: string, ticker = 'A
   const glob = (
     /^s3:\/\//i.test(outDir) ? [outDir.replace(/\/+$/, ''), ...parts].join('/') : join(outDir, ...parts)
   ).replaceAll("'", "''");
+  return revenueSql(`read_parquet('${glob}')`, ticker);
+}
+
+/** The SQL over a loaded table (`facts_full` of a database `filings-export load` fills). */
+export function annualRevenueTableSql(table = 'facts_full', ticker = 'AAPL'): string {
+  return revenueSql(table, ticker);
+}
+
+function revenueSql(from: string, ticker: string): string {
   // One row per fiscal year; should a period come from several filings, the latest filing wins.
   return `SELECT year(period_end) AS fiscal_year,
        CAST(period_start AS VARCHAR) || '..' || CAST(period_end AS VARCHAR) AS period,
        arg_max(value_num, source_filed_at) AS revenue_usd,
        arg_max(source_accession, source_filed_at) AS source_accession
-FROM read_parquet('${glob}')
+FROM ${from}
 WHERE _requested_ticker = '${ticker}'
   AND metric_id = '${DEMO_METRIC}'
   AND source_form_type = '10-K'
@@ -41,12 +51,24 @@ export async function queryAnnualRevenue(
   snapshotId: string,
   ticker = 'AAPL',
 ): Promise<RevenueRow[]> {
+  return runRevenueQuery(':memory:', annualRevenueSql(outDir, snapshotId, ticker));
+}
+
+/** The query over the `facts_full` table of a DuckDB database file (opened read-only). */
+export async function queryAnnualRevenueTable(databasePath: string, ticker = 'AAPL'): Promise<RevenueRow[]> {
+  return runRevenueQuery(databasePath, annualRevenueTableSql('facts_full', ticker));
+}
+
+async function runRevenueQuery(database: string, sql: string): Promise<RevenueRow[]> {
   // Loaded here, not at the top: DuckDB maps ~50 MB of native code, which only the demo needs.
   const { DuckDBInstance } = await import('@duckdb/node-api');
-  const instance = await DuckDBInstance.create(':memory:');
+  const instance = await DuckDBInstance.create(
+    database,
+    database === ':memory:' ? {} : { access_mode: 'READ_ONLY' },
+  );
   const conn = await instance.connect();
   try {
-    const reader = await conn.runAndReadAll(annualRevenueSql(outDir, snapshotId, ticker));
+    const reader = await conn.runAndReadAll(sql);
     return reader.getRowObjectsJson().map((r) => ({
       fiscal_year: Number(r.fiscal_year),
       period: String(r.period),

@@ -70,6 +70,8 @@ export const FAILURE_POLICY: Readonly<Record<ErrorCode, FailureRule>> = {
   SNAPSHOT_STOPPED: { action: 'fail', why: 'the snapshot was stopped' },
   OUTPUT_FAILED: { action: 'fail', why: 'local output fault (path named)' },
   VERIFY_FAILED: { action: 'fail', why: 'written files do not match' },
+  WAREHOUSE_UNAVAILABLE: { action: 'retry', why: 'the warehouse is unreachable or another load holds it' },
+  WAREHOUSE_REFUSED: { action: 'fail', why: 'the warehouse refused the login or a table no longer fits' },
 };
 
 /** The rule for any thrown value; foreign errors count as INTERNAL. */

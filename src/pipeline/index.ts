@@ -5,7 +5,14 @@
 export { effectiveRate } from '../budget/index.js';
 export { checkAnyOutputRoot, checkOutputRoot } from '../output/preflight.js';
 export { s3Settings } from '../output/storage/open-storage.js';
-export { annualRevenueSql, DEMO_METRIC, groupDigits, queryAnnualRevenue } from './demo-query.js';
+export {
+  annualRevenueSql,
+  annualRevenueTableSql,
+  DEMO_METRIC,
+  groupDigits,
+  queryAnnualRevenue,
+  queryAnnualRevenueTable,
+} from './demo-query.js';
 export { budgetConfigFrom, openPipeline, redactUrl, type PipelineContext } from './context.js';
 export { openExporter, type Exporter, type OpenExporterOptions } from './exporter.js';
 export { serveMetrics, type ServedMetrics } from './metrics-endpoint.js';

@@ -21,11 +21,15 @@ export const NIGHTLY_TRIGGER_JOB = 'nightly-trigger';
 /** Rows of a big part converted while the part is still staged (early-segments.ts). Snapshots queue. */
 export const CONVERT_SEGMENT_JOB = 'convert-segment';
 
+/** Loads the published snapshots into the warehouse of `output.load_into`. Snapshots queue. */
+export const LOAD_SNAPSHOT_JOB = 'load-snapshot';
+
 export const JOB_NAMES = [
   EXPORT_PART_JOB,
   PUBLISH_SNAPSHOT_JOB,
   NIGHTLY_TRIGGER_JOB,
   CONVERT_SEGMENT_JOB,
+  LOAD_SNAPSHOT_JOB,
 ] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 
@@ -85,6 +89,13 @@ const nightlyTriggerSchema = z.strictObject({
 
 const count = z.number().int().nonnegative();
 
+// The target is not in the payload: it may hold a password, and Redis is no place for one.
+const loadSnapshotSchema = z.strictObject({
+  v: z.literal(1, 'must be 1 (payload version)'),
+  snapshotId: z.string().regex(SNAPSHOT_ID_PATTERN, 'must be a snapshot id'),
+  outDir: z.string().min(1, 'must be the output root'),
+});
+
 const convertSegmentSchema = z
   .strictObject({
     v: z.literal(1, 'must be 1 (payload version)'),
@@ -118,6 +129,12 @@ export type ExportPartPayload = z.infer<typeof exportPartSchema>;
 export type ConvertSegmentPayload = z.infer<typeof convertSegmentSchema>;
 export type PublishSnapshotPayload = z.infer<typeof publishSnapshotSchema>;
 export type NightlyTriggerPayload = z.infer<typeof nightlyTriggerSchema>;
+export type LoadSnapshotPayload = z.infer<typeof loadSnapshotSchema>;
+
+/** Checks the job data of a load-snapshot job; throws an InputError naming the bad field. */
+export function parseLoadSnapshotPayload(data: unknown): LoadSnapshotPayload {
+  return parsePayload(loadSnapshotSchema, data, LOAD_SNAPSHOT_JOB);
+}
 
 /** Checks the job data of an export-part job; throws an InputError naming the bad field. */
 export function parseExportPartPayload(data: unknown): ExportPartPayload {

@@ -80,7 +80,30 @@ export interface PublishSnapshotDeps {
   partsTtlSeconds: number;
   /** Prometheus metrics of this process. @defaultValue none */
   metrics?: Metrics;
+  /** Queues the warehouse load of a published snapshot (output.load_into set). @defaultValue no load */
+  enqueueLoad?: (snapshotId: string, outDir: string) => Promise<void>;
 }
+
+/** What one dataset of a load did (warehouse/load.ts `DatasetLoad`, without importing it here). */
+export interface LoadedDataset {
+  snapshotId: string;
+  dataset: string;
+  mode: 'full' | 'changes' | 'skip';
+  rows: number;
+  reason: string;
+}
+
+export interface LoadSnapshotDeps {
+  /** Loads every published snapshot not yet loaded, up to `latest`, into output.load_into. */
+  load(outDir: string): Promise<LoadedDataset[]>;
+  store: Pick<SnapshotStore, 'recordLoad'>;
+  clock: Clock;
+  logger: Logger;
+  /** @defaultValue none */
+  metrics?: Metrics;
+}
+
+export type LoadSnapshotProcessor = (job: Job) => Promise<{ snapshotId: string; loaded: LoadedDataset[] }>;
 
 export interface PublishSnapshotResult {
   snapshotId: string;
@@ -110,4 +133,5 @@ export interface JobProcessors {
   publishSnapshot(deps: PublishSnapshotDeps): PublishSnapshotProcessor;
   nightlyTrigger(deps: NightlyTriggerDeps): NightlyTriggerProcessor;
   convertSegment(deps: ConvertSegmentDeps): ConvertSegmentProcessor;
+  loadSnapshot(deps: LoadSnapshotDeps): LoadSnapshotProcessor;
 }

@@ -96,6 +96,16 @@ export interface SnapshotRecord {
   partRetries: number;
   /** 429 answers its parts received (per-minute and quota). */
   rateLimited429: number;
+  /** The warehouse load after publish (output.load_into), when one ran. */
+  load: SnapshotLoadRecord | null;
+}
+
+/** What the last attempt of the `load-snapshot` job said. */
+export interface SnapshotLoadRecord {
+  outcome: 'loaded' | 'failed';
+  atMs: number;
+  /** One line: the datasets and modes loaded, or the error (with "will retry" while attempts remain). */
+  message: string;
 }
 
 export interface SnapshotStoreOptions {
@@ -238,6 +248,10 @@ export class SnapshotStore {
       requests: Number(h.requests ?? 0),
       partRetries: Number(h.part_retries ?? 0),
       rateLimited429: Number(h.rate_limited_429 ?? 0),
+      load:
+        h.load_outcome === 'loaded' || h.load_outcome === 'failed'
+          ? { outcome: h.load_outcome, atMs: Number(h.load_at ?? 0), message: h.load_message ?? '' }
+          : null,
     };
   }
 
@@ -333,6 +347,19 @@ export class SnapshotStore {
       ...(changesMissing !== undefined ? { changes_missing: changesMissing } : {}),
     });
     return this.transition(id, ['running'], 'published', { finished: true });
+  }
+
+  /** Records the outcome of a warehouse load of the snapshot (the state stays `published`). */
+  async recordLoad(id: string, load: SnapshotLoadRecord): Promise<void> {
+    await this.redis.hset(
+      this.key(id),
+      'load_outcome',
+      load.outcome,
+      'load_at',
+      String(load.atMs),
+      'load_message',
+      load.message,
+    );
   }
 
   /** Reopens a failed or stopped snapshot for --retry; false in any other state. */

@@ -47,6 +47,8 @@ export interface StatusReport {
   } | null;
   /** API requests its parts sent, how many were answered 429, failed attempts retried. */
   requests: { sent: number; rate_limited_429: number; retried: number };
+  /** The warehouse load after publish (output.load_into), when one ran. */
+  load: { outcome: 'loaded' | 'failed'; at: string; message: string } | null;
 }
 
 export function statusReport(
@@ -93,6 +95,9 @@ export function statusReport(
         }
       : null,
     requests: { sent: rec.requests, rate_limited_429: rec.rateLimited429, retried: rec.partRetries },
+    load: rec.load
+      ? { outcome: rec.load.outcome, at: new Date(rec.load.atMs).toISOString(), message: rec.load.message }
+      : null,
   };
 }
 
@@ -123,6 +128,7 @@ export function formatStatus(r: StatusReport, nowMs: number = Date.now()): strin
   lines.push('');
   if (r.manifest) lines.push(`manifest: ${r.manifest}`);
   if (r.changes_missing) lines.push(`changes: not written: ${r.changes_missing}`);
+  if (r.load) lines.push(`warehouse load: ${r.load.outcome} at ${r.load.at}: ${r.load.message}`);
   if (r.message) lines.push(`message: ${r.message}`);
   for (const w of r.waits)
     if (w.until !== r.waiting?.until) lines.push(`waited: ${w.message} (${w.since} -> ${w.until})`);

@@ -18,9 +18,11 @@ import { incrementalPlanner } from './incremental.js';
 import {
   CONVERT_SEGMENT_JOB,
   EXPORT_PART_JOB,
+  LOAD_SNAPSHOT_JOB,
   NIGHTLY_TRIGGER_JOB,
   PUBLISH_SNAPSHOT_JOB,
 } from './job-payloads.js';
+import { loadAfterPublish, LOAD_JOB_OPTIONS } from './load-after-publish.js';
 import type { JobProcessors } from './job-processors.js';
 import type {
   PartFetcher,
@@ -158,6 +160,27 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
       logger: logger.child({ worker: 'control' }),
       partsTtlSeconds: PARTS_TTL_AFTER_PUBLISH_S,
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
+      ...(config.output.load_into !== null
+        ? {
+            enqueueLoad: async (snapshotId: string, outDir: string) => {
+              await ctx.snapshotsQueue.add(
+                LOAD_SNAPSHOT_JOB,
+                { v: 1, snapshotId, outDir },
+                {
+                  ...LOAD_JOB_OPTIONS,
+                  jobId: `load-${snapshotId}`,
+                },
+              );
+            },
+          }
+        : {}),
+    });
+    const load = deps.processors.loadSnapshot({
+      load: loadAfterPublish(config),
+      store,
+      clock: deps.clock,
+      logger: logger.child({ worker: 'control' }),
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
     });
     const trigger = deps.processors.nightlyTrigger({
       enqueue: (spec) => ctx.enqueue(spec),
@@ -181,6 +204,8 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
             return trigger(job);
           case CONVERT_SEGMENT_JOB:
             return convertSegment(job);
+          case LOAD_SNAPSHOT_JOB:
+            return load(job);
           default:
             throw new Error(
               `unknown job ${job.name} in ${ctx.names.snapshots}; token ${token ? 'held' : 'none'}`,

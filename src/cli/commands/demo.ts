@@ -2,9 +2,9 @@
  * `filings-export demo` (`npm run demo`): the whole product on one machine. When REDIS_URL and
  * FILINGS_API_URL are unset it starts a private redis-server and the emulator in process (demo
  * key), exports every bundled company's default datasets with progress, prints where the
- * snapshot is and a DuckDB query over its Parquet files, then closes everything it started.
+ * snapshot is, loads it into out/warehouse.duckdb and queries its facts_full table, then closes everything it started.
  */
-import { relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { FlagOverride } from '../../config/load.js';
 import type { RunningEmulator } from '../../emulator/index.js';
@@ -39,9 +39,9 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
     { DEFAULT_DATASETS },
     {
       DEMO_METRIC,
-      annualRevenueSql,
+      annualRevenueTableSql,
       groupDigits,
-      queryAnnualRevenue,
+      queryAnnualRevenueTable,
       openExporter,
       resultLine,
       runSnapshot,
@@ -151,25 +151,33 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
     print(`  manifest: ${record.manifest ? rel(record.manifest) : '-'}`);
     if (!config.output.formats.includes('parquet')) return;
 
-    // Query what was exported: Apple when it is among the companies, else the first that reports it.
+    // Load the snapshot into a DuckDB database, as a warehouse user would, and query its table.
     const exported = companies.flatMap((c) => (c.kind === 'ticker' ? [c.ticker] : []));
     const order = exported.includes('AAPL') ? ['AAPL', ...exported.filter((t) => t !== 'AAPL')] : exported;
-    let ticker: string | undefined;
-    let rows: Awaited<ReturnType<typeof queryAnnualRevenue>> = [];
-    // A bucket root is queried over a local copy of the snapshot (DuckDB's httpfs needs a download).
-    const { openStorage, s3Settings, withLocalSnapshot } = await import('../../output/index.js');
+    const database = /^s3:\/\//i.test(config.output.dir)
+      ? resolve('out', 'warehouse.duckdb')
+      : join(config.output.dir, 'warehouse.duckdb');
+    const [{ openStorage, s3Settings }, { openWarehouse, loadSnapshots, formatLoadReport }] =
+      await Promise.all([import('../../output/index.js'), import('../../warehouse/index.js')]);
     const storage = openStorage(config.output.dir, { settings: s3Settings(config.output) });
     try {
       const tmp = config.worker.tmp_dir !== null ? { tmpDir: config.worker.tmp_dir } : {};
-      await withLocalSnapshot(storage, id, { data: true, ...tmp }, async (local) => {
-        for (const t of order) {
-          rows = await queryAnnualRevenue(local, id, t);
-          ticker = t;
-          if (rows.length > 0) break;
-        }
-      });
+      const warehouse = await openWarehouse(`duckdb:${database}`, tmp);
+      try {
+        print('');
+        print(formatLoadReport(await loadSnapshots({ storage, warehouse, snapshot: id, ...tmp })).trimEnd());
+      } finally {
+        await warehouse.close();
+      }
     } finally {
       await storage.close();
+    }
+    let ticker: string | undefined;
+    let rows: Awaited<ReturnType<typeof queryAnnualRevenueTable>> = [];
+    for (const t of order) {
+      rows = await queryAnnualRevenueTable(database, t);
+      ticker = t;
+      if (rows.length > 0) break;
     }
     if (ticker === undefined || rows.length === 0) {
       print('');
@@ -177,15 +185,15 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
       return;
     }
     print('');
-    print(`DuckDB over the Parquet files: ${ticker}'s annual revenue (${DEMO_METRIC}, 10-K)`);
+    print(`DuckDB, table facts_full in ${rel(database)}: ${ticker}'s annual revenue (${DEMO_METRIC}, 10-K)`);
     print(`  ${'fiscal year'.padEnd(12)} ${'period'.padEnd(24)} ${'revenue (USD)'.padStart(19)}  accession`);
     for (const r of rows)
       print(
         `  ${String(r.fiscal_year).padEnd(12)} ${r.period.padEnd(24)} ${groupDigits(r.revenue_usd).padStart(19)}  ${r.source_accession}`,
       );
     print('');
-    print('the query:');
-    print(annualRevenueSql(rel(config.output.dir), id, ticker));
+    print(`the query (duckdb ${rel(database)}):`);
+    print(annualRevenueTableSql('facts_full', ticker));
   } finally {
     offSignals();
     await exporter?.close();

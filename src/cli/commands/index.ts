@@ -9,6 +9,7 @@ import * as dashboard from './dashboard.js';
 import * as ddl from './ddl.js';
 import * as demo from './demo.js';
 import * as emulator from './emulator.js';
+import * as load from './load.js';
 import * as prune from './prune.js';
 import * as run from './run.js';
 import * as schedule from './schedule.js';
@@ -32,6 +33,7 @@ const COMMANDS: readonly CommandModule[] = [
   demo,
   verify,
   ddl,
+  load,
   prune,
 ];
 

@@ -1,0 +1,51 @@
+/**
+ * Job `load-snapshot`: after `publish-snapshot`, brings the warehouse of `output.load_into` to the
+ * published snapshots (every one not yet loaded, up to `latest`), exactly once (src/warehouse).
+ * Its outcome goes on the snapshot's record (status, the status page) and into the metrics. A
+ * failure is retried by BullMQ (attempts with backoff); the snapshot stays published whatever happens.
+ */
+import { UnrecoverableError, type Job } from 'bullmq';
+import { coerceError, errorCode, isRetryable } from '../src/errors.js';
+import {
+  LOAD_SNAPSHOT_JOB,
+  parseLoadSnapshotPayload,
+  type LoadSnapshotPayload,
+} from '../src/pipeline/job-payloads.js';
+import type { LoadSnapshotDeps, LoadSnapshotProcessor } from '../src/pipeline/job-processors.js';
+
+export { LOAD_SNAPSHOT_JOB, parseLoadSnapshotPayload, type LoadSnapshotPayload, type LoadSnapshotDeps };
+
+export function createLoadSnapshotProcessor(deps: LoadSnapshotDeps): LoadSnapshotProcessor {
+  return async function processLoadSnapshot(job: Job) {
+    let p: LoadSnapshotPayload;
+    try {
+      p = parseLoadSnapshotPayload(job.data);
+    } catch (err: unknown) {
+      throw new UnrecoverableError(coerceError(err).message);
+    }
+    const log = deps.logger.child({ snapshot: p.snapshotId, job: LOAD_SNAPSHOT_JOB });
+    try {
+      const loaded = await deps.load(p.outDir);
+      const acted = loaded.filter((d) => d.mode !== 'skip');
+      for (const d of acted)
+        deps.metrics?.loads.inc({ outcome: 'loaded', mode: d.mode === 'full' ? 'full' : 'changes' });
+      deps.metrics?.lastLoad.set(deps.clock.now() / 1000);
+      const message =
+        acted.length === 0
+          ? 'up to date'
+          : acted.map((d) => `${d.snapshotId} ${d.dataset} ${d.mode} ${d.rows} rows`).join('; ');
+      await deps.store.recordLoad(p.snapshotId, { outcome: 'loaded', atMs: deps.clock.now(), message });
+      log.info({ loaded: acted.length }, `warehouse load: ${message}`);
+      return { snapshotId: p.snapshotId, loaded };
+    } catch (err: unknown) {
+      const e = coerceError(err);
+      deps.metrics?.loads.inc({ outcome: 'failed', mode: 'unknown' });
+      const last = !isRetryable(e) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      const message = `${errorCode(e)}: ${e.message}${last ? '' : ' (will retry)'}`;
+      await deps.store.recordLoad(p.snapshotId, { outcome: 'failed', atMs: deps.clock.now(), message });
+      log.error({ reason: e.message }, `warehouse load failed: ${message}`);
+      // A refused login or an altered table fails the same way again: no retry until someone acts.
+      throw isRetryable(e) ? e : new UnrecoverableError(message);
+    }
+  };
+}

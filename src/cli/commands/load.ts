@@ -1,0 +1,80 @@
+/**
+ * `filings-export load --into duckdb:PATH|postgres://…`: brings warehouse tables to the published
+ * snapshots (default: every one not yet loaded, oldest first, up to `latest`), exactly once.
+ */
+import { InvalidArgumentError, type Command } from 'commander';
+import { DATASETS, isDatasetName, type DatasetName } from '../../datasets/index.js';
+import { commaList, configOption, outOption } from '../option-parsers.js';
+import type { OutputCliOptions } from '../output-root.js';
+
+export interface LoadCliOptions extends OutputCliOptions {
+  into: string;
+  schema?: string;
+  datasets?: DatasetName[];
+  snapshot?: string;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+function datasetList(text: string): DatasetName[] {
+  return commaList(text).map((d) => {
+    if (!isDatasetName(d))
+      throw new InvalidArgumentError(`unknown dataset ${JSON.stringify(d)}: use ${DATASETS.join(', ')}`);
+    return d;
+  });
+}
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('load')
+    .description(
+      'Load published snapshots into DuckDB or PostgreSQL tables, exactly once (full or from `changes`)',
+    )
+    .requiredOption(
+      '--into <target>',
+      'duckdb:PATH or postgres://user@host:port/db (password: URL, PGPASSWORD or .pgpass)',
+    )
+    .option('--schema <name>', 'schema of the tables (default: main in DuckDB, public in PostgreSQL)')
+    .option(
+      '--datasets <list>',
+      'datasets to load, comma-separated (default: every dataset of the snapshot)',
+      datasetList,
+    )
+    .option(
+      '--snapshot <id>',
+      'load this snapshot (default: every published snapshot not yet loaded, up to latest)',
+    )
+    .option('--dry-run', 'print the plan; change nothing')
+    .option('--json', 'print the report as JSON')
+    .action(async (o: LoadCliOptions) => run(o));
+  configOption(outOption(cmd));
+}
+
+export async function run(o: LoadCliOptions): Promise<void> {
+  const { openOutputRoot } = await import('../output-root.js');
+  const { openWarehouse, loadSnapshots, formatLoadReport } = await import('../../warehouse/index.js');
+  const root = await openOutputRoot(o);
+  try {
+    const warehouse = await openWarehouse(o.into, {
+      ...(o.schema !== undefined ? { schema: o.schema } : {}),
+      ...(root.tmpDir !== undefined ? { tmpDir: root.tmpDir } : {}),
+    });
+    try {
+      const report = await loadSnapshots({
+        storage: root.storage,
+        warehouse,
+        ...(o.datasets !== undefined ? { datasets: o.datasets } : {}),
+        ...(o.snapshot !== undefined ? { snapshot: o.snapshot } : {}),
+        ...(o.dryRun === true ? { dryRun: true } : {}),
+        ...(root.tmpDir !== undefined ? { tmpDir: root.tmpDir } : {}),
+      });
+      process.stdout.write(
+        o.json === true ? `${JSON.stringify(report, null, 2)}\n` : formatLoadReport(report),
+      );
+    } finally {
+      await warehouse.close();
+    }
+  } finally {
+    await root.close();
+  }
+}

@@ -1,0 +1,279 @@
+/**
+ * `load`: brings a warehouse's tables to the published snapshots, exactly once. Each snapshot is
+ * one transaction (data and ledger rows together, under the load lock), planned again inside it
+ * from the ledger it sees, so a second loader that waited finds the work done and does nothing.
+ */
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import type { DatasetName } from '../datasets/index.js';
+import { InputError, WarehouseError } from '../errors.js';
+import { parseManifest, type Manifest } from '../output/manifest.js';
+import { MANIFEST_FILE, SNAPSHOTS_DIR } from '../output/paths.js';
+import {
+  listStoredSnapshots,
+  readStoredText,
+  withLocalSnapshot,
+  type StoredSnapshot,
+} from '../output/stored-snapshots.js';
+import { joinKey, type Storage } from '../output/storage/storage.js';
+import { readLatest } from '../output/upload-snapshot.js';
+import type { Clock } from '../types.js';
+import { systemClock } from '../types.js';
+import { currentLoads, type LedgerRow, type LoadMode } from './ledger.js';
+import { planSnapshot, type DatasetStep, type SnapshotPlan } from './plan.js';
+import { rowSource } from './row-source.js';
+import { columnsFromSignature, columnsSignature, reportedType } from './table-columns.js';
+import type { LoadTransaction, Warehouse } from './warehouse.js';
+
+export interface LoadOptions {
+  storage: Storage;
+  warehouse: Warehouse;
+  /** Datasets to load. @defaultValue every dataset of each snapshot */
+  datasets?: readonly DatasetName[];
+  /** Load exactly this snapshot. @defaultValue every published snapshot not yet loaded, oldest first, up to `latest` */
+  snapshot?: string;
+  /** Plan only: nothing is changed. @defaultValue false */
+  dryRun?: boolean;
+  /** Scratch for a bucket's snapshot copied to local files. @defaultValue the OS temp dir */
+  tmpDir?: string;
+  /** @defaultValue systemClock */
+  clock?: Clock;
+}
+
+export interface DatasetLoad {
+  dataset: DatasetName;
+  mode: LoadMode | 'skip';
+  rows: number;
+  reason: string;
+}
+
+export interface SnapshotLoad {
+  snapshotId: string;
+  snapshotDate: string;
+  datasets: DatasetLoad[];
+}
+
+export interface LoadReport {
+  target: string;
+  dryRun: boolean;
+  snapshots: SnapshotLoad[];
+}
+
+interface Candidate {
+  stored: StoredSnapshot;
+  manifest: Manifest;
+  text: string;
+}
+
+export async function loadSnapshots(o: LoadOptions): Promise<LoadReport> {
+  const wh = o.warehouse;
+  const clock = o.clock ?? systemClock;
+  const stored = (await listStoredSnapshots(o.storage)).filter((s) => s.published && s.manifest !== null);
+  const byId = new Map(stored.map((s) => [s.snapshotId, s]));
+  const ledger = await wh.readLedger();
+  const candidates = await pick(o, stored, ledger);
+  // The plan of every snapshot as if the earlier ones were loaded: printed by --dry-run, and used
+  // to check the tables before anything changes.
+  const simulated = new Map(currentLoads(ledger));
+  const plans: SnapshotPlan[] = [];
+  for (const c of candidates) {
+    const plan = planFor(o, c, simulated, byId);
+    plans.push(plan);
+    for (const s of plan.steps)
+      if (s.kind !== 'skip')
+        simulated.set(s.dataset, simulatedLoad(c.manifest, s, columnsSignature(s.columns)));
+  }
+  await checkTables(wh, plans, currentLoads(ledger));
+  const report: LoadReport = { target: wh.name, dryRun: o.dryRun === true, snapshots: [] };
+  if (o.dryRun === true) {
+    report.snapshots = plans.map((p) => ({
+      snapshotId: p.snapshotId,
+      snapshotDate: p.snapshotDate,
+      datasets: p.steps.map((s) => ({ dataset: s.dataset, mode: modeOf(s), rows: 0, reason: s.reason })),
+    }));
+    return report;
+  }
+  for (const c of candidates) {
+    const done = await withLocalSnapshot(
+      o.storage,
+      c.manifest.snapshot_id,
+      { data: true, ...(o.tmpDir !== undefined ? { tmpDir: o.tmpDir } : {}) },
+      (localRoot) =>
+        wh.transaction(async (tx) => {
+          const current = currentLoads(await tx.readLedger());
+          const plan = planFor(o, c, current, byId);
+          return applyPlan(tx, plan, c, localRoot, current, clock);
+        }),
+    );
+    report.snapshots.push(done);
+  }
+  return report;
+}
+
+/** The snapshots to load: the one asked for, or those published after the last one loaded. */
+async function pick(o: LoadOptions, stored: StoredSnapshot[], ledger: LedgerRow[]): Promise<Candidate[]> {
+  const read = async (s: StoredSnapshot): Promise<Candidate> => {
+    const key = joinKey(SNAPSHOTS_DIR, s.snapshotId, MANIFEST_FILE);
+    const text = await readStoredText(o.storage, key);
+    return { stored: s, manifest: parseManifest(text, o.storage.url(key), s.snapshotId), text };
+  };
+  if (o.snapshot !== undefined) {
+    const s = stored.find((x) => x.snapshotId === o.snapshot);
+    if (s === undefined)
+      throw new InputError(`snapshot ${o.snapshot} is not published under ${o.storage.root}: nothing loaded`);
+    return [await read(s)];
+  }
+  const order = [...stored].sort(
+    (a, b) =>
+      a.manifest!.snapshot_date.localeCompare(b.manifest!.snapshot_date) ||
+      a.manifest!.published_at.localeCompare(b.manifest!.published_at),
+  );
+  const loaded = new Set(ledger.map((r) => r.snapshot_id));
+  const newest = ledger[ledger.length - 1];
+  // After the snapshot loaded last; when it was pruned since, after the last one dated on or before it.
+  const at = newest === undefined ? -1 : order.findIndex((s) => s.snapshotId === newest.snapshot_id);
+  const after =
+    newest === undefined
+      ? 0
+      : at >= 0
+        ? at + 1
+        : order.filter((s) => s.manifest!.snapshot_date <= newest.snapshot_date).length;
+  const latest = (await readLatest(o.storage))?.snapshot_id;
+  const end = latest === undefined ? order.length : order.findIndex((s) => s.snapshotId === latest) + 1;
+  // Older snapshots than the one loaded last would move the tables back: --snapshot does that on purpose.
+  const chosen = order.slice(after, end > 0 ? end : order.length).filter((s) => !loaded.has(s.snapshotId));
+  return Promise.all(chosen.map(read));
+}
+
+function planFor(
+  o: LoadOptions,
+  c: Candidate,
+  current: ReadonlyMap<DatasetName, LedgerRow>,
+  byId: ReadonlyMap<string, StoredSnapshot>,
+): SnapshotPlan {
+  return planSnapshot({
+    manifest: c.manifest,
+    ...(o.datasets !== undefined ? { datasets: o.datasets } : {}),
+    current,
+    previous: (id) => byId.get(id)?.manifest ?? undefined,
+    stored: new Set(byId.keys()),
+  });
+}
+
+async function applyPlan(
+  tx: LoadTransaction,
+  plan: SnapshotPlan,
+  c: Candidate,
+  localRoot: string,
+  current: ReadonlyMap<DatasetName, LedgerRow>,
+  clock: Clock,
+): Promise<SnapshotLoad> {
+  const sha = createHash('sha256').update(c.text).digest('hex');
+  let seq = Math.max(0, ...[...current.values()].map((r) => r.seq));
+  const out: SnapshotLoad = { snapshotId: plan.snapshotId, snapshotDate: plan.snapshotDate, datasets: [] };
+  for (const step of plan.steps) {
+    const rows = await applyStep(tx, step, c.manifest, localRoot);
+    out.datasets.push({ dataset: step.dataset, mode: modeOf(step), rows, reason: step.reason });
+    if (step.kind === 'skip') continue;
+    seq += 1;
+    await tx.record({
+      seq,
+      snapshot_id: plan.snapshotId,
+      snapshot_date: plan.snapshotDate,
+      dataset: step.dataset,
+      mode: step.kind === 'full' ? 'full' : 'changes',
+      rows,
+      loaded_at: new Date(clock.now()).toISOString(),
+      manifest_sha256: sha,
+      columns: columnsSignature(step.columns),
+      reason: step.reason,
+    });
+  }
+  return out;
+}
+
+async function applyStep(
+  tx: LoadTransaction,
+  step: DatasetStep,
+  m: Manifest,
+  localRoot: string,
+): Promise<number> {
+  switch (step.kind) {
+    case 'skip':
+      return 0;
+    case 'full':
+      return tx.replaceTable(step.dataset, step.columns, rowSource(localRoot, m, step.dataset, step.columns));
+    case 'merge':
+      return tx.mergeChanges(
+        step.dataset,
+        step.columns,
+        join(localRoot, ...step.changesFile.split('/')),
+        step.companies,
+      );
+    case 'companies':
+      return tx.replaceCompanies(
+        step.dataset,
+        step.columns,
+        rowSource(localRoot, m, step.dataset, step.columns),
+        step.replaced,
+        step.companies,
+      );
+    default: {
+      const never: never = step;
+      throw new Error(`unknown step ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+function modeOf(step: DatasetStep): LoadMode | 'skip' {
+  return step.kind === 'skip' ? 'skip' : step.kind === 'full' ? 'full' : 'changes';
+}
+
+/** The ledger row a step would write, for planning the snapshots after it. */
+function simulatedLoad(m: Manifest, s: DatasetStep, columns: string): LedgerRow {
+  return {
+    seq: 0,
+    snapshot_id: m.snapshot_id,
+    snapshot_date: m.snapshot_date,
+    dataset: s.dataset,
+    mode: s.kind === 'full' ? 'full' : 'changes',
+    rows: 0,
+    loaded_at: '',
+    manifest_sha256: '',
+    columns,
+    reason: s.reason,
+  };
+}
+
+/**
+ * Before anything changes: every table a plan touches is the one the last load left (same
+ * columns, same types), or does not exist. A table altered by hand is named with its column.
+ */
+async function checkTables(
+  wh: Warehouse,
+  plans: readonly SnapshotPlan[],
+  current: ReadonlyMap<DatasetName, LedgerRow>,
+): Promise<void> {
+  const touched = new Set(
+    plans.flatMap((p) => p.steps.filter((s) => s.kind !== 'skip').map((s) => s.dataset)),
+  );
+  for (const dataset of touched) {
+    const actual = await wh.tableColumns(dataset);
+    if (actual === undefined) continue;
+    const held = current.get(dataset);
+    if (held === undefined)
+      throw new WarehouseError(
+        'WAREHOUSE_REFUSED',
+        `${wh.name}: table ${dataset} exists but no load made it (no ${dataset} row in the ledger): rename or drop it; nothing was loaded`,
+      );
+    for (const col of columnsFromSignature(held.columns)) {
+      const want = reportedType(wh.engine, col);
+      const got = actual.get(col.name);
+      if (got === undefined || got.toLowerCase() !== want.toLowerCase())
+        throw new WarehouseError(
+          'WAREHOUSE_REFUSED',
+          `${wh.name}: table ${dataset}, column ${col.name}: ${got === undefined ? 'missing' : `is ${got}`}, expected ${want} (as loaded from ${held.snapshot_id}); nothing was loaded`,
+        );
+    }
+  }
+}

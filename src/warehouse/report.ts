@@ -1,0 +1,18 @@
+/** The load report as the CLI prints it: one line per snapshot, one per dataset with its mode and why. */
+import type { LoadReport } from './load.js';
+
+export function formatLoadReport(r: LoadReport): string {
+  if (r.snapshots.length === 0) return `${r.target}: up to date, nothing to load\n`;
+  const lines: string[] = [];
+  for (const s of r.snapshots) {
+    const acted = s.datasets.filter((d) => d.mode !== 'skip').length;
+    lines.push(
+      `${r.dryRun ? 'would load' : acted === 0 ? 'already loaded' : 'loaded'} ${s.snapshotId} (${s.snapshotDate}) into ${r.target}`,
+    );
+    for (const d of s.datasets)
+      lines.push(
+        `  ${d.dataset.padEnd(16)} ${d.mode.padEnd(7)} ${r.dryRun || d.mode === 'skip' ? '' : `${d.rows} rows; `}${d.reason}`,
+      );
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,38 @@
+/**
+ * The `--into` target: `duckdb:PATH` (a DuckDB database file) or `postgres://…` /
+ * `postgresql://…` (a libpq-style URL; what it leaves out comes from the `PG*` variables and
+ * `.pgpass`). The printable form never holds the password.
+ */
+import { resolve } from 'node:path';
+import { ConfigError } from '../errors.js';
+
+export type LoadTarget = { engine: 'duckdb'; path: string } | { engine: 'postgres'; url: string };
+
+export function parseTarget(into: string, cwd = process.cwd()): LoadTarget {
+  if (into.startsWith('duckdb:')) {
+    const path = into.slice('duckdb:'.length);
+    if (path === '' || path === ':memory:')
+      throw new ConfigError(`--into ${into}: name a database file (duckdb:out/warehouse.duckdb)`);
+    return { engine: 'duckdb', path: resolve(cwd, path) };
+  }
+  if (/^postgres(ql)?:\/\//.test(into)) {
+    try {
+      new URL(into);
+    } catch {
+      throw new ConfigError(`--into ${redactTarget(into)}: not a valid URL`);
+    }
+    return { engine: 'postgres', url: into };
+  }
+  throw new ConfigError(
+    `--into ${JSON.stringify(redactTarget(into))}: expected duckdb:PATH or postgres://user@host:port/db`,
+  );
+}
+
+/** The target with any password replaced by `***`. */
+export function redactTarget(into: string): string {
+  return into.replace(/^([a-z]+:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
+}
+
+export function targetName(t: LoadTarget): string {
+  return t.engine === 'duckdb' ? `duckdb:${t.path}` : redactTarget(t.url);
+}

@@ -1,0 +1,50 @@
+/**
+ * The warehouse port: what `load` needs from a database, implemented for DuckDB
+ * (duckdb-warehouse.ts) and PostgreSQL (postgres-warehouse.ts). Every change happens inside
+ * `transaction`, which holds the database's load lock, so a load is applied whole or not at all.
+ */
+import type { DatasetName } from '../datasets/index.js';
+import type { LedgerRow } from './ledger.js';
+import type { Engine, TableColumn } from './table-columns.js';
+
+/** Where a dataset's rows are read from: DuckDB table expression over local files. */
+export interface RowSource {
+  /** `read_parquet([...])`-like expression, or a typed empty SELECT when the dataset has no file. */
+  sql: string;
+}
+
+export interface LoadTransaction {
+  /** The ledger as this transaction sees it (under the lock). */
+  readLedger(): Promise<LedgerRow[]>;
+  /** Rebuilds the table from `source` beside the old one and swaps it in. Returns its rows. */
+  replaceTable(dataset: DatasetName, columns: readonly TableColumn[], source: RowSource): Promise<number>;
+  /** MERGEs the `changes` rows of the dataset, then deletes rows of companies not in `companies`. */
+  mergeChanges(
+    dataset: DatasetName,
+    columns: readonly TableColumn[],
+    changesFile: string,
+    companies: readonly string[],
+  ): Promise<number>;
+  /** Replaces the rows of `replaced` companies from `source`; deletes those not in `companies`. */
+  replaceCompanies(
+    dataset: DatasetName,
+    columns: readonly TableColumn[],
+    source: RowSource,
+    replaced: readonly string[],
+    companies: readonly string[],
+  ): Promise<number>;
+  record(row: LedgerRow): Promise<void>;
+}
+
+export interface Warehouse {
+  readonly engine: Engine;
+  /** The target as given, password removed: safe to print. */
+  readonly name: string;
+  /** The ledger (empty when it does not exist yet). */
+  readLedger(): Promise<LedgerRow[]>;
+  /** Column name → type name as the database reports it; undefined when the table does not exist. */
+  tableColumns(dataset: DatasetName): Promise<Map<string, string> | undefined>;
+  /** Runs `fn` in one transaction holding the load lock; rolls back when it throws. */
+  transaction<T>(fn: (tx: LoadTransaction) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
