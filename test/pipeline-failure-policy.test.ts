@@ -78,7 +78,7 @@ describe('failure policy', () => {
   it("the part job's switch has exactly one case per action, and ends in assertNever", async () => {
     // The compiler holds the switch to FailureAction (assertNever); this holds it to the list, so
     // a case added or dropped in the job, or an action added to the list, fails here too.
-    const job = await readFile(new URL('../jobs/export-part.ts', import.meta.url), 'utf8');
+    const job = await readFile(new URL('../jobs/export-part/on-failure.ts', import.meta.url), 'utf8');
     const start = job.indexOf('switch (action) {');
     expect(start, 'the switch over the failure action').toBeGreaterThan(0);
     const body = job.slice(start, job.indexOf("assertNever(action, 'failure action')", start));

@@ -4,7 +4,7 @@
  * `failureAction(err)`; docs/architecture.md's "Failures" table is rendered from FAILURE_POLICY
  * (`npm run docs:failures`) and a test keeps the two equal.
  */
-import { errorCode, type ErrorCode } from '../errors.js';
+import { errorCode, isRetryable, type ErrorCode } from '../errors.js';
 
 /**
  * What a part does with a failure, each with its meaning: the one list of actions. The type below
@@ -23,16 +23,39 @@ export const FAILURE_ACTIONS = {
   wait_quota_reset: 'Quota 429 (daily/monthly): the job is delayed until the quota resets, no attempt spent.',
   hold_on_outage:
     'Transient and possibly global (the API is away): retried per part, but several in a row across parts hold the whole queue and probe until the API answers (src/pipeline/outage.ts).',
-  retry: 'Transient: BullMQ retries with backoff while attempts remain (and the error says retryable).',
+  retry:
+    'Transient: BullMQ retries with backoff while attempts remain (for a code marked "only if transient", only when the error says so).',
   fail: 'Permanent: the part fails at once, no further attempt.',
 } as const;
 
 export type FailureAction = keyof typeof FAILURE_ACTIONS;
 
+/**
+ * Whether a part is attempted again after the action (while attempts remain). The holds and
+ * delays of 429s and outages are done by the part budget and the outage guard; one reaching the
+ * part job's failure step is retried like any transient fault.
+ */
+export const RETRIED_ACTIONS: Readonly<Record<FailureAction, boolean>> = {
+  record_not_found: false,
+  record_bad_request: false,
+  stop_snapshot: false,
+  hold_queue: true,
+  wait_quota_reset: true,
+  hold_on_outage: true,
+  retry: true,
+  fail: false,
+};
+
 export interface FailureRule {
   action: FailureAction;
   /** Why, in a few words (rendered into the docs). */
   why: string;
+  /**
+   * Retried only when the error says this occurrence is transient (its `retryable`: a 5xx among
+   * unlisted statuses, a storage fault that is not a refusal), for codes that cover both.
+   * @defaultValue false: the action alone decides
+   */
+  onlyIfTransient?: true;
 }
 
 /** Every error code of src/errors.ts maps to exactly one rule (the type makes a missing code a compile error). */
@@ -53,14 +76,22 @@ export const FAILURE_POLICY: Readonly<Record<ErrorCode, FailureRule>> = {
   BUDGET_EXHAUSTED: { action: 'wait_quota_reset', why: 'the configured quota is spent' },
   API_SERVER_ERROR: { action: 'hold_on_outage', why: '500/5xx: transient, or the API is down' },
   API_UNAVAILABLE: { action: 'hold_on_outage', why: '503: transient, or the API is down' },
-  API_UNEXPECTED_STATUS: { action: 'retry', why: 'unlisted status: retried only when 5xx' },
+  API_UNEXPECTED_STATUS: {
+    action: 'retry',
+    why: 'unlisted status: retried only when 5xx',
+    onlyIfTransient: true,
+  },
   TRANSPORT_TIMEOUT: { action: 'hold_on_outage', why: 'no answer in time' },
   TRANSPORT_RESET: { action: 'hold_on_outage', why: 'connection refused or reset, DNS failure' },
   TRANSPORT_TRUNCATED: { action: 'retry', why: 'body ended early or count mismatch' },
   TRANSPORT_MALFORMED: { action: 'retry', why: 'body not the documented JSON' },
   INTERNAL: { action: 'retry', why: 'unknown error: retried, attempts bound it' },
   REDIS_UNAVAILABLE: { action: 'retry', why: 'Redis away: BullMQ waits for it' },
-  STORAGE_UNAVAILABLE: { action: 'retry', why: 'the bucket did not take the object after the SDK retries' },
+  STORAGE_UNAVAILABLE: {
+    action: 'retry',
+    why: 'the bucket did not take the object after the SDK retries; a refusal (credentials, no bucket) is not retried',
+    onlyIfTransient: true,
+  },
   STORAGE_NOT_FOUND: { action: 'fail', why: 'an object the snapshot needs is missing' },
   TRANSPORT_ABORTED: { action: 'fail', why: 'aborted by us: retrying ignores that' },
   CONFIG_INVALID: { action: 'fail', why: 'fix the configuration' },
@@ -82,6 +113,16 @@ export function failureRule(err: unknown): FailureRule {
 /** The action for any thrown value. */
 export function failureAction(err: unknown): FailureAction {
   return failureRule(err).action;
+}
+
+/**
+ * Whether the part job attempts a part again after this error (attempts allowing): the action's
+ * row of RETRIED_ACTIONS, and for an `onlyIfTransient` code also the error's own `retryable`.
+ */
+export function retriedByPolicy(err: unknown): boolean {
+  const rule = failureRule(err);
+  if (!RETRIED_ACTIONS[rule.action]) return false;
+  return rule.onlyIfTransient !== true || isRetryable(err);
 }
 
 /** The policy as a Markdown table, grouped by action (docs/architecture.md, "Failures"). */
