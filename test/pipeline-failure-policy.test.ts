@@ -15,14 +15,17 @@ import {
   RateLimitedError,
   RequestValidationError,
   ServerError,
+  StorageError,
   TransportError,
   UnexpectedStatusError,
 } from '../src/errors.js';
 import {
   FAILURE_ACTIONS,
   FAILURE_POLICY,
+  RETRIED_ACTIONS,
   failureAction,
   renderFailurePolicy,
+  retriedByPolicy,
 } from '../src/pipeline/failure-policy.js';
 import { FAILURE_DOC, withPolicyTable } from '../scripts/render-failure-policy.js';
 
@@ -60,6 +63,21 @@ describe('failure policy', () => {
     const teapot = new UnexpectedStatusError('418', { ...ctx, status: 418 });
     expect(failureAction(teapot)).toBe('retry');
     expect(teapot.retryable).toBe(false);
+  });
+
+  it('says whether a part is retried: the action decides, the error only for "only if transient" codes', () => {
+    expect(retriedByPolicy(new ServerError('boom', { ...ctx, status: 500 }))).toBe(true);
+    expect(retriedByPolicy(new TransportError('TRANSPORT_TRUNCATED', 'short', ctx))).toBe(true);
+    expect(retriedByPolicy(new Error('socket hang up'))).toBe(true);
+    expect(retriedByPolicy(new TransportError('TRANSPORT_ABORTED', 'aborted', ctx))).toBe(false);
+    expect(retriedByPolicy(new NotFoundError('gone', { ...ctx, status: 404 }))).toBe(false);
+    expect(retriedByPolicy(new UnexpectedStatusError('418', { ...ctx, status: 418 }))).toBe(false);
+    expect(retriedByPolicy(new UnexpectedStatusError('502', { ...ctx, status: 502 }))).toBe(true);
+    expect(retriedByPolicy(new StorageError('STORAGE_UNAVAILABLE', 'refused', false))).toBe(false);
+    expect(retriedByPolicy(new StorageError('STORAGE_UNAVAILABLE', 'timed out', true))).toBe(true);
+    // Only a retried action can depend on the error; the flag is meaningless elsewhere.
+    for (const rule of Object.values(FAILURE_POLICY))
+      if (rule.onlyIfTransient === true) expect(RETRIED_ACTIONS[rule.action]).toBe(true);
   });
 
   it('treats foreign errors and non-errors as INTERNAL (retried, attempts bound it)', () => {
