@@ -18,6 +18,7 @@ import type {
   PublishSnapshotProcessor,
   PublishSnapshotResult,
 } from '../src/pipeline/job-processors.js';
+import type { Logger } from '../src/log.js';
 import { isDatasetName, type PartPointer } from '../src/types.js';
 
 export {
@@ -29,8 +30,6 @@ export {
 };
 
 export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps): PublishSnapshotProcessor {
-  const { store, logger } = deps;
-
   return async function processPublishSnapshot(job: Job): Promise<PublishSnapshotResult> {
     let p: PublishSnapshotPayload;
     try {
@@ -38,101 +37,20 @@ export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps): Publi
     } catch (err: unknown) {
       throw new UnrecoverableError(coerceError(err).message);
     }
-    const log = logger.child({ snapshot: p.snapshotId });
-    const rec = await store.get(p.snapshotId);
+    const log = deps.logger.child({ snapshot: p.snapshotId });
+    const rec = await deps.store.get(p.snapshotId);
     if (!rec)
       throw new UnrecoverableError(`snapshot ${p.snapshotId} has no record in Redis (expired or removed)`);
-
-    // Parts that failed for good without recording it themselves (stalled too often, a crash):
-    // BullMQ kept their reason as an ignored dependency.
-    const ignored = await job.getIgnoredChildrenFailures();
-    const recorded = new Map((await store.parts(p.snapshotId)).map((x) => [`${x.dataset}/${x.ticker}`, x]));
-    for (const [jobKey, reason] of Object.entries(ignored)) {
-      const id = parsePartJobId(p.snapshotId, jobKey);
-      if (!id || !isDatasetName(id.dataset)) continue;
-      const k = `${id.dataset}/${id.companyKey}`;
-      // The processor's own record wins: it knows more (and a retried part may have succeeded).
-      if (recorded.has(k)) continue;
-      const pointer: PartPointer = {
-        dataset: id.dataset,
-        ticker: id.companyKey,
-        status: 'failed',
-        rows: 0,
-        bytes: 0,
-        message: reason,
-      };
-      await store.recordPart(p.snapshotId, pointer);
-      recorded.set(k, pointer);
-    }
-    const parts = [...recorded.values()].filter((x) => p.datasets.includes(x.dataset));
-    const rows = rowsByDataset(parts, p.datasets);
-
-    if (rec.state === 'stopped') {
-      log.error({ reason: rec.message }, 'snapshot stopped; not published');
-      throw new UnrecoverableError(`snapshot ${p.snapshotId} stopped: ${rec.message ?? 'stopped'}`);
-    }
-
-    const failed = parts.filter((x) => x.status === 'failed');
-    const missing = p.total - parts.length;
-    if (failed.length > 0 || missing > 0) {
-      const first = failed[0];
-      const message =
-        `${failed.length + Math.max(0, missing)} of ${p.total} parts failed` +
-        (first ? ` (first: ${first.dataset} ${first.ticker}: ${first.message ?? 'failed'})` : '') +
-        `; not published. Retry the failed parts with: filings-export run --snapshot-id ${p.snapshotId} --retry`;
-      await store.transition(p.snapshotId, ['running'], 'failed', { message, finished: true });
-      log.error({ failed: failed.length, missing }, message);
-      throw new UnrecoverableError(message);
-    }
-
+    const parts = await collectParts(deps.store, job, p);
+    await refuseIncomplete(deps.store, log, p, rec, parts);
     try {
-      const waits = await store.quotaWaits(p.snapshotId);
-      const stopTimer = deps.metrics?.publishDuration.startTimer();
-      const result = await deps.publish({
-        root: p.outDir,
-        snapshotId: p.snapshotId,
-        snapshotDate: p.snapshotDate,
-        formats: p.formats,
-        datasets: p.datasets,
-        parts,
-        waits,
-        startedAt: new Date(rec.createdAtMs).toISOString(),
-        requests: rec.requests,
-        retries: rec.partRetries,
-        rateLimited429: rec.rateLimited429,
-        ...(p.reuse !== undefined
-          ? { incremental: { reusedFrom: p.reuse.from, fullRefreshDate: p.reuse.fullRefreshDate } }
-          : {}),
-        ...(p.changesAgainst !== undefined ? { changesAgainst: p.changesAgainst } : {}),
-      });
-      stopTimer?.();
-      // Nothing silently dropped: the published files hold exactly the rows the parts fetched.
-      for (const ds of p.datasets) {
-        if ((result.rows[ds] ?? 0) !== (rows[ds] ?? 0))
-          throw new OutputError(
-            'VERIFY_FAILED',
-            `${ds}: the published files hold ${result.rows[ds] ?? 0} rows but the parts fetched ${rows[ds] ?? 0}`,
-          );
-      }
-      await store.published(p.snapshotId, result.manifestPath, result.changesMissing);
-      if (result.changesMissing !== undefined)
-        log.warn({ reason: result.changesMissing }, 'published without its changes dataset');
-      await store.expireParts(p.snapshotId, deps.partsTtlSeconds);
-      log.info({ manifest: result.manifestPath, rows: result.rows }, 'snapshot published');
-      // A job of its own: a failed load is retried by itself and never unpublishes the snapshot.
-      await deps.enqueueLoad?.(p.snapshotId, p.outDir);
-      return {
-        snapshotId: p.snapshotId,
-        status: 'published',
-        manifest: result.manifestPath,
-        rows: result.rows,
-      };
+      return await publishVerified(deps, log, p, rec, parts);
     } catch (err: unknown) {
       const e = coerceError(err);
       const attempts = job.opts.attempts ?? 1;
       if (e instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts) {
         const message = `publishing failed: ${errorCode(e)}: ${e.message}`;
-        await store.transition(p.snapshotId, ['running'], 'failed', { message, finished: true });
+        await deps.store.transition(p.snapshotId, ['running'], 'failed', { message, finished: true });
         log.error({ reason: e.message }, message);
         throw new UnrecoverableError(message);
       }
@@ -140,6 +58,111 @@ export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps): Publi
       throw e;
     }
   };
+}
+
+type Store = PublishSnapshotDeps['store'];
+type SnapshotRecord = NonNullable<Awaited<ReturnType<Store['get']>>>;
+
+/**
+ * The snapshot's parts of its datasets: those recorded by their processors, plus those that failed
+ * for good without recording it themselves (stalled too often, a crash), which BullMQ kept as
+ * ignored dependencies; these are recorded as failed.
+ */
+async function collectParts(store: Store, job: Job, p: PublishSnapshotPayload): Promise<PartPointer[]> {
+  const ignored = await job.getIgnoredChildrenFailures();
+  const recorded = new Map((await store.parts(p.snapshotId)).map((x) => [`${x.dataset}/${x.ticker}`, x]));
+  for (const [jobKey, reason] of Object.entries(ignored)) {
+    const id = parsePartJobId(p.snapshotId, jobKey);
+    if (!id || !isDatasetName(id.dataset)) continue;
+    const k = `${id.dataset}/${id.companyKey}`;
+    // The processor's own record wins: it knows more (and a retried part may have succeeded).
+    if (recorded.has(k)) continue;
+    const pointer: PartPointer = {
+      dataset: id.dataset,
+      ticker: id.companyKey,
+      status: 'failed',
+      rows: 0,
+      bytes: 0,
+      message: reason,
+    };
+    await store.recordPart(p.snapshotId, pointer);
+    recorded.set(k, pointer);
+  }
+  return [...recorded.values()].filter((x) => p.datasets.includes(x.dataset));
+}
+
+/** Only a complete snapshot is published: a stopped one, or one with failed or missing parts, ends here. */
+async function refuseIncomplete(
+  store: Store,
+  log: Logger,
+  p: PublishSnapshotPayload,
+  rec: SnapshotRecord,
+  parts: readonly PartPointer[],
+): Promise<void> {
+  if (rec.state === 'stopped') {
+    log.error({ reason: rec.message }, 'snapshot stopped; not published');
+    throw new UnrecoverableError(`snapshot ${p.snapshotId} stopped: ${rec.message ?? 'stopped'}`);
+  }
+  const failed = parts.filter((x) => x.status === 'failed');
+  const missing = p.total - parts.length;
+  if (failed.length > 0 || missing > 0) {
+    const first = failed[0];
+    const message =
+      `${failed.length + Math.max(0, missing)} of ${p.total} parts failed` +
+      (first ? ` (first: ${first.dataset} ${first.ticker}: ${first.message ?? 'failed'})` : '') +
+      `; not published. Retry the failed parts with: filings-export run --snapshot-id ${p.snapshotId} --retry`;
+    await store.transition(p.snapshotId, ['running'], 'failed', { message, finished: true });
+    log.error({ failed: failed.length, missing }, message);
+    throw new UnrecoverableError(message);
+  }
+}
+
+/** Publishes, checks the published rows against the parts', marks it published and queues its load. */
+async function publishVerified(
+  deps: PublishSnapshotDeps,
+  log: Logger,
+  p: PublishSnapshotPayload,
+  rec: SnapshotRecord,
+  parts: PartPointer[],
+): Promise<PublishSnapshotResult> {
+  const { store } = deps;
+  const rows = rowsByDataset(parts, p.datasets);
+  const waits = await store.quotaWaits(p.snapshotId);
+  const stopTimer = deps.metrics?.publishDuration.startTimer();
+  const result = await deps.publish({
+    root: p.outDir,
+    snapshotId: p.snapshotId,
+    snapshotDate: p.snapshotDate,
+    formats: p.formats,
+    datasets: p.datasets,
+    parts,
+    waits,
+    startedAt: new Date(rec.createdAtMs).toISOString(),
+    requests: rec.requests,
+    retries: rec.partRetries,
+    rateLimited429: rec.rateLimited429,
+    ...(p.reuse !== undefined
+      ? { incremental: { reusedFrom: p.reuse.from, fullRefreshDate: p.reuse.fullRefreshDate } }
+      : {}),
+    ...(p.changesAgainst !== undefined ? { changesAgainst: p.changesAgainst } : {}),
+  });
+  stopTimer?.();
+  // Nothing silently dropped: the published files hold exactly the rows the parts fetched.
+  for (const ds of p.datasets) {
+    if ((result.rows[ds] ?? 0) !== (rows[ds] ?? 0))
+      throw new OutputError(
+        'VERIFY_FAILED',
+        `${ds}: the published files hold ${result.rows[ds] ?? 0} rows but the parts fetched ${rows[ds] ?? 0}`,
+      );
+  }
+  await store.published(p.snapshotId, result.manifestPath, result.changesMissing);
+  if (result.changesMissing !== undefined)
+    log.warn({ reason: result.changesMissing }, 'published without its changes dataset');
+  await store.expireParts(p.snapshotId, deps.partsTtlSeconds);
+  log.info({ manifest: result.manifestPath, rows: result.rows }, 'snapshot published');
+  // A job of its own: a failed load is retried by itself and never unpublishes the snapshot.
+  await deps.enqueueLoad?.(p.snapshotId, p.outDir);
+  return { snapshotId: p.snapshotId, status: 'published', manifest: result.manifestPath, rows: result.rows };
 }
 
 function rowsByDataset(parts: readonly PartPointer[], datasets: readonly string[]): Record<string, number> {
