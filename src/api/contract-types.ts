@@ -116,6 +116,11 @@ export const STREAM_OPERATIONS = [
 ] as const satisfies readonly B2bOperation[];
 export type StreamOperation = (typeof STREAM_OPERATIONS)[number];
 
+/** Whether the client can stream `op`'s rows (narrows any operation id, a literal union too). */
+export function isStreamOperation(op: string): op is StreamOperation {
+  return (STREAM_OPERATIONS as readonly string[]).includes(op);
+}
+
 /** Keyless GET operations (sandbox, series blob, evidence open). */
 export type PublicOperation = 'sandbox/search' | 'sandbox/facts' | 'series/blob' | 'evidence/open';
 
