@@ -24,6 +24,17 @@ export { DATASETS, DEFAULT_DATASETS, isDatasetName, type DatasetName } from './d
 export const OUTPUT_FORMATS = ['parquet', 'ndjson'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
+/**
+ * What a part writer's finish() reports: the staged file relative to the output root, its rows,
+ * bytes and sha256. Stated here once: the output's writer returns it, the pipeline's port expects it.
+ */
+export interface StagedPart {
+  file: string;
+  rows: number;
+  bytes: number;
+  sha256: string;
+}
+
 /** Time source. Injected everywhere time matters so quota resets and windows are testable in seconds. */
 export interface Clock {
   /** Milliseconds since the Unix epoch. */

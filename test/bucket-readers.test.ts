@@ -128,7 +128,7 @@ describe('verify on an s3:// root', () => {
 });
 
 describe('ddl on an s3:// root', () => {
-  it('points DuckDB and Spark at the bucket and tells Snowflake which URL its stage needs', async () => {
+  it('points DuckDB and Spark at the bucket, tells Snowflake which URL its stage needs, keeps BigQuery on gs://', async () => {
     const duck = await cli(['ddl', '--dialect', 'duckdb']);
     expect(duck.code).toBe(0);
     expect(duck.stdout).toContain('INSTALL httpfs; LOAD httpfs;');
@@ -141,6 +141,9 @@ describe('ddl on an s3:// root', () => {
     const snow = await cli(['ddl', '--dialect', 'snowflake']);
     expect(snow.stdout).toContain(`CREATE STAGE filings_export_stage URL = '${root}/'`);
     expect(snow.stdout).toContain('LOCATION = @filings_export_stage/facts_core/');
+    // BigQuery reads a gs:// copy, never the s3:// bucket: its default location stands.
+    const bq = await cli(['ddl', '--dialect', 'bigquery']);
+    expect(bq.stdout).toContain(`uris = ['gs://YOUR_BUCKET/filings-export/facts_core/*.parquet']`);
   });
 });
 

@@ -5,6 +5,7 @@ import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BUDGET_CONFIG, resolveBudgetConfig } from '../src/budget/index.js';
 import { envLogLevel, loadConfig, requireApiKey } from '../src/config/load.js';
+import { DATASET_REGISTRY } from '../src/datasets/index.js';
 import { budgetConfigFrom } from '../src/pipeline/context.js';
 import { ConfigError } from '../src/errors.js';
 import { Writable } from 'node:stream';
@@ -38,7 +39,10 @@ function configError(fn: () => unknown): ConfigError {
 describe('config layers', () => {
   it('loads the bundled defaults with no file and an empty environment', () => {
     const c = loadConfig({ env: {}, cwd: dir });
-    expect(c.datasets).toEqual(['facts_full', 'evidence', 'series_catalog']);
+    // The default set is the registry's byDefault entries, in registry order (stated nowhere else).
+    const byDefault = Object.entries(DATASET_REGISTRY).filter(([, e]) => e.byDefault);
+    expect(byDefault.length).toBeGreaterThan(0);
+    expect(c.datasets).toEqual(byDefault.map(([name]) => name));
     expect(c.output.dir).toBe(join(dir, 'out'));
     expect(c.api.key).toBeNull();
     expect(c.configFile).toBeNull();

@@ -24,7 +24,7 @@ import type {
   SeriesBlob,
   StreamOperation,
 } from './contract-types.js';
-import { STREAM_OPERATIONS } from './contract-types.js';
+import { isStreamOperation } from './contract-types.js';
 import { validateRequest, validateSandboxQuery } from './validate.js';
 
 export interface FilingsClientOptions {
@@ -63,10 +63,6 @@ export interface CallOptions {
 }
 
 const B2B_PREFIX = '/api/b2b/';
-
-function isStreamOperation(op: string): op is StreamOperation {
-  return (STREAM_OPERATIONS as readonly string[]).includes(op);
-}
 
 function positiveInt(name: string, v: number | undefined, fallback: number): number {
   if (v === undefined) return fallback;

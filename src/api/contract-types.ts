@@ -3,7 +3,7 @@
  * operation table that ties each operation id (`facts/full`, …) to its request and response types.
  * Regenerate the generated file with `npm run contract` after editing the YAML.
  */
-import type { components, operations } from './openapi.gen.js';
+import type { components, operations, paths } from './openapi.gen.js';
 import type { RateLimitState } from '../types.js';
 
 type S = components['schemas'];
@@ -65,26 +65,26 @@ export type TelemetryProofOpenRequest = S['TelemetryProofOpenRequest'];
 export type SandboxSearchQuery = NonNullable<operations['sandboxSearch']['parameters']['query']>;
 export type SandboxFactsQuery = NonNullable<operations['sandboxFacts']['parameters']['query']>;
 
-/** Request and 2xx response body of every keyed (`/api/b2b/*`) operation, by operation id. */
-export interface B2bOperations {
-  'facts/latest': { request: FactsLatestRequest; response: FactsLatestEnvelope };
-  'facts/latest/by-series': { request: BySeriesRequest; response: FactsLatestBySeriesEnvelope };
-  'facts/core': { request: CompanyRequest; response: FactsEnvelope };
-  'facts/full': { request: CompanyRequest; response: FactsFullEnvelope };
-  'facts/core/by-series': { request: BySeriesRequest; response: FactsBySeriesEnvelope };
-  'facts/full/by-series': { request: BySeriesRequest; response: FactsFullBySeriesEnvelope };
-  'series/catalog': { request: CompanyRequest; response: SeriesCatalogEnvelope };
-  'dims/catalog': { request: CompanyRequest; response: DimsCatalogEnvelope };
-  'series/batch': { request: SeriesBatchRequest; response: SeriesBatchEnvelope };
-  'evidence/enriched': { request: CompanyRequest; response: EvidenceEnvelope };
-  'issuer/reference': { request: IssuerRequest; response: IssuerReferenceEnvelope };
-  'telemetry/proof-open': { request: TelemetryProofOpenRequest; response: TelemetryAccepted };
-  'search/entities': { request: SearchEntitiesRequest; response: EntitySearchEnvelope };
-  'search/series': { request: SearchSeriesRequest; response: SeriesSearchEnvelope };
-  'search/filings': { request: SearchFilingsRequest; response: FilingSearchEnvelope };
-}
+/** Every keyed operation id: the contract's paths under `/api/b2b/` (generated, never listed by hand). */
+export type B2bOperation = {
+  [P in keyof paths]: P extends `/api/b2b/${infer Id}` ? Id : never;
+}[keyof paths];
 
-export type B2bOperation = keyof B2bOperations;
+type B2bPost<Op extends B2bOperation> = paths[`/api/b2b/${Op}`]['post'];
+type JsonBody<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+type SuccessBody<Rs> = Rs extends { 200: infer R }
+  ? JsonBody<R>
+  : Rs extends { 202: infer R }
+    ? JsonBody<R>
+    : never;
+
+/** Request and 2xx response body of every keyed operation, by operation id, derived from the contract. */
+export type B2bOperations = {
+  [Op in B2bOperation]: {
+    request: NonNullable<B2bPost<Op>['requestBody']>['content']['application/json'];
+    response: SuccessBody<B2bPost<Op>['responses']>;
+  };
+};
 
 /** Every keyed operation id, in the order of section 4. */
 export const B2B_OPERATIONS = [
@@ -104,6 +104,10 @@ export const B2B_OPERATIONS = [
   'issuer/reference',
   'telemetry/proof-open',
 ] as const satisfies readonly B2bOperation[];
+type UnlistedOperation = Exclude<B2bOperation, (typeof B2B_OPERATIONS)[number]>;
+// Fails to compile, naming the operation, when the contract has one this list lacks.
+const everyOperationListed: [UnlistedOperation] extends [never] ? true : UnlistedOperation = true;
+void everyOperationListed;
 
 /** Operations whose rows the client can stream (large responses, constant memory). */
 export const STREAM_OPERATIONS = [
@@ -115,6 +119,11 @@ export const STREAM_OPERATIONS = [
   'dims/catalog',
 ] as const satisfies readonly B2bOperation[];
 export type StreamOperation = (typeof STREAM_OPERATIONS)[number];
+
+/** Whether the client can stream `op`'s rows (narrows any operation id, a literal union too). */
+export function isStreamOperation(op: string): op is StreamOperation {
+  return (STREAM_OPERATIONS as readonly string[]).includes(op);
+}
 
 /** Keyless GET operations (sandbox, series blob, evidence open). */
 export type PublicOperation = 'sandbox/search' | 'sandbox/facts' | 'series/blob' | 'evidence/open';

@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors.js';
-import { BUDGET_SETTINGS_SCHEMA, camelName, toBudgetConfig, type BudgetSettings } from './settings.js';
+import { BUDGET_SETTINGS_SCHEMA, camelName, toBudgetConfig } from './settings.js';
 import type { BudgetConfig, BudgetConfigInput } from './budget-types.js';
 
 /** The rate of an `auto` budget until the first answer tells the key's limit (conservative). */
@@ -29,15 +29,16 @@ export const DEFAULT_BUDGET_CONFIG: BudgetConfig = {
  */
 export function resolveBudgetConfig(input: BudgetConfigInput = {}, where = 'budget'): BudgetConfig {
   const snakeOf = new Map(Object.keys(BUDGET_SETTINGS_SCHEMA.shape).map((k) => [camelName(k), k]));
-  const raw: Record<string, unknown> = { ...fromBudgetConfig(DEFAULT_BUDGET_CONFIG) };
-  for (const [k, v] of Object.entries(input)) {
-    const snake = snakeOf.get(k);
-    if (snake === undefined)
+  for (const k of Object.keys(input))
+    if (!snakeOf.has(k))
       throw new ConfigError(
         `${where}.${k} is not a budget setting (known: ${[...snakeOf.keys()].join(', ')})`,
       );
-    if (v !== undefined) raw[snake] = v;
-  }
+  // The defaults, then the given values, renamed to the settings' names by the one naming rule
+  // (camelName); an absent optional value (accountId) is the settings' null.
+  const given = Object.entries(input).filter(([, v]) => v !== undefined);
+  const raw: Record<string, unknown> = {};
+  for (const [k, v] of [...Object.entries(DEFAULT_BUDGET_CONFIG), ...given]) raw[snakeOf.get(k)!] = v ?? null;
   const r = BUDGET_SETTINGS_SCHEMA.safeParse(raw);
   if (!r.success) {
     const issue = r.error.issues[0];
@@ -48,24 +49,6 @@ export function resolveBudgetConfig(input: BudgetConfigInput = {}, where = 'budg
     );
   }
   return toBudgetConfig(r.data);
-}
-
-/** The defaults as settings (the config file's names). */
-function fromBudgetConfig(c: BudgetConfig): BudgetSettings {
-  return {
-    requests_per_minute: c.requestsPerMinute,
-    share: c.share,
-    daily_quota: c.dailyQuota,
-    monthly_quota: c.monthlyQuota,
-    account_id: c.accountId ?? null,
-    max_retry_after_ms: c.maxRetryAfterMs,
-    max_rate_limit_requeues: c.maxRateLimitRequeues,
-    allow_multi_day: c.allowMultiDay,
-    pacing: c.pacing,
-    safety_margin_ms: c.safetyMarginMs,
-    auto_ceiling: c.autoCeiling,
-    auto_ramp_factor: c.autoRampFactor,
-  };
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * Loads the configuration in layers, validated once:
  *   config/defaults.yaml < config file (--config or FILINGS_EXPORT_CONFIG) < environment < flags.
+ * The default `datasets` come from the dataset registry (its `byDefault` entries), below them all.
  * The API key comes only from FILINGS_API_KEY or a secret file (FILINGS_API_KEY_FILE or
  * api.key_file), never from a config file, and is held as a Secret.
  */
@@ -21,8 +22,9 @@ import {
   type Setting,
 } from './layers.js';
 import { Secret } from './secret.js';
+import { DEFAULT_DATASETS } from '../types.js';
 
-/** The bundled defaults: every field has a value there. */
+/** The bundled defaults: every field has a value there but `datasets` (the registry's default set). */
 export const DEFAULTS_FILE = packagePath('config', 'defaults.yaml');
 
 /** Environment variables read by the exporter and the config path each sets. */
@@ -93,7 +95,10 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
   const cwd = opts.cwd ?? process.cwd();
   const defaultsFile = opts.defaultsFile ?? DEFAULTS_FILE;
 
-  const settings: Setting[] = [];
+  // The registry states the default set once; defaults.yaml points at it rather than repeating it.
+  const settings: Setting[] = [
+    { path: ['datasets'], value: [...DEFAULT_DATASETS], source: 'dataset registry (byDefault)' },
+  ];
   settings.push(...fileSettings(defaultsFile, 'bundled defaults', cwd));
 
   const configFile = opts.configPath ?? (env.FILINGS_EXPORT_CONFIG || undefined);

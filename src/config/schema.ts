@@ -1,7 +1,8 @@
 /**
  * The configuration schema, declared once. Field names are the ones users write in YAML/JSON
  * (snake_case), so an error path such as `config.budget.share` is exactly what they must edit.
- * Every field is required here: config/defaults.yaml is the bottom layer and supplies all of them.
+ * Every field is required here: config/defaults.yaml is the bottom layer and supplies all of them
+ * but `datasets`, whose default set the dataset registry states (src/config/load.ts).
  */
 import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';

@@ -2,8 +2,8 @@
  * The dataset registry: one entry per dataset, the one place that says which API operation backs
  * it, what the request adds to the company scope, whether the client streams it and which schema
  * its files have. Everything else (the DatasetName type, the config's choices, the part job, the
- * output schemas, the manifest) is derived from it. Adding a dataset = one entry here (+ its columns
- * in a file of its own when the interface describes its rows).
+ * output schemas, the manifest, the config's default set) is derived from it. Adding a dataset = one
+ * entry here (+ its columns in a file of its own when the interface describes its rows).
  *
  * Fixed schemas come from the interface (facts, evidence, issuer reference); series_catalog and
  * dims_catalog rows are not described by it, so their columns are inferred from the rows the API
@@ -15,10 +15,11 @@ import { FACT_COLUMNS, FACT_SCHEMA_VERSION } from './fact.js';
 import { ISSUER_REFERENCE_COLUMNS, ISSUER_REFERENCE_SCHEMA_VERSION } from './issuer-reference.js';
 
 export interface DatasetDefinition {
-  /** Operation id (the path after /api/b2b/). */
+  /**
+   * Operation id (the path after /api/b2b/). Whether the client streams it follows from the
+   * contract's `STREAM_OPERATIONS`; src/pipeline/client-fetcher.ts checks the id is an operation.
+   */
   readonly operation: string;
-  /** Whether the client streams its rows (`client.stream`); otherwise one JSON response. */
-  readonly streamed: boolean;
   /** Request fields added to `{ ticker }` / `{ cik }`. */
   readonly extraBody: Readonly<Record<string, unknown>>;
   /** In the default set of a snapshot. */
@@ -43,7 +44,6 @@ export const DATASET_REGISTRY = {
   facts_full: {
     key: 'fact_key',
     operation: 'facts/full',
-    streamed: true,
     extraBody: {},
     byDefault: true,
     schema: { version: FACT_SCHEMA_VERSION, inferred: false, columns: FACT_COLUMNS },
@@ -51,7 +51,6 @@ export const DATASET_REGISTRY = {
   evidence: {
     key: 'evidence_key',
     operation: 'evidence/enriched',
-    streamed: true,
     extraBody: {},
     byDefault: true,
     schema: { version: EVIDENCE_SCHEMA_VERSION, inferred: false, columns: EVIDENCE_COLUMNS },
@@ -59,7 +58,6 @@ export const DATASET_REGISTRY = {
   series_catalog: {
     key: 'series_key',
     operation: 'series/catalog',
-    streamed: true,
     extraBody: {},
     byDefault: true,
     schema: inferred,
@@ -67,7 +65,6 @@ export const DATASET_REGISTRY = {
   facts_core: {
     key: 'fact_key',
     operation: 'facts/core',
-    streamed: true,
     extraBody: {},
     byDefault: false,
     schema: { version: FACT_SCHEMA_VERSION, inferred: false, columns: FACT_COLUMNS },
@@ -77,21 +74,18 @@ export const DATASET_REGISTRY = {
   facts_latest: {
     key: 'fact_key',
     operation: 'facts/latest',
-    streamed: true,
     extraBody: { include_dei: true, limit: 500 },
     byDefault: false,
     schema: { version: FACT_SCHEMA_VERSION, inferred: false, columns: FACT_COLUMNS },
   },
   dims_catalog: {
     operation: 'dims/catalog',
-    streamed: true,
     extraBody: {},
     byDefault: false,
     schema: inferred,
   },
   issuer_reference: {
     operation: 'issuer/reference',
-    streamed: false,
     extraBody: {},
     byDefault: false,
     schema: { version: ISSUER_REFERENCE_SCHEMA_VERSION, inferred: false, columns: ISSUER_REFERENCE_COLUMNS },
@@ -103,7 +97,7 @@ export type DatasetName = keyof typeof DATASET_REGISTRY;
 /** Datasets the exporter can produce, as a non-empty tuple (zod enums want one). */
 export const DATASETS = Object.keys(DATASET_REGISTRY) as [DatasetName, ...DatasetName[]];
 
-/** The default set of a snapshot. */
+/** The default set of a snapshot: the config's `datasets` default (src/config/load.ts) and the demo's. */
 export const DEFAULT_DATASETS: readonly DatasetName[] = DATASETS.filter((d) => DATASET_REGISTRY[d].byDefault);
 
 export function isDatasetName(value: unknown): value is DatasetName {

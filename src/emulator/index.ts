@@ -17,7 +17,7 @@ import { packagePath } from '../package-root.js';
 import { FaultPlan, seededRandom } from './faults/fault-plan.js';
 import { Limiter } from './limits/key-limiter.js';
 import { checkLimitOverrides } from './limits/overrides.js';
-import { B2B_OPERATIONS, RAW_ROUTES } from './server/routes/index.js';
+import { B2B_ROUTES, RAW_ROUTES } from './server/routes/index.js';
 import type { ServerDeps } from './server/routes/route-context.js';
 import { RowsTextCache } from './server/rows-cache.js';
 import type { AsOfClock } from './server/control.js';
@@ -156,7 +156,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     latencyMs: opts.latencyMs ?? 0,
     delay: opts.delay ?? timerDelay,
     rowsCache: new RowsTextCache(),
-    operations: B2B_OPERATIONS,
+    operations: B2B_ROUTES,
     rawRoutes: RAW_ROUTES,
     shutdown: shutdown.signal,
   });

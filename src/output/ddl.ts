@@ -13,14 +13,14 @@
  */
 import { resolve } from 'node:path';
 import { InputError } from '../errors.js';
-import { assertNever, type DatasetName, type OutputFormat } from '../types.js';
+import { type DatasetName, type OutputFormat } from '../types.js';
 import { CHANGE_KEY } from './changes.js';
 import { sqlString } from './duckdb.js';
 import { readManifest, type Manifest, type ManifestDataset } from './manifest.js';
 import type { ColumnType } from '../datasets/index.js';
+import { DDL_DIALECTS, type DdlDialect } from './ddl-dialects.js';
 
-export const DDL_DIALECTS = ['duckdb', 'bigquery', 'snowflake', 'spark'] as const;
-export type DdlDialect = (typeof DDL_DIALECTS)[number];
+export { DDL_DIALECTS, type DdlDialect };
 
 export interface DdlOptions {
   /** Which files the tables read when the snapshot has both. @defaultValue parquet when written */
@@ -115,34 +115,18 @@ export async function ddl(
     out.push(
       `-- ${dataset}: schema version ${ds.schema_version}${ds.schema_inferred ? ' (inferred from API rows)' : ''}, ${ds.rows} rows`,
     );
-    switch (dialect) {
-      case 'duckdb':
-        out.push(...duckdbDdl(root, m, dataset, ds, format, prefix, opts.location ?? opts.bucketUrl));
-        break;
-      case 'bigquery':
-        out.push(
-          ...bigqueryDdl(m, dataset, ds, format, prefix, opts.location ?? 'gs://YOUR_BUCKET/filings-export'),
-        );
-        break;
-      case 'snowflake':
-        out.push(
-          ...snowflakeDdl(
-            m,
-            dataset,
-            ds,
-            format,
-            prefix,
-            opts.location ?? '@filings_export_stage',
-            opts.bucketUrl,
-          ),
-        );
-        break;
-      case 'spark':
-        out.push(...sparkDdl(root, m, dataset, ds, format, prefix, opts.location ?? opts.bucketUrl));
-        break;
-      default:
-        assertNever(dialect, 'dialect');
-    }
+    out.push(
+      ...DATASET_DDL[dialect]({
+        root,
+        m,
+        dataset,
+        ds,
+        format,
+        prefix,
+        location: opts.location,
+        bucketUrl: opts.bucketUrl,
+      }),
+    );
   }
   if (m.changes !== undefined)
     out.push('', ...changesDdl(m, dialect, prefix, opts.location ?? opts.bucketUrl ?? resolve(root)));
@@ -203,6 +187,28 @@ export function mergeChangesSql(
   ].join('\n');
 }
 
+/** What every dialect's statements for one dataset are written from. */
+interface DatasetDdlInput {
+  /** The local output root (the default location of duckdb and spark). */
+  root: string;
+  m: Manifest;
+  dataset: DatasetName;
+  ds: ManifestDataset;
+  format: OutputFormat;
+  prefix: string;
+  /** `DdlOptions.location`: each dialect has its own default. */
+  location: string | undefined;
+  bucketUrl: string | undefined;
+}
+
+/** One row per dialect: the statements exposing one dataset of the snapshot. */
+const DATASET_DDL: Record<DdlDialect, (input: DatasetDdlInput) => string[]> = {
+  duckdb: duckdbDdl,
+  bigquery: (i) => bigqueryDdl({ ...i, location: i.location ?? 'gs://YOUR_BUCKET/filings-export' }),
+  snowflake: (i) => snowflakeDdl({ ...i, location: i.location ?? '@filings_export_stage' }),
+  spark: sparkDdl,
+};
+
 function joinUri(base: string, ...parts: string[]): string {
   return [base.replace(/\/+$/, ''), ...parts].join('/');
 }
@@ -211,16 +217,8 @@ function ndjsonColumns(ds: ManifestDataset): string {
   return `{${ds.columns.map((c) => `${sqlString(c.name)}: '${c.type}'`).join(', ')}}`;
 }
 
-function duckdbDdl(
-  root: string,
-  m: Manifest,
-  dataset: DatasetName,
-  ds: ManifestDataset,
-  format: OutputFormat,
-  prefix: string,
-  location: string | undefined,
-): string[] {
-  const base = location ?? resolve(root);
+function duckdbDdl({ root, m, dataset, ds, format, prefix, location, bucketUrl }: DatasetDdlInput): string[] {
+  const base = location ?? bucketUrl ?? resolve(root);
   const hive = `hive_partitioning = true, hive_types = {'snapshot_date': DATE, 'snapshot_id': VARCHAR}`;
   const ext = format === 'parquet' ? 'parquet' : 'ndjson.gz';
   const reader = (paths: string): string =>
@@ -246,14 +244,14 @@ function sqlSafe(id: string): string {
   return id.replace(/[^A-Za-z0-9_]/g, '_');
 }
 
-function bigqueryDdl(
-  m: Manifest,
-  dataset: DatasetName,
-  ds: ManifestDataset,
-  format: OutputFormat,
-  prefix: string,
-  location: string,
-): string[] {
+function bigqueryDdl({
+  m,
+  dataset,
+  ds,
+  format,
+  prefix,
+  location,
+}: DatasetDdlInput & { location: string }): string[] {
   const cols = ds.columns.map((c) => `  ${c.name} ${typeFor(c.type, 'bigquery', format)}`).join(',\n');
   const ext = format === 'parquet' ? 'parquet' : 'ndjson.gz';
   const options =
@@ -279,15 +277,15 @@ function bigqueryDdl(
   ];
 }
 
-function snowflakeDdl(
-  m: Manifest,
-  dataset: DatasetName,
-  ds: ManifestDataset,
-  format: OutputFormat,
-  prefix: string,
-  stage: string,
-  bucketUrl: string | undefined,
-): string[] {
+function snowflakeDdl({
+  m,
+  dataset,
+  ds,
+  format,
+  prefix,
+  location: stage,
+  bucketUrl,
+}: DatasetDdlInput & { location: string }): string[] {
   const value = (name: string, t: ColumnType): string => {
     const v = `VALUE:"${name}"`;
     // Parquet stores JSON as text; NDJSON embeds the object.
@@ -321,16 +319,8 @@ function snowflakeDdl(
   ];
 }
 
-function sparkDdl(
-  root: string,
-  m: Manifest,
-  dataset: DatasetName,
-  ds: ManifestDataset,
-  format: OutputFormat,
-  prefix: string,
-  location: string | undefined,
-): string[] {
-  const base = location ?? resolve(root);
+function sparkDdl({ root, m, dataset, ds, format, prefix, location, bucketUrl }: DatasetDdlInput): string[] {
+  const base = location ?? bucketUrl ?? resolve(root);
   const cols = [
     ...ds.columns.map((c) => `  \`${c.name}\` ${typeFor(c.type, 'spark', format)}`),
     '  snapshot_date DATE',

@@ -11,7 +11,7 @@ import { Transform, type TransformOptions } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, type Gzip, type ZlibOptions } from 'node:zlib';
 import { coerceError, InputError, OutputError } from '../errors.js';
-import type { DatasetName } from '../types.js';
+import type { DatasetName, StagedPart } from '../types.js';
 import { FieldTracker } from './field-kinds.js';
 import { fsyncDir, fsyncFile } from './fs-util.js';
 import { lineageSuffix, rowToJson, withSuffix } from './json-line.js';
@@ -51,13 +51,7 @@ export interface PartWriterOptions {
   memberBytes?: number;
 }
 
-/** What finish() reports: the staged file relative to the root, its rows, bytes and sha256. */
-export interface StagedPart {
-  file: string;
-  rows: number;
-  bytes: number;
-  sha256: string;
-}
+export type { StagedPart };
 
 export interface PartWriter {
   /**

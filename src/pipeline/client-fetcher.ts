@@ -3,24 +3,46 @@
  * operations hand rows through as they are parsed; issuer/reference (one small object) is read
  * whole and presented the same way.
  */
-import type { B2bOperation, FilingsClient, StreamOperation } from '../api/index.js';
+import {
+  isStreamOperation,
+  type B2bOperation,
+  type B2bOperations,
+  type FilingsClient,
+} from '../api/index.js';
 import type { DatasetName } from '../types.js';
-import { datasetDefinition } from '../datasets/index.js';
+import { DATASET_REGISTRY } from '../datasets/index.js';
 import type { PartFetcher, PartResponse } from './ports.js';
 import { companyScope, type Company } from './universe.js';
+
+type Entry<D extends DatasetName> = (typeof DATASET_REGISTRY)[D];
+type RequestOf<D extends DatasetName> = B2bOperations[Entry<D>['operation']]['request'];
+/**
+ * Datasets whose request fields are not fields of their operation's request in the contract, or
+ * not of its types (an operation that is not a contract id already fails on `RequestOf`).
+ */
+type MisfitDatasets = {
+  [D in DatasetName]: Entry<D>['extraBody'] extends Partial<RequestOf<D>>
+    ? [Exclude<keyof Entry<D>['extraBody'], keyof RequestOf<D>>] extends [never]
+      ? never
+      : D
+    : D;
+}[DatasetName];
+// Fails to compile, naming the dataset, when an entry's request fields do not fit its operation.
+const registryFitsContract: [MisfitDatasets] extends [never] ? true : MisfitDatasets = true;
+void registryFitsContract;
 
 export function clientFetcher(client: FilingsClient): PartFetcher {
   return {
     async fetch(dataset: DatasetName, company: Company, signal?: AbortSignal): Promise<PartResponse> {
-      const spec = datasetDefinition(dataset);
+      const spec = DATASET_REGISTRY[dataset];
+      const operation: B2bOperation = spec.operation;
       const body = { ...companyScope(company), ...spec.extraBody };
       const opts = signal ? { signal } : {};
-      if (spec.streamed) {
-        // The body's shape per operation is checked by the client's validateRequest.
+      if (isStreamOperation(operation)) {
         // Rows whose received text is already their staged line are copied, not serialised again.
-        return client.stream(spec.operation as StreamOperation, body as never, { ...opts, rawText: true });
+        return client.stream(operation, body, { ...opts, rawText: true });
       }
-      const res = await client.call(spec.operation as B2bOperation, body as never, opts);
+      const res = await client.call(operation, body, opts);
       const { rows, ...envelope } = res.data as { rows?: unknown };
       const list = Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
       return {

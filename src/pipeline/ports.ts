@@ -7,7 +7,7 @@ import type { Manifest } from '../output/manifest.js';
 import type { SegmentOutcome, SegmentRequest } from '../output/early-segments.js';
 import type { WrittenPrefix } from '../output/part-writer.js';
 import type { Company } from './universe.js';
-import type { DatasetName, OutputFormat, PartPointer, RateLimitState } from '../types.js';
+import type { DatasetName, OutputFormat, PartPointer, RateLimitState, StagedPart } from '../types.js';
 
 /** The rows of one response, streamed: memory stays flat whatever the company's size. */
 export interface PartResponse {
@@ -30,13 +30,7 @@ export interface PartFetcher {
   fetch(dataset: DatasetName, company: Company, signal?: AbortSignal): Promise<PartResponse>;
 }
 
-export interface StagedPart {
-  /** Relative to the output root. */
-  file: string;
-  rows: number;
-  bytes: number;
-  sha256: string;
-}
+export type { StagedPart };
 
 /** Writes one part's rows to staging; renamed into place only by finish(). */
 export interface PartWriter {

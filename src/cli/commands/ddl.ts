@@ -2,12 +2,13 @@
 import type { Command } from 'commander';
 import { configOption, oneOf, outOption } from '../option-parsers.js';
 import type { OutputCliOptions } from '../output-root.js';
-
-const DIALECTS = ['duckdb', 'bigquery', 'snowflake', 'spark'] as const;
+// The leaf list, not the output index: choices are read without loading DuckDB.
+import { DDL_DIALECTS, type DdlDialect } from '../../output/ddl-dialects.js';
+import { OUTPUT_FORMATS, type OutputFormat } from '../../types.js';
 
 export interface DdlCliOptions extends OutputCliOptions {
-  dialect: (typeof DIALECTS)[number];
-  format?: 'parquet' | 'ndjson';
+  dialect: DdlDialect;
+  format?: OutputFormat;
   location?: string;
   tablePrefix?: string;
 }
@@ -16,11 +17,11 @@ export function register(program: Command): void {
   const cmd = program
     .command('ddl [snapshot]')
     .description('Print statements creating tables over a snapshot (default: the latest published one)')
-    .requiredOption('--dialect <name>', `one of ${DIALECTS.join(', ')}`, oneOf('--dialect', DIALECTS))
+    .requiredOption('--dialect <name>', `one of ${DDL_DIALECTS.join(', ')}`, oneOf('--dialect', DDL_DIALECTS))
     .option(
       '--format <format>',
-      'parquet or ndjson files (default: parquet when written)',
-      oneOf('--format', ['parquet', 'ndjson'] as const),
+      `${OUTPUT_FORMATS.join(' or ')} files (default: parquet when written)`,
+      oneOf('--format', OUTPUT_FORMATS),
     )
     .option('--location <uri>', 'where the output root is as the warehouse sees it (gs://…, @stage, s3://…)')
     .option('--table-prefix <prefix>', 'prefix of table names, e.g. analytics.')

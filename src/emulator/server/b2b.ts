@@ -25,7 +25,7 @@ import {
   type BodyFault,
   type Headers,
 } from './respond.js';
-import type { B2bOperation, OperationContext, ServerDeps } from './routes/route-context.js';
+import type { B2bRoute, OperationContext, ServerDeps } from './routes/route-context.js';
 import type { RowsTextCache } from './rows-cache.js';
 import type { RequestRecord, Stats } from './stats.js';
 
@@ -63,7 +63,7 @@ function rateHeaders(w: WindowState | undefined): Headers {
 
 export async function handleB2b(
   p: B2bPipeline,
-  op: B2bOperation,
+  op: B2bRoute,
   req: IncomingMessage,
   res: ServerResponse,
   signal: AbortSignal,

@@ -8,10 +8,10 @@ import { handleB2b, type B2bPipeline } from './b2b.js';
 import { handleControl, type ControlPlane } from './control.js';
 import { HttpError } from './http-error.js';
 import { sendJson } from './respond.js';
-import type { B2bOperation, RawRoute } from './routes/route-context.js';
+import type { B2bRoute, RawRoute } from './routes/route-context.js';
 
 export interface ServerParts extends B2bPipeline, ControlPlane {
-  operations: readonly B2bOperation[];
+  operations: readonly B2bRoute[];
   rawRoutes: readonly RawRoute[];
   /** Aborted on close: in-flight streams and sleeps stop. */
   shutdown: AbortSignal;
@@ -29,7 +29,7 @@ export function createEmulatorServer(parts: ServerParts): Server {
 
 async function dispatch(
   parts: ServerParts,
-  ops: ReadonlyMap<string, B2bOperation>,
+  ops: ReadonlyMap<string, B2bRoute>,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {

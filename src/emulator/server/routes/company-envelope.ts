@@ -14,7 +14,8 @@ import {
 } from '../request-fields.js';
 import {
   defineOperation,
-  type B2bOperation,
+  type B2bRoute,
+  type B2bOperationId,
   type OperationContext,
   type OperationResponse,
 } from './route-context.js';
@@ -68,7 +69,7 @@ export type CompanyRowsQuery = (
  * An operation answering every row `query` gives for the requested company: parse, resolve (404
  * naming the ticker or CIK), envelope.
  */
-export function companyRowsOperation(id: string, query: CompanyRowsQuery): B2bOperation {
+export function companyRowsOperation(id: B2bOperationId, query: CompanyRowsQuery): B2bRoute {
   return defineOperation<CompanyParams>({
     id,
     parse: parseCompanyParams,

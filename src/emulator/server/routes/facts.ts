@@ -11,7 +11,7 @@ import {
   parseCompanyParams,
   type CompanyParams,
 } from './company-envelope.js';
-import { defineOperation, type OperationContext } from './route-context.js';
+import { defineOperation, type B2bOperationId, type OperationContext } from './route-context.js';
 
 export const LATEST_LIMIT_DEFAULT = 100;
 export const LATEST_LIMIT_MAX = 500;
@@ -61,7 +61,7 @@ interface BySeriesParams extends CompanyParams {
 }
 
 /** 4.2, 4.5, 4.6: the base query restricted to the requested series keys (unknown keys: no rows). */
-function bySeries(id: string, query: FactsQuery) {
+function bySeries(id: B2bOperationId, query: FactsQuery) {
   return defineOperation<BySeriesParams>({
     id,
     parse: (body) => ({ ...parseCompanyParams(body), seriesKeys: new Set(seriesKeys(body)) }),

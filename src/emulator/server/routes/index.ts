@@ -24,11 +24,11 @@ import {
   searchFilings,
   searchSeries,
 } from '../../search/routes/index.js';
-import type { B2bOperation, RawRoute } from './route-context.js';
+import type { B2bRoute, RawRoute } from './route-context.js';
 import { documentViewer, evidenceOpen, evidenceViewer } from './viewer.js';
 
 /** `/api/b2b/<id>` operations (POST, key, limits, faults). */
-export const B2B_OPERATIONS: readonly B2bOperation[] = [
+export const B2B_ROUTES: readonly B2bRoute[] = [
   factsLatest,
   factsLatestBySeries,
   factsCore,

@@ -6,7 +6,7 @@
  *   2. `handle(params, ctx)`: look up (throw HttpError 404 naming the ticker) and return the response.
  * Non-key routes (GET: blobs, viewer, sandbox) are `RawRoute`s with their own path pattern.
  *
- * Adding an operation: one module under routes/ exporting a `B2bOperation` (via defineOperation),
+ * Adding an operation: one module under routes/ exporting a `B2bRoute` (via defineOperation),
  * and one line in routes/index.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -17,6 +17,12 @@ import { hasEntitlement, notEntitledMessage } from '../../auth/entitlements.js';
 import type { EmulatorStore } from '../../store.js';
 import { HttpError } from '../http-error.js';
 import type { Body } from '../request-fields.js';
+import type { paths } from '../../../api/openapi.gen.js';
+
+/** The contract's `/api/b2b/*` operation ids: a route's id must be one (TypeScript names a typo). */
+export type B2bOperationId = {
+  [P in keyof paths]: P extends `/api/b2b/${infer Id}` ? Id : never;
+}[keyof paths];
 
 /** What every route may use. */
 export interface ServerDeps {
@@ -47,9 +53,9 @@ export type OperationResponse =
   | { kind: 'json'; status?: number; body: unknown }
   | { kind: 'envelope'; fields: Record<string, unknown>; rowsField?: string; rows: readonly unknown[] };
 
-export interface B2bOperation<P = unknown> {
+export interface B2bRoute<P = unknown> {
   /** Path after `/api/b2b/`. */
-  id: string;
+  id: B2bOperationId;
   /** Subject to `--fault-rate` (data requests). @defaultValue true */
   dataRequest?: boolean;
   /** Counts toward the monthly quota (false only for telemetry). @defaultValue true */
@@ -59,8 +65,8 @@ export interface B2bOperation<P = unknown> {
 }
 
 /** Erases the params type so operations of different params fit one table. */
-export function defineOperation<P>(op: B2bOperation<P>): B2bOperation {
-  return op as unknown as B2bOperation;
+export function defineOperation<P>(op: B2bRoute<P>): B2bRoute {
+  return op as unknown as B2bRoute;
 }
 
 /** For search routes: 403 `API key is not entitled for cross-company search` (or another). */
