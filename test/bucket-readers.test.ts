@@ -14,9 +14,8 @@ import { listStoredSnapshots } from '../src/output/stored-snapshots.js';
 import type { Storage } from '../src/output/storage/storage.js';
 import { readLatest } from '../src/output/upload-snapshot.js';
 import { outputPorts } from '../src/pipeline/output-adapter.js';
-import type { PartPointer } from '../src/types.js';
 import { openTestStorage, s3rverEnv, startS3, type TestS3 } from './helpers/s3.js';
-import { syntheticFactRow } from './helpers/synthetic-rows.js';
+import { publishFactParts, stageFactParts } from './helpers/synthetic-snapshot.js';
 
 const exec = promisify(execFile);
 const BIN = fileURLToPath(new URL('../bin/filings-export.mjs', import.meta.url));
@@ -31,35 +30,12 @@ const storageFor = (r: string): Storage => openTestStorage(s3.endpoint, r);
 /** Stages two companies' parts of a snapshot on the bucket and, unless told not to, publishes it. */
 async function exportToBucket(id: string, date: string, publish = true): Promise<void> {
   const ports = await outputPorts({ openStorage: storageFor, tmpDir: tmp });
-  const parts: PartPointer[] = [];
-  for (const [ticker, n] of [
-    ['AAA', 40],
-    ['BBB', 25],
-  ] as const) {
-    const w = ports.createWriter({
-      root,
-      snapshotId: id,
-      dataset: 'facts_core',
-      ticker,
-      fetchedAt: `${date}T01:00:00Z`,
-    });
-    for (let i = 0; i < n; i++) await w.write(syntheticFactRow(i, { ticker, cik: String(n) }));
-    parts.push({ dataset: 'facts_core', ticker, status: 'done', ...(await w.finish()) });
-  }
-  if (publish)
-    await ports.publish({
-      root,
-      snapshotId: id,
-      snapshotDate: date,
-      formats: ['parquet', 'ndjson'],
-      datasets: ['facts_core'],
-      parts,
-      waits: [],
-      startedAt: `${date}T01:00:00Z`,
-      requests: 2,
-      retries: 0,
-      rateLimited429: 0,
-    });
+  const at = { root, id, date };
+  const parts = await stageFactParts(ports, at, [
+    { ticker: 'AAA', cik: '40', rows: 40 },
+    { ticker: 'BBB', cik: '25', rows: 25 },
+  ]);
+  if (publish) await publishFactParts(ports, at, parts);
   await ports.closeOutput();
 }
 

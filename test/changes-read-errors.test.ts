@@ -16,7 +16,7 @@ import type { PartPointer } from '../src/types.js';
 import { flakyReads } from './helpers/flaky-storage.js';
 import { startPipelineHarness } from './helpers/pipeline.js';
 import { openTestStorage, startS3, type TestS3 } from './helpers/s3.js';
-import { syntheticFactRow } from './helpers/synthetic-rows.js';
+import { stageFactParts } from './helpers/synthetic-snapshot.js';
 
 let s3: TestS3;
 let tmp: string;
@@ -39,19 +39,10 @@ afterAll(async () => {
 /** Stages one snapshot's facts_core parts on the bucket. */
 async function stage(id: string, date: string): Promise<PartPointer[]> {
   const ports = await outputPorts({ openStorage: open, tmpDir: tmp });
-  const parts: PartPointer[] = [];
-  for (const ticker of ['AAA', 'BBB']) {
-    const w = ports.createWriter({
-      root,
-      snapshotId: id,
-      dataset: 'facts_core',
-      ticker,
-      fetchedAt: `${date}T01:00:00Z`,
-    });
-    for (let i = 0; i < 25; i++)
-      await w.write(syntheticFactRow(i + (id === 'c-1' ? 0 : 3), { ticker, cik: '9' }));
-    parts.push({ dataset: 'facts_core', ticker, status: 'done', ...(await w.finish()) });
-  }
+  // The second snapshot's rows are shifted by 3, so changes against the first are not empty.
+  const firstRow = id === 'c-1' ? 0 : 3;
+  const companies = ['AAA', 'BBB'].map((ticker) => ({ ticker, cik: '9', rows: 25, firstRow }));
+  const parts = await stageFactParts(ports, { root, id, date }, companies);
   await ports.closeOutput();
   return parts;
 }

@@ -17,10 +17,9 @@ import { openStorage } from '../src/output/storage/open-storage.js';
 import type { Storage } from '../src/output/storage/storage.js';
 import { latestPublishedBefore, readStoredText } from '../src/output/stored-snapshots.js';
 import { outputPorts } from '../src/pipeline/output-adapter.js';
-import type { PartPointer } from '../src/types.js';
 import { openTestStorage, s3rverEnv, startS3, type TestS3 } from './helpers/s3.js';
 import { flakyReads } from './helpers/flaky-storage.js';
-import { syntheticFactRow } from './helpers/synthetic-rows.js';
+import { publishFactParts, stageFactParts } from './helpers/synthetic-snapshot.js';
 
 const exec = promisify(execFile);
 const BIN = fileURLToPath(new URL('../bin/filings-export.mjs', import.meta.url));
@@ -42,31 +41,9 @@ async function publish(
   date: string,
 ): Promise<void> {
   const ports = await outputPorts(open === undefined ? {} : { openStorage: open, tmpDir: tmp });
-  const parts: PartPointer[] = [];
-  for (const ticker of ['AAA', 'BBB']) {
-    const w = ports.createWriter({
-      root,
-      snapshotId: id,
-      dataset: 'facts_core',
-      ticker,
-      fetchedAt: `${date}T01:00:00Z`,
-    });
-    for (let i = 0; i < 30; i++) await w.write(syntheticFactRow(i, { ticker, cik: '7' }));
-    parts.push({ dataset: 'facts_core', ticker, status: 'done', ...(await w.finish()) });
-  }
-  await ports.publish({
-    root,
-    snapshotId: id,
-    snapshotDate: date,
-    formats: ['parquet', 'ndjson'],
-    datasets: ['facts_core'],
-    parts,
-    waits: [],
-    startedAt: `${date}T01:00:00Z`,
-    requests: 2,
-    retries: 0,
-    rateLimited429: 0,
-  });
+  const at = { root, id, date };
+  const companies = ['AAA', 'BBB'].map((ticker) => ({ ticker, cik: '7', rows: 30 }));
+  await publishFactParts(ports, at, await stageFactParts(ports, at, companies));
   await ports.closeOutput();
 }
 

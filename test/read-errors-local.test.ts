@@ -12,7 +12,7 @@ import { checkStagedPart } from '../src/output/staged-parts.js';
 import { verifySnapshot } from '../src/output/verify.js';
 import { outputPorts } from '../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../src/types.js';
-import { syntheticFactRow } from './helpers/synthetic-rows.js';
+import { stageFactParts } from './helpers/synthetic-snapshot.js';
 
 let root: string;
 beforeAll(async () => {
@@ -23,20 +23,8 @@ afterAll(async () => {
 });
 
 async function stage(id: string): Promise<PartPointer[]> {
-  const ports = await outputPorts();
-  const parts: PartPointer[] = [];
-  for (const ticker of ['AAA', 'BBB']) {
-    const w = ports.createWriter({
-      root,
-      snapshotId: id,
-      dataset: 'facts_core',
-      ticker,
-      fetchedAt: '2026-11-20T01:00:00Z',
-    });
-    for (let i = 0; i < 20; i++) await w.write(syntheticFactRow(i, { ticker, cik: '3' }));
-    parts.push({ dataset: 'facts_core', ticker, status: 'done', ...(await w.finish()) });
-  }
-  return parts;
+  const companies = ['AAA', 'BBB'].map((ticker) => ({ ticker, cik: '3', rows: 20 }));
+  return stageFactParts(await outputPorts(), { root, id, date: '2026-11-20' }, companies);
 }
 
 /** Replaces a file by a symlink to itself: every stat of it fails with ELOOP. */

@@ -1,0 +1,61 @@
+/**
+ * Synthetic snapshots for the output tests: facts_core parts of a few made-up companies, staged
+ * and published through the real output ports (local directory or s3:// root).
+ */
+import type { outputPorts } from '../../src/pipeline/output-adapter.js';
+import type { PartPointer } from '../../src/types.js';
+import { syntheticFactRow } from './synthetic-rows.js';
+
+type OutputPorts = Awaited<ReturnType<typeof outputPorts>>;
+
+/** One made-up company's part: `rows` synthetic facts, numbered from `firstRow` (default 0). */
+export interface SyntheticCompanyPart {
+  ticker: string;
+  cik: string;
+  rows: number;
+  firstRow?: number;
+}
+
+/** Stages each company's facts_core part of snapshot `id`, fetched on `date`, under `root`. */
+export async function stageFactParts(
+  ports: OutputPorts,
+  at: { root: string; id: string; date: string },
+  companies: readonly SyntheticCompanyPart[],
+): Promise<PartPointer[]> {
+  const parts: PartPointer[] = [];
+  for (const c of companies) {
+    const w = ports.createWriter({
+      root: at.root,
+      snapshotId: at.id,
+      dataset: 'facts_core',
+      ticker: c.ticker,
+      fetchedAt: `${at.date}T01:00:00Z`,
+    });
+    const first = c.firstRow ?? 0;
+    for (let i = first; i < first + c.rows; i++)
+      await w.write(syntheticFactRow(i, { ticker: c.ticker, cik: c.cik }));
+    parts.push({ dataset: 'facts_core', ticker: c.ticker, status: 'done', ...(await w.finish()) });
+  }
+  return parts;
+}
+
+/** Publishes staged facts_core parts as snapshot `id` in Parquet and NDJSON. */
+export async function publishFactParts(
+  ports: OutputPorts,
+  at: { root: string; id: string; date: string },
+  parts: PartPointer[],
+): Promise<void> {
+  await ports.publish({
+    root: at.root,
+    snapshotId: at.id,
+    snapshotDate: at.date,
+    formats: ['parquet', 'ndjson'],
+    datasets: ['facts_core'],
+    parts,
+    waits: [],
+    startedAt: `${at.date}T01:00:00Z`,
+    requests: parts.length,
+    retries: 0,
+    rateLimited429: 0,
+  });
+}
