@@ -38,6 +38,11 @@ export interface OpenExporterOptions {
   clock?: Clock;
 }
 
+/** Whether the parts and the control role both run in this process (the default of startWorkers). */
+export function sharesProcess(roles: { parts?: boolean; control?: boolean } | undefined): boolean {
+  return (roles?.parts ?? true) && (roles?.control ?? true);
+}
+
 export async function openExporter(opts: OpenExporterOptions): Promise<Exporter> {
   const { config, logger } = opts;
   const clock = opts.clock ?? systemClock;
@@ -79,6 +84,9 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
           publishConversions: config.output.publish_conversions,
           openStorage: (root) => openStorage(root, { settings: s3Settings(config.output) }),
           ...(config.worker.tmp_dir !== null ? { tmpDir: config.worker.tmp_dir } : {}),
+          // Both roles in one process (`run --local`, a `worker` without --only): DuckDB's
+          // conversions share the memory of the parts being staged, so freed memory goes back at once.
+          ...(sharesProcess(roles) ? { releaseFreedMemory: true } : {}),
         })),
         budget,
         clock,

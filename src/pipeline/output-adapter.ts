@@ -37,6 +37,8 @@ export interface OutputPortOptions {
   openStorage?: (root: string) => Storage;
   /** Parent of the local temp dirs of s3:// roots. @defaultValue os.tmpdir() */
   tmpDir?: string;
+  /** DuckDB hands freed memory back at once (DuckDbOptions.releaseFreedMemory). @defaultValue false */
+  releaseFreedMemory?: boolean;
 }
 
 export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputPorts> {
@@ -121,7 +123,10 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
       const { convertSegment } = await import('../output/early-segments.js');
       return convertSegment(req, {
         ...(opts.rowGroupRows !== undefined ? { rowGroupRows: opts.rowGroupRows } : {}),
-        duckdb: opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {},
+        duckdb: {
+          ...(opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {}),
+          ...(opts.releaseFreedMemory === true ? { releaseFreedMemory: true } : {}),
+        },
       });
     },
     publish: async (req) => {
@@ -146,6 +151,7 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
         duckdb: {
           ...(opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {}),
           ...(opts.publishThreads !== undefined ? { threads: opts.publishThreads } : {}),
+          ...(opts.releaseFreedMemory === true ? { releaseFreedMemory: true } : {}),
         },
       };
       const manifest = remote
