@@ -289,9 +289,12 @@ async function cliSeconds(
     );
     const pid = child.pid ?? 0;
     timer = setInterval(() => {
-      // The process may be gone between two reads: the last value read stands.
+      // The process may be gone between two reads (no file, or a zombie's without VmHWM): the
+      // highest value read stands.
       peakRssMb(pid).then(
-        (mb) => (peakMb = Number.isNaN(peakMb) ? mb : Math.max(peakMb, mb)),
+        (mb) => {
+          if (!Number.isNaN(mb)) peakMb = Number.isNaN(peakMb) ? mb : Math.max(peakMb, mb);
+        },
         () => undefined,
       );
     }, 50);
