@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openStorage } from '../src/output/storage/open-storage.js';
+import { openStorage } from '../src/output/index.js';
 import { outputPorts } from '../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../src/types.js';
 import { syntheticFactRow } from '../test/helpers/synthetic-rows.js';

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publishToStorage } from '../src/output/remote-root.js';
+import { publishToStorage } from '../src/output/publish/remote-root.js';
 import type { Storage } from '../src/output/storage/storage.js';
 import { outputPorts } from '../src/pipeline/output-adapter.js';
 import { formatStatus, statusReport } from '../src/pipeline/status-view.js';

@@ -11,15 +11,15 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, silentLogger } from '../src/log.js';
-import { openDuck, type DuckSession } from '../src/output/duckdb.js';
+import { openDuck, type DuckSession } from '../src/output/convert/duckdb.js';
 import {
   conversionSignature,
   convertSegment,
   segmentsDir,
   type SegmentRequest,
-} from '../src/output/early-segments.js';
+} from '../src/output/convert/early-segments.js';
 import { createPartWriter, publishSnapshot } from '../src/output/index.js';
-import { segmentRows } from '../src/output/row-cuts.js';
+import { segmentRows } from '../src/output/staging/row-cuts.js';
 import { baseSchema } from '../src/datasets/index.js';
 import {
   CONVERT_SEGMENT_JOB,

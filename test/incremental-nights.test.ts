@@ -8,10 +8,10 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ddl } from '../src/output/ddl.js';
-import { openDuck, type DuckSession } from '../src/output/duckdb.js';
-import type { Manifest } from '../src/output/manifest.js';
-import { formatVerifyReport, verifySnapshot } from '../src/output/verify.js';
+import { ddl } from '../src/output/readers/ddl.js';
+import { openDuck, type DuckSession } from '../src/output/convert/duckdb.js';
+import type { Manifest } from '../src/output/catalog/manifest.js';
+import { formatVerifyReport, verifySnapshot } from '../src/output/readers/verify.js';
 import { incrementalPlanner, planIncremental } from '../src/pipeline/incremental.js';
 import { formatStatus, statusReport } from '../src/pipeline/status-view.js';
 import type { SnapshotRecord, SnapshotSpec } from '../src/pipeline/snapshot-store.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FilingsClient } from '../src/api/index.js';
 import { NotFoundError } from '../src/errors.js';
-import { openDuck, type DuckSession } from '../src/output/duckdb.js';
+import { openDuck, type DuckSession } from '../src/output/convert/duckdb.js';
 import { createPartWriter, publishSnapshot, verifySnapshot, type Manifest } from '../src/output/index.js';
 import { clientFetcher } from '../src/pipeline/client-fetcher.js';
 import { parseCompany } from '../src/pipeline/universe.js';

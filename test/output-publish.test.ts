@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/log.js';
-import { openDuck, type DuckSession } from '../src/output/duckdb.js';
+import { openDuck, type DuckSession } from '../src/output/convert/duckdb.js';
 import { createPartWriter, publishSnapshot, readSchemaRegistry, type Manifest } from '../src/output/index.js';
 import { exactDecimal, syntheticFactRow } from './helpers/synthetic-rows.js';
 import type { DatasetName, PartPointer } from '../src/types.js';

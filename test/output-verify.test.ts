@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDuck, type DuckSession } from '../src/output/duckdb.js';
+import { openDuck, type DuckSession } from '../src/output/convert/duckdb.js';
 import {
   createPartWriter,
   ddl,

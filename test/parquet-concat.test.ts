@@ -7,10 +7,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDuck, type DuckSession } from '../src/output/duckdb.js';
-import { memberCut, rowRanges } from '../src/output/row-cuts.js';
-import { concatParquet } from '../src/output/parquet-concat.js';
-import { decodeStruct, encodeStruct, TType, type TStruct } from '../src/output/thrift-compact.js';
+import { openDuck, type DuckSession } from '../src/output/convert/duckdb.js';
+import { memberCut, rowRanges } from '../src/output/staging/row-cuts.js';
+import { concatParquet } from '../src/output/convert/parquet-concat.js';
+import { decodeStruct, encodeStruct, TType, type TStruct } from '../src/output/convert/thrift-compact.js';
 
 let duck: DuckSession;
 let dir: string;

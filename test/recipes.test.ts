@@ -13,7 +13,7 @@ import { loadConfig } from '../src/config/load.js';
 import { DATASETS, DEFAULT_DATASETS } from '../src/datasets/index.js';
 import { B2B_ROUTES } from '../src/emulator/server/routes/index.js';
 import { DDL_DIALECTS } from '../src/output/index.js';
-import { DDL_DIALECTS as LEAF_DDL_DIALECTS } from '../src/output/ddl-dialects.js';
+import { DDL_DIALECTS as LEAF_DDL_DIALECTS } from '../src/output/readers/ddl-dialects.js';
 
 const text = (path: string): Promise<string> => readFile(new URL(`../${path}`, import.meta.url), 'utf8');
 

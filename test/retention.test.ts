@@ -6,15 +6,15 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Manifest } from '../src/output/manifest.js';
-import { applyPrune, planPrune, type PipelineState } from '../src/output/retention.js';
+import type { Manifest } from '../src/output/catalog/manifest.js';
+import { applyPrune, planPrune, type PipelineState } from '../src/output/readers/retention.js';
 import {
   latestPublishedBefore,
   listStoredSnapshots,
   type StoredSnapshot,
-} from '../src/output/stored-snapshots.js';
+} from '../src/output/catalog/stored-snapshots.js';
 import { openStorage } from '../src/output/storage/open-storage.js';
-import { readLatest } from '../src/output/upload-snapshot.js';
+import { readLatest } from '../src/output/catalog/upload-snapshot.js';
 import { outputPorts } from '../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../src/types.js';
 import { syntheticFactRow } from './helpers/synthetic-rows.js';

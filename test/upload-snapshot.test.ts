@@ -4,10 +4,10 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Manifest } from '../src/output/manifest.js';
+import type { Manifest } from '../src/output/catalog/manifest.js';
 import { openStorage } from '../src/output/storage/open-storage.js';
 import type { Storage } from '../src/output/storage/storage.js';
-import { LATEST_KEY, readLatest, uploadSnapshot } from '../src/output/upload-snapshot.js';
+import { LATEST_KEY, readLatest, uploadSnapshot } from '../src/output/catalog/upload-snapshot.js';
 import { S3RVER_CREDENTIALS, startFaultProxy, startS3, type TestS3 } from './helpers/s3.js';
 
 let s3: TestS3;

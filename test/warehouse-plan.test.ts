@@ -1,6 +1,6 @@
 /** How `load` decides per dataset: changes (MERGE or per company) on an unbroken chain, else full and why. */
 import { describe, expect, it } from 'vitest';
-import type { Manifest } from '../src/output/manifest.js';
+import type { Manifest } from '../src/output/catalog/manifest.js';
 import type { LedgerRow } from '../src/warehouse/ledger.js';
 import { planSnapshot, type PlanInput } from '../src/warehouse/plan.js';
 import { columnsSignature } from '../src/warehouse/table-columns.js';

@@ -2,10 +2,9 @@
  * What the job processors need from the client and the output, as small interfaces. The worker
  * runner adapts the real modules (src/api, src/output) to them; tests can pass the real ones too.
  */
-import type { CarryOverRequest, CarryOverResult } from '../output/carry-over.js';
-import type { Manifest } from '../output/manifest.js';
-import type { SegmentOutcome, SegmentRequest } from '../output/early-segments.js';
-import type { WrittenPrefix } from '../output/part-writer.js';
+import type { CarryOverRequest, CarryOverResult, SegmentOutcome, SegmentRequest } from '../output/index.js';
+import type { Manifest } from '../output/catalog/index.js';
+import type { WrittenPrefix } from '../output/staging/index.js';
 import type { Company } from './universe.js';
 import type { DatasetName, OutputFormat, PartPointer, RateLimitState, StagedPart } from '../types.js';
 

@@ -5,7 +5,7 @@
  */
 import { coerceError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { memberCut } from '../output/row-cuts.js';
+import { memberCut } from '../output/staging/index.js';
 import type { DatasetName } from '../types.js';
 import type { EarlyConversion } from './job-processors.js';
 import type { ConvertSegmentPayload } from './job-payloads.js';

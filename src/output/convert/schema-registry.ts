@@ -9,11 +9,11 @@
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { InputError } from '../errors.js';
-import type { DatasetName } from '../types.js';
-import { Kind } from './field-kinds.js';
-import { writeFileAtomic } from './fs-util.js';
-import { schemaRegistryPath } from './paths.js';
+import { InputError } from '../../errors.js';
+import type { DatasetName } from '../../types.js';
+import { Kind } from '../staging/index.js';
+import { writeFileAtomic } from '../storage/index.js';
+import { schemaRegistryPath } from '../catalog/index.js';
 import {
   baseSchema,
   fieldColumns,
@@ -23,7 +23,7 @@ import {
   type ColumnDef,
   type ColumnType,
   type DatasetSchema,
-} from '../datasets/index.js';
+} from '../../datasets/index.js';
 
 export interface SchemaRegistryFile {
   dataset: DatasetName;

@@ -10,9 +10,9 @@
  * fast path). `tolerant` (used only when strict failed) sets such values to null and keeps the
  * original in `_extra` under the field's name, so nothing is ever dropped.
  */
-import { Kind } from './field-kinds.js';
+import { Kind } from '../staging/index.js';
 import { sqlIdent, sqlString } from './duckdb.js';
-import type { ColumnDef, ColumnType, DatasetSchema } from '../datasets/index.js';
+import type { ColumnDef, ColumnType, DatasetSchema } from '../../datasets/index.js';
 
 export type ConvertMode = 'strict' | 'tolerant';
 

@@ -4,7 +4,7 @@
  * a file is split across several. Sizes are predicted from the staged bytes and the ratio of
  * output bytes to staged bytes measured on the files already written (adaptive, deterministic).
  */
-import type { SegmentFile } from './row-cuts.js';
+import type { SegmentFile } from '../staging/index.js';
 
 export interface PlannedPart {
   /** Absolute path of the staged file. */

@@ -7,11 +7,10 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { OutputError } from '../errors.js';
+import { OutputError } from '../../errors.js';
 import type { Manifest } from './manifest.js';
 import { fieldsSidecarPath, MANIFEST_FILE, SNAPSHOTS_DIR, SUCCESS_FILE } from './paths.js';
-import { isAbsent, retryRead, type ReadRetryOptions } from './storage/read-retry.js';
-import { joinKey, type Storage } from './storage/storage.js';
+import { isAbsent, retryRead, type ReadRetryOptions, joinKey, type Storage } from '../storage/index.js';
 
 /** Key of the pointer naming the newest published snapshot, under the root. */
 export const LATEST_KEY = 'latest';

@@ -10,9 +10,9 @@
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
-import { coerceError, InputError, OutputError, StorageError } from '../errors.js';
-import { silentLogger, type Logger } from '../log.js';
-import { packagePath } from '../package-root.js';
+import { coerceError, InputError, OutputError, StorageError } from '../../errors.js';
+import { silentLogger, type Logger } from '../../log.js';
+import { packagePath } from '../../package-root.js';
 import {
   DATASETS,
   OUTPUT_FORMATS,
@@ -22,14 +22,25 @@ import {
   type OutputFormat,
   type PartPointer,
   type PartStatus,
-} from '../types.js';
+} from '../../types.js';
 import { writeChanges } from './changes.js';
-import { writeDatasetFiles } from './dataset-writer.js';
-import { listSegments, type SegmentFile } from './early-segments.js';
-import { DEFAULT_ROW_GROUP_ROWS } from './row-cuts.js';
-import { openDuck, type DuckDbOptions, type DuckSession } from './duckdb.js';
-import { mergeFieldKinds } from './field-kinds.js';
-import { fsyncDir, writeFileAtomic } from './fs-util.js';
+import {
+  writeDatasetFiles,
+  listSegments,
+  type SegmentFile,
+  openDuck,
+  type DuckDbOptions,
+  type DuckSession,
+  resolveSchema,
+} from '../convert/index.js';
+import {
+  DEFAULT_ROW_GROUP_ROWS,
+  mergeFieldKinds,
+  kindsToNames,
+  checkStagedPart,
+  type CheckedPart,
+} from '../staging/index.js';
+import { fsyncDir, writeFileAtomic, LocalStorage, isAbsent, retryRead } from '../storage/index.js';
 import {
   isPublished,
   MANIFEST_VERSION,
@@ -40,8 +51,6 @@ import {
   type ManifestFile,
   type ManifestPart,
   type QuotaWaitSummary,
-} from './manifest.js';
-import {
   assertDataset,
   assertSnapshotDate,
   assertSnapshotId,
@@ -54,13 +63,8 @@ import {
   stagingSnapshotDir,
   successPath,
   toPosix,
-} from './paths.js';
-import { resolveSchema } from './schema-registry.js';
-import type { DatasetSchema } from '../datasets/index.js';
-import { kindsToNames } from './field-kinds.js';
-import { checkStagedPart, type CheckedPart } from './staged-parts.js';
-import { LocalStorage } from './storage/local-storage.js';
-import { isAbsent, retryRead } from './storage/read-retry.js';
+} from '../catalog/index.js';
+import type { DatasetSchema } from '../../datasets/index.js';
 
 /** What the export spent and went through; every field optional (unknown ones are recorded as null). */
 export interface SnapshotStats {

@@ -12,12 +12,12 @@
  * - spark: partitioned tables over the output root (Spark SQL / Databricks).
  */
 import { resolve } from 'node:path';
-import { InputError } from '../errors.js';
-import { type DatasetName, type OutputFormat } from '../types.js';
-import { CHANGE_KEY } from './changes.js';
-import { sqlString } from './duckdb.js';
-import { readManifest, type Manifest, type ManifestDataset } from './manifest.js';
-import type { ColumnType } from '../datasets/index.js';
+import { InputError } from '../../errors.js';
+import { type DatasetName, type OutputFormat } from '../../types.js';
+import { CHANGE_KEY } from '../publish/index.js';
+import { sqlString } from '../convert/index.js';
+import { readManifest, type Manifest, type ManifestDataset } from '../catalog/index.js';
+import type { ColumnType } from '../../datasets/index.js';
 import { DDL_DIALECTS, type DdlDialect } from './ddl-dialects.js';
 
 export { DDL_DIALECTS, type DdlDialect };

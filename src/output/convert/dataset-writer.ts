@@ -6,18 +6,18 @@
  */
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from '../log.js';
-import { coerceError, OutputError } from '../errors.js';
-import type { DatasetName, OutputFormat } from '../types.js';
+import type { Logger } from '../../log.js';
+import { coerceError, OutputError } from '../../errors.js';
+import type { DatasetName, OutputFormat } from '../../types.js';
 import { maxLineBytesFor, ndjsonSelect, type ConvertSource } from './convert-sql.js';
 import { convertFile } from './convert-file.js';
 import { sqlString, type DuckSession } from './duckdb.js';
 import { nextSlice, type Cursor, type PlannedPart } from './file-plan.js';
-import { concatFiles, fsyncFile, hashFile } from './fs-util.js';
-import { dataFileName } from './paths.js';
+import { concatFiles, fsyncFile, hashFile } from '../storage/index.js';
+import { dataFileName } from '../catalog/index.js';
 import { conversionSignature } from './early-segments.js';
-import { joinedMembers, usableSegments } from './row-cuts.js';
-import { hasPeriodEnd, type DatasetSchema } from '../datasets/index.js';
+import { joinedMembers, usableSegments } from '../staging/index.js';
+import { hasPeriodEnd, type DatasetSchema } from '../../datasets/index.js';
 
 export interface DatasetWriteOptions {
   dataset: DatasetName;

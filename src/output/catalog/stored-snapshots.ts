@@ -8,11 +8,16 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
-import { coerceError, InputError } from '../errors.js';
+import { coerceError, InputError } from '../../errors.js';
 import { parseManifest, type Manifest } from './manifest.js';
 import { MANIFEST_FILE, SNAPSHOTS_DIR, STAGING_DIR, SUCCESS_FILE } from './paths.js';
-import { retryRead, type ReadRetryOptions } from './storage/read-retry.js';
-import { joinKey, type Storage, type StoredObject } from './storage/storage.js';
+import {
+  retryRead,
+  type ReadRetryOptions,
+  joinKey,
+  type Storage,
+  type StoredObject,
+} from '../storage/index.js';
 import { LATEST_KEY, readLatest } from './upload-snapshot.js';
 
 /** Objects moved at once when downloading a snapshot. */

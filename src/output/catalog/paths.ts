@@ -8,8 +8,8 @@
  *   <root>/_schemas/<dataset>.json                                     schema registry
  */
 import { join } from 'node:path';
-import { InputError } from '../errors.js';
-import { isDatasetName, type DatasetName, type OutputFormat } from '../types.js';
+import { InputError } from '../../errors.js';
+import { isDatasetName, type DatasetName, type OutputFormat } from '../../types.js';
 
 /** Safe in a path, a Hive partition value and a SQL literal without escaping. */
 const SNAPSHOT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

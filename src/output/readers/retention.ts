@@ -17,11 +17,15 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { InputError, StorageError } from '../errors.js';
-import { SNAPSHOTS_DIR, STAGING_DIR, SUCCESS_FILE } from './paths.js';
-import type { ReadRetryOptions } from './storage/read-retry.js';
-import type { Storage, StoredObject } from './storage/storage.js';
-import { listStoredSnapshots, type StoredSnapshot } from './stored-snapshots.js';
+import { InputError, StorageError } from '../../errors.js';
+import {
+  SNAPSHOTS_DIR,
+  STAGING_DIR,
+  SUCCESS_FILE,
+  listStoredSnapshots,
+  type StoredSnapshot,
+} from '../catalog/index.js';
+import type { ReadRetryOptions, Storage, StoredObject } from '../storage/index.js';
 
 /** What the pipeline knows of a snapshot that is not published. */
 export type PipelineState =

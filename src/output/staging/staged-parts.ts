@@ -4,13 +4,12 @@
  */
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
-import { OutputError, StorageError } from '../errors.js';
-import type { PartPointer } from '../types.js';
+import { OutputError, StorageError } from '../../errors.js';
+import type { PartPointer } from '../../types.js';
 import type { FieldKinds } from './field-kinds.js';
-import { hashFile } from './fs-util.js';
-import { fieldsSidecarPath } from './paths.js';
+import { hashFile, isAbsent, retryRead, type ReadRetryOptions } from '../storage/index.js';
+import { fieldsSidecarPath } from '../catalog/index.js';
 import { readFieldsSidecar, scanFieldKinds, type MemberStart } from './sidecar.js';
-import { isAbsent, retryRead, type ReadRetryOptions } from './storage/read-retry.js';
 
 export interface CheckedPart {
   pointer: PartPointer;

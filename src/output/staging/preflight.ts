@@ -6,9 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { localFault } from './part-writer.js';
-import { checkStorage } from './storage/check-storage.js';
-import type { S3Settings } from './storage/s3-storage.js';
-import { isS3Root } from './storage/s3-url.js';
+import { checkStorage, type S3Settings, isS3Root } from '../storage/index.js';
 
 /** Either preflight, by the root's kind: a bucket gets checkStorage (bucket, credentials, endpoint). */
 export async function checkAnyOutputRoot(root: string, s3: S3Settings): Promise<void> {

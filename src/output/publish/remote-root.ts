@@ -10,12 +10,11 @@ import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
-import { coerceError, OutputError } from '../errors.js';
-import type { DatasetName } from '../types.js';
+import { coerceError, OutputError } from '../../errors.js';
+import type { DatasetName } from '../../types.js';
 import { CHANGE_SOURCES } from './changes.js';
-import type { Manifest } from './manifest.js';
-import { createPartWriter, type PartWriter, type PartWriterOptions, type StagedPart } from './part-writer.js';
 import {
+  type Manifest,
   fieldsSidecarPath,
   MANIFEST_FILE,
   SCHEMAS_DIR,
@@ -23,12 +22,17 @@ import {
   STAGING_DIR,
   SUCCESS_FILE,
   toPosix,
-} from './paths.js';
+  readStoredManifest,
+  uploadSnapshot,
+} from '../catalog/index.js';
+import {
+  createPartWriter,
+  type PartWriter,
+  type PartWriterOptions,
+  type StagedPart,
+} from '../staging/index.js';
 import type { PublishOptions } from './publish.js';
-import { isAbsent, retryRead, type ReadRetryOptions } from './storage/read-retry.js';
-import { joinKey, type Storage } from './storage/storage.js';
-import { readStoredManifest } from './stored-snapshots.js';
-import { uploadSnapshot } from './upload-snapshot.js';
+import { isAbsent, retryRead, type ReadRetryOptions, joinKey, type Storage } from '../storage/index.js';
 
 /** Objects moved at once when downloading staged parts or deleting staging. */
 const CONCURRENCY = 4;

@@ -4,11 +4,11 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { InputError } from '../errors.js';
-import type { DatasetName, OutputFormat, PartStatus } from '../types.js';
+import { InputError } from '../../errors.js';
+import type { DatasetName, OutputFormat, PartStatus } from '../../types.js';
 import { assertSnapshotId, manifestPath, SNAPSHOTS_DIR, successPath } from './paths.js';
-import { isAbsent, retryRead } from './storage/read-retry.js';
-import type { ColumnDef } from '../datasets/index.js';
+import { isAbsent, retryRead } from '../storage/index.js';
+import type { ColumnDef } from '../../datasets/index.js';
 
 export const MANIFEST_VERSION = 1;
 

@@ -3,7 +3,7 @@
  * Node 24 it also ends lines at U+2028 / U+2029, which JSON.stringify leaves raw inside strings,
  * and it always ends them at a bare CR, which JSON allows as whitespace.
  */
-import { OutputError } from '../errors.js';
+import { OutputError } from '../../errors.js';
 
 const NEWLINE = 0x0a;
 

@@ -5,9 +5,9 @@
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
-import { coerceError, OutputError } from '../errors.js';
+import { coerceError, OutputError } from '../../errors.js';
 import { FieldTracker, kindsToNames, namesToKinds, type FieldKinds } from './field-kinds.js';
-import { writeFileAtomic } from './fs-util.js';
+import { writeFileAtomic } from '../storage/index.js';
 import { ndjsonLines } from './ndjson-lines.js';
 
 export interface FieldsSidecar {

@@ -14,17 +14,21 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { baseSchema } from '../datasets/index.js';
-import { coerceError } from '../errors.js';
-import type { DatasetName } from '../types.js';
+import { baseSchema } from '../../datasets/index.js';
+import { coerceError } from '../../errors.js';
+import type { DatasetName } from '../../types.js';
 import { convertSelect, maxLineBytesFor, type ConvertInput, type ConvertSource } from './convert-sql.js';
 import { openDuck, sqlString, type DuckDbOptions } from './duckdb.js';
-import { mergeFieldKinds, type FieldKinds } from './field-kinds.js';
-import { copyRanges, writeFileAtomic } from './fs-util.js';
-import { fieldsSidecarPath } from './paths.js';
+import {
+  mergeFieldKinds,
+  type FieldKinds,
+  readFieldsSidecar,
+  DEFAULT_ROW_GROUP_ROWS,
+  type SegmentFile,
+} from '../staging/index.js';
+import { copyRanges, writeFileAtomic } from '../storage/index.js';
+import { fieldsSidecarPath } from '../catalog/index.js';
 import { extraFieldNames } from './schema-registry.js';
-import { readFieldsSidecar } from './sidecar.js';
-import { DEFAULT_ROW_GROUP_ROWS, type SegmentFile } from './row-cuts.js';
 
 export type { SegmentFile };
 

@@ -10,13 +10,19 @@ import { dirname, join } from 'node:path';
 import { Transform, type TransformOptions } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, type Gzip, type ZlibOptions } from 'node:zlib';
-import { coerceError, InputError, OutputError } from '../errors.js';
-import type { DatasetName, StagedPart } from '../types.js';
+import { coerceError, InputError, OutputError } from '../../errors.js';
+import type { DatasetName, StagedPart } from '../../types.js';
 import { FieldTracker } from './field-kinds.js';
-import { fsyncDir, fsyncFile } from './fs-util.js';
+import { fsyncDir, fsyncFile } from '../storage/index.js';
 import { lineageSuffix, rowToJson, withSuffix } from './json-line.js';
-import { assertDataset, assertSnapshotId, fieldsSidecarPath, stagedPartRelPath, toPosix } from './paths.js';
-import { RESERVED_NAMES } from '../datasets/index.js';
+import {
+  assertDataset,
+  assertSnapshotId,
+  fieldsSidecarPath,
+  stagedPartRelPath,
+  toPosix,
+} from '../catalog/index.js';
+import { RESERVED_NAMES } from '../../datasets/index.js';
 import { writeFieldsSidecar } from './sidecar.js';
 
 export interface Lineage {

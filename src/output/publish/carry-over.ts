@@ -8,12 +8,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StorageError } from '../errors.js';
-import { hashFile } from './fs-util.js';
-import { fieldsSidecarPath, toPosix } from './paths.js';
-import { LocalStorage } from './storage/local-storage.js';
-import { isAbsent, retryRead } from './storage/read-retry.js';
-import type { Storage } from './storage/storage.js';
+import { StorageError } from '../../errors.js';
+import { hashFile, LocalStorage, isAbsent, retryRead, type Storage } from '../storage/index.js';
+import { fieldsSidecarPath, toPosix } from '../catalog/index.js';
 
 export interface CarryOverRequest {
   /** Archive key of the earlier part (manifest part `archive`). */

@@ -7,11 +7,18 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { coerceError } from '../errors.js';
-import type { DatasetName } from '../types.js';
-import { openDuck, sqlIdent, sqlString, type DuckDbOptions, type DuckSession } from './duckdb.js';
-import { EXACT_DECIMAL_MACROS, valueMismatchCondition } from './exact-decimal-sql.js';
-import { hashFile } from './fs-util.js';
+import { coerceError } from '../../errors.js';
+import type { DatasetName } from '../../types.js';
+import {
+  openDuck,
+  sqlIdent,
+  sqlString,
+  type DuckDbOptions,
+  type DuckSession,
+  EXACT_DECIMAL_MACROS,
+  valueMismatchCondition,
+} from '../convert/index.js';
+import { hashFile, isAbsent, retryRead, type ReadRetryOptions } from '../storage/index.js';
 import {
   CHANGE_KINDS,
   isPublished,
@@ -20,10 +27,9 @@ import {
   type Manifest,
   type ManifestDataset,
   type ManifestFile,
-} from './manifest.js';
-import { successPath } from './paths.js';
-import { isAbsent, retryRead, type ReadRetryOptions } from './storage/read-retry.js';
-import type { ColumnType } from '../datasets/index.js';
+  successPath,
+} from '../catalog/index.js';
+import type { ColumnType } from '../../datasets/index.js';
 
 export interface VerifyOptions {
   /** Check value_num = value_scaled_int × 10^scale on every row. @defaultValue true */

@@ -9,9 +9,9 @@
  */
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { DatasetName } from '../types.js';
-import { sqlIdent, sqlPathList, sqlString, type DuckSession } from './duckdb.js';
-import { fsyncDir, hashFile } from './fs-util.js';
+import type { DatasetName } from '../../types.js';
+import { sqlIdent, sqlPathList, sqlString, type DuckSession } from '../convert/index.js';
+import { fsyncDir, hashFile } from '../storage/index.js';
 import {
   CHANGE_KINDS,
   type ChangeKind,
@@ -19,8 +19,8 @@ import {
   type Manifest,
   type ManifestChanges,
   type ManifestFile,
-} from './manifest.js';
-import { toPosix } from './paths.js';
+  toPosix,
+} from '../catalog/index.js';
 
 export const CHANGES_DIR = 'changes';
 /** The facts datasets compared; they share one schema, so one `changes` table holds them all. */

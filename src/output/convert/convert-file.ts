@@ -6,16 +6,15 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Logger } from '../log.js';
-import { coerceError, OutputError } from '../errors.js';
-import type { DatasetName } from '../types.js';
+import type { Logger } from '../../log.js';
+import { coerceError, OutputError } from '../../errors.js';
+import type { DatasetName } from '../../types.js';
 import type { ConvertInput, ConvertMode, ConvertSource } from './convert-sql.js';
 import type { DuckSession } from './duckdb.js';
 import { copyStatement } from './early-segments.js';
-import { memberCut, rowRanges, SKIP_COST } from './row-cuts.js';
-import { copyRanges } from './fs-util.js';
+import { memberCut, rowRanges, SKIP_COST, type MemberStart } from '../staging/index.js';
+import { copyRanges } from '../storage/index.js';
 import { concatParquet } from './parquet-concat.js';
-import type { MemberStart } from './sidecar.js';
 
 export interface ConvertFileOptions {
   /** Schema, kinds and extra fields of the dataset (the mode is chosen here). */

@@ -9,8 +9,8 @@
  * schema, the key/value metadata, the writer. Anything else is refused, naming the file.
  */
 import { open, stat } from 'node:fs/promises';
-import { OutputError } from '../errors.js';
-import { appendRanges } from './fs-util.js';
+import { OutputError } from '../../errors.js';
+import { appendRanges } from '../storage/index.js';
 import {
   decodeStruct,
   encodeStruct,
