@@ -2,11 +2,22 @@
  * What the job processors need from the client and the output, as small interfaces. The worker
  * runner adapts the real modules (src/api, src/output) to them; tests can pass the real ones too.
  */
-import type { CarryOverRequest, CarryOverResult, SegmentOutcome, SegmentRequest } from '../output/index.js';
+// The shapes exchanged with output are stated in src/types.ts; only the published manifest's format
+// is output's own, read through its DuckDB-free catalog face.
 import type { Manifest } from '../output/catalog/index.js';
-import type { WrittenPrefix } from '../output/staging/index.js';
 import type { Company } from './universe.js';
-import type { DatasetName, OutputFormat, PartPointer, RateLimitState, StagedPart } from '../types.js';
+import type {
+  CarryOverRequest,
+  CarryOverResult,
+  DatasetName,
+  OutputFormat,
+  PartPointer,
+  RateLimitState,
+  SegmentOutcome,
+  SegmentRequest,
+  StagedPart,
+  WrittenPrefix,
+} from '../types.js';
 
 /** The rows of one response, streamed: memory stays flat whatever the company's size. */
 export interface PartResponse {

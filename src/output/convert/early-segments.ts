@@ -16,12 +16,11 @@ import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { baseSchema } from '../../datasets/index.js';
 import { coerceError } from '../../errors.js';
-import type { DatasetName } from '../../types.js';
+import type { DatasetName, SegmentOutcome, SegmentRequest } from '../../types.js';
 import { convertSelect, maxLineBytesFor, type ConvertInput, type ConvertSource } from './convert-sql.js';
 import { openDuck, sqlString, type DuckDbOptions } from './duckdb.js';
 import {
   mergeFieldKinds,
-  type FieldKinds,
   readFieldsSidecar,
   DEFAULT_ROW_GROUP_ROWS,
   type SegmentFile,
@@ -30,27 +29,7 @@ import { copyRanges, writeFileAtomic } from '../storage/index.js';
 import { fieldsSidecarPath } from '../catalog/index.js';
 import { extraFieldNames } from './schema-registry.js';
 
-export type { SegmentFile };
-
-/** What a converter needs to convert rows [skip, skip + take) of a part being staged. */
-export interface SegmentRequest {
-  root: string;
-  snapshotId: string;
-  dataset: DatasetName;
-  /** The staged file as it is being written (its temporary name), and its final name. */
-  file: string;
-  finalFile: string;
-  /** The staging attempt (PartWriter stagingId): a segment is used only for the file it was cut from. */
-  stagingId: string;
-  skip: number;
-  take: number;
-  /** The bytes holding the rows: [offset, end) of `file`, whose first row is `row`, `rows` rows in all. */
-  cut: { offset: number; end: number; row: number; rows: number };
-  /** Field kinds of the rows staged so far. */
-  fields: FieldKinds;
-  /** Longest line so far, UTF-16 units. */
-  maxLineChars: number;
-}
+export type { SegmentFile, SegmentOutcome, SegmentRequest };
 
 /** How segments are converted: as publishing converts (publish.ts PublishOptions). */
 export interface SegmentSettings {
@@ -61,9 +40,6 @@ export interface SegmentSettings {
   /** DuckDB options of the session (threads is always 1). */
   duckdb?: DuckDbOptions;
 }
-
-export type SegmentOutcome =
-  { status: 'converted'; path: string; ms: number } | { status: 'skipped'; reason: string };
 
 interface SegmentMeta {
   format: 1;

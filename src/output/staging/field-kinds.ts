@@ -3,6 +3,10 @@
  * few nanoseconds per field), so publishing knows every field name and how to read and type it
  * without another pass over the staged rows.
  */
+import type { FieldKinds } from '../../types.js';
+
+/** Stated once in src/types.ts (the pipeline's ports use it too). */
+export type { FieldKinds };
 
 /** Bit flags; a field's kinds are the OR over every row. */
 export const Kind = {
@@ -57,12 +61,6 @@ export function kindOf(v: unknown): number {
     return Kind.STRING_ARRAY;
   }
   return 0; // undefined, functions, symbols: JSON.stringify leaves them out
-}
-
-/** The field list of a part: names in order of first appearance with their kinds. */
-export interface FieldKinds {
-  names: string[];
-  kinds: number[];
 }
 
 /**

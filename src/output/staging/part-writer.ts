@@ -11,7 +11,7 @@ import { Transform, type TransformOptions } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, type Gzip, type ZlibOptions } from 'node:zlib';
 import { coerceError, InputError, OutputError } from '../../errors.js';
-import type { DatasetName, StagedPart } from '../../types.js';
+import type { DatasetName, StagedPart, WrittenPrefix } from '../../types.js';
 import { FieldTracker } from './field-kinds.js';
 import { fsyncDir, fsyncFile } from '../storage/index.js';
 import { lineageSuffix, rowToJson, withSuffix } from './json-line.js';
@@ -57,7 +57,7 @@ export interface PartWriterOptions {
   memberBytes?: number;
 }
 
-export type { StagedPart };
+export type { StagedPart, WrittenPrefix };
 
 export interface PartWriter {
   /**
@@ -79,22 +79,6 @@ export interface PartWriter {
    * may convert while the rest is staged (early-segments.ts). Undefined before the first member ends.
    */
   written(): WrittenPrefix | undefined;
-}
-
-/** Complete gzip members on disk at the start of a staged file being written. */
-export interface WrittenPrefix {
-  /** The file being written (its temporary name) and its final name, both absolute. */
-  file: string;
-  finalFile: string;
-  stagingId: string;
-  /** Rows and bytes of the complete members. */
-  rows: number;
-  bytes: number;
-  /** Start (row, byte offset) of each member after the first, up to the first incomplete one at (rows, bytes). */
-  members: { row: number; offset: number }[];
-  /** Field kinds of every row written so far (the prefix's and more). */
-  fields: ReturnType<FieldTracker['snapshot']>;
-  maxLineChars: number;
 }
 
 export function createPartWriter(opts: PartWriterOptions): PartWriter {
