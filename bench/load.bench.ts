@@ -27,7 +27,7 @@ import {
 import type { PartPointer } from '../src/types.js';
 import { loadSnapshots, openWarehouse } from '../src/warehouse/index.js';
 import { syntheticFactRow } from '../test/helpers/synthetic-rows.js';
-import type { BenchResult } from './types.js';
+import type { BenchResult } from './support/types.js';
 
 const PARTS = 8;
 

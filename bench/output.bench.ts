@@ -28,8 +28,8 @@ import {
 import { FACT_COLUMNS } from '../src/datasets/index.js';
 import { syntheticFactRow } from '../test/helpers/synthetic-rows.js';
 import type { PartPointer } from '../src/types.js';
-import { runBenchChild } from './child-process.js';
-import type { BenchResult } from './types.js';
+import { runBenchChild } from './support/child-process.js';
+import type { BenchResult } from './support/types.js';
 
 const CHILD_FLAG = '--output-bench-child';
 const MARK = 'OUTPUT_BENCH_RESULT ';

@@ -55,7 +55,7 @@ export interface PartWriter {
   written?(): WrittenPrefix | undefined;
 }
 
-/** Converts a segment of a part being staged (output/early-segments.ts), in a control worker. */
+/** Converts a segment of a part being staged (output/convert/early-segments.ts), in a control worker. */
 export type SegmentConverter = (req: SegmentRequest) => Promise<SegmentOutcome>;
 
 export interface PartWriterRequest {
@@ -98,7 +98,7 @@ export interface PublishRequest {
 export interface ReusePorts {
   /** The manifest of a published snapshot under `root` (cached); rejects when it is not there. */
   previousManifest(root: string, snapshotId: string): Promise<Manifest>;
-  /** Copies an archived part to this snapshot's staging and checks it (output/carry-over.ts). */
+  /** Copies an archived part to this snapshot's staging and checks it (output/publish/carry-over.ts). */
   carryOver(root: string, req: CarryOverRequest): Promise<CarryOverResult>;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Cuts a part being staged into segments of whole row groups and queues each once the gzip members
- * holding it are on disk (output/early-segments.ts). Polled by the export-part job as rows arrive;
+ * holding it are on disk (output/convert/early-segments.ts). Polled by the export-part job as rows arrive;
  * enqueue failures are logged, never fail the part (publishing converts what no segment holds).
  */
 import { coerceError } from '../errors.js';
