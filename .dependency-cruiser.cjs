@@ -87,6 +87,15 @@ module.exports = {
       to: { path: '^src/output/', pathNot: OUTPUT_FACES },
     },
     {
+      name: 'output-light-faces-load-no-duckdb',
+      comment:
+        'The storage/, catalog/ and staging/ faces and the dialect list are public because loading them ' +
+        'loads no DuckDB (~30 MB of native code): nothing they import may reach it.',
+      severity: 'error',
+      from: { path: OUTPUT_FACES.slice(1) },
+      to: { path: 'node_modules/@duckdb/', reachable: true },
+    },
+    {
       name: 'output-subfolders-through-their-index',
       comment: "Inside src/output, a sub-folder reaches another only through that one's index.ts.",
       severity: 'error',

@@ -85,6 +85,26 @@ describe('dependency floors', () => {
     ]);
   });
 
+  it('fires when a DuckDB-free face of output reaches DuckDB', async () => {
+    const dir = await tree({
+      'node_modules/@duckdb/node-api/package.json': JSON.stringify({
+        name: '@duckdb/node-api',
+        main: 'index.js',
+      }),
+      'node_modules/@duckdb/node-api/index.js': 'exports.DuckDBInstance = class {};\n',
+      'src/output/convert/index.ts': "export { d } from './duckdb.js';\n",
+      'src/output/convert/duckdb.ts':
+        "import { DuckDBInstance } from '@duckdb/node-api';\nexport const d = DuckDBInstance;\n",
+      'src/output/catalog/index.ts': "export { p } from './paths.js';\n",
+      'src/output/catalog/paths.ts': "import { d } from '../convert/index.js';\nexport const p = d;\n",
+    });
+    const r = await checkDependencies(['src'], { cwd: dir, configFile: config });
+    expect(r.violations.map((v) => `${v.rule}: ${v.from} → ${v.to}`).sort()).toEqual([
+      'output-light-faces-load-no-duckdb: src/output/catalog/index.ts → node_modules/@duckdb/node-api/index.js',
+      'output-subfolders-point-down: src/output/catalog/paths.ts → src/output/convert/index.ts',
+    ]);
+  });
+
   it('finds a cycle between folders that no file cycle shows', async () => {
     const dir = await tree({
       'src/output/a.ts': "import { d } from '../config/d.js';\nexport const a = d;\n",
