@@ -1,7 +1,6 @@
 /**
- * The output's storage port: a local directory or an S3-compatible bucket behind one interface,
- * reads that keep "absent" apart from "could not read", and the durable local file operations
- * (fsync, atomic write, sha256) the rest is built on. Public outside src/output: loads no DuckDB.
+ * The output's storage port (a local directory or an S3-compatible bucket), reads that keep "absent"
+ * apart from "could not read", and durable local file operations. Public outside src/output: no DuckDB.
  */
 export { checkStorage } from './check-storage.js';
 export {
