@@ -32,10 +32,10 @@ import { openExporter } from '../src/pipeline/exporter.js';
 import { followSnapshot } from '../src/pipeline/follow.js';
 import { runSnapshot } from '../src/pipeline/run-snapshot.js';
 import { parseCompany } from '../src/pipeline/universe.js';
-import { benchConfig } from './bench-config.js';
-import { parseCurlOutput } from './curl-output.js';
-import { median } from './stats.js';
-import type { BenchResult } from './types.js';
+import { benchConfig } from './support/bench-config.js';
+import { parseCurlOutput } from './support/curl-output.js';
+import { median } from './support/stats.js';
+import type { BenchResult } from './support/types.js';
 // @ts-expect-error: a plain ES module of bin/ (no types).
 import { staleReason as staleReasonUntyped } from '../bin/entry-point.mjs';
 
