@@ -8,25 +8,35 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { coerceError } from '../src/errors.js';
 import {
-  CONVERT_SEGMENT_JOB,
-  parseConvertSegmentPayload,
-  type ConvertSegmentPayload,
-} from '../src/pipeline/job-payloads.js';
-import type { ConvertSegmentDeps, ConvertSegmentProcessor } from '../src/pipeline/job-processors.js';
-import type { SegmentOutcome, SegmentRequest } from '../src/pipeline/ports.js';
-
-export {
-  CONVERT_SEGMENT_JOB,
-  parseConvertSegmentPayload,
-  type ConvertSegmentPayload,
+  CONVERT_SEGMENT,
+  defineJob,
   type ConvertSegmentDeps,
-};
+  type ConvertSegmentPayload,
+  type ConvertSegmentProcessor,
+  type SegmentOutcome,
+  type SegmentRequest,
+} from '../src/pipeline/index.js';
+
+export type { ConvertSegmentPayload, ConvertSegmentDeps };
+
+/** Runs in the control worker; without a converter (no local staging) every segment is skipped. */
+export const convertSegmentJob = defineJob({
+  type: CONVERT_SEGMENT,
+  deps: (env): ConvertSegmentDeps => ({
+    convert:
+      env.ports.convertSegment ??
+      (() => Promise.resolve({ status: 'skipped', reason: 'no segment converter' })),
+    store: env.ctx.store,
+    logger: env.logger,
+  }),
+  create: createConvertSegmentProcessor,
+});
 
 export function createConvertSegmentProcessor(deps: ConvertSegmentDeps): ConvertSegmentProcessor {
   return async function processConvertSegment(job: Job): Promise<SegmentOutcome> {
     let p: ConvertSegmentPayload;
     try {
-      p = parseConvertSegmentPayload(job.data);
+      p = CONVERT_SEGMENT.parse(job.data);
     } catch (err: unknown) {
       throw new UnrecoverableError(coerceError(err).message);
     }

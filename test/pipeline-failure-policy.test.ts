@@ -26,7 +26,7 @@ import {
   failureAction,
   renderFailurePolicy,
   retriedByPolicy,
-} from '../src/pipeline/failure-policy.js';
+} from '../src/pipeline/part/failure-policy.js';
 import { FAILURE_DOC, withPolicyTable } from '../scripts/render-failure-policy.js';
 
 const ctx = { operation: 'facts/full', status: 0, rateLimit: {} };

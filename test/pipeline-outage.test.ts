@@ -6,8 +6,8 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
-import { partJobId } from '../src/pipeline/ids.js';
-import { OutageGuard } from '../src/pipeline/outage.js';
+import { partJobId } from '../src/pipeline/queue/ids.js';
+import { OutageGuard } from '../src/pipeline/part/outage.js';
 import { TestClock } from './helpers/clock.js';
 import { startPipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
 

@@ -14,9 +14,9 @@ import {
   type Budget,
   type BudgetConfigInput,
 } from '../src/budget/index.js';
-import { concurrencyFor, limiterFor } from '../src/pipeline/worker-limits.js';
-import { withBudget } from '../src/pipeline/part-budget.js';
-import { SnapshotStore } from '../src/pipeline/snapshot-store.js';
+import { concurrencyFor, limiterFor } from '../src/pipeline/part/worker-limits.js';
+import { withBudget } from '../src/pipeline/part/part-budget.js';
+import { SnapshotStore } from '../src/pipeline/record/snapshot-store.js';
 import { TestClock } from './helpers/clock.js';
 import { postOperation, startTestEmulator, type TestEmulator } from './helpers/emulator.js';
 

@@ -5,8 +5,7 @@
  */
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError } from 'bullmq';
 import { coerceError, errorCode } from '../../src/errors.js';
-import { failureAction, retriedByPolicy } from '../../src/pipeline/failure-policy.js';
-import { putBack } from '../../src/pipeline/part-budget.js';
+import { failureAction, putBack, retriedByPolicy } from '../../src/pipeline/index.js';
 import { assertNever, type PartPointer } from '../../src/types.js';
 import { holdForOutage, recordEnded, type PartAttempt } from './attempt.js';
 

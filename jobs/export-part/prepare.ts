@@ -8,10 +8,13 @@ import { join } from 'node:path';
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import { coerceError } from '../../src/errors.js';
 import { datasetDefinition } from '../../src/datasets/index.js';
-import type { ExportPartPayload } from '../../src/pipeline/job-payloads.js';
-import type { ExportPartDeps } from '../../src/pipeline/job-processors.js';
-import type { ReusePorts } from '../../src/pipeline/ports.js';
-import { CHANGE_DATASET, decideReuse } from '../../src/pipeline/reuse-decision.js';
+import {
+  CHANGE_DATASET,
+  decideReuse,
+  type ExportPartDeps,
+  type ExportPartPayload,
+  type ReusePorts,
+} from '../../src/pipeline/index.js';
 import { stagedPartRelPath, toPosix } from '../../src/output/paths.js';
 import { isAbsent, retryRead } from '../../src/output/storage/read-retry.js';
 import { assertNever, type PartPointer } from '../../src/types.js';

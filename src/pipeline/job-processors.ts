@@ -1,18 +1,17 @@
 /**
- * What the worker runner hands the job processors of jobs/, and what it expects back. The
- * processors are written in jobs/ (one file per job type) and injected here by the composition
- * root (the program entry), so src/ never imports jobs/.
+ * What a job type's definition in jobs/ is, what the worker runner offers it (`JobEnv`) and what
+ * each processor needs and returns. The definitions are written in jobs/ (one file per job type)
+ * and injected by the composition root (the program entry), so src/ never imports jobs/.
  */
-import type { Job } from 'bullmq';
+import type { Job, JobsOptions } from 'bullmq';
 import type { Budget } from '../budget/index.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Clock, PartPointer } from '../types.js';
-import type { EnqueueOutcome } from './enqueue.js';
-import type { IncrementalPlan } from './incremental.js';
-import type { OutageGuard } from './outage.js';
-import type { RateLimiterLike } from './part-budget.js';
-import type { ConvertSegmentPayload } from './job-payloads.js';
+import type { EnqueueOutcome } from './queue/index.js';
+import type { IncrementalPlan } from './queue/index.js';
+import type { OutageGuard } from './part/index.js';
+import type { RateLimiterLike } from './part/index.js';
 import type {
   PartFetcher,
   PartWriterFactory,
@@ -20,8 +19,10 @@ import type {
   SegmentConverter,
   SegmentOutcome,
   SnapshotPublisher,
-} from './ports.js';
-import type { SnapshotSpec, SnapshotStore } from './snapshot-store.js';
+} from './part/index.js';
+import type { SnapshotSpec, SnapshotStore } from './record/index.js';
+import type { EarlyConversion, JobType } from './queue/index.js';
+import type { PipelineContext } from './context.js';
 
 export interface ExportPartDeps {
   fetcher: PartFetcher;
@@ -55,14 +56,6 @@ export interface ExportPartDeps {
    * @defaultValue none: parts are converted when the snapshot is published
    */
   earlyConversion?: EarlyConversion;
-}
-
-/** How a parts worker hands ranges of a part being staged to the control workers. */
-export interface EarlyConversion {
-  /** Rows per segment: whole row groups (early-segments.ts SEGMENT_ROW_GROUPS). */
-  segmentRows: number;
-  /** Queues one convert-segment job. */
-  enqueue(payload: ConvertSegmentPayload): Promise<void>;
 }
 
 export interface ConvertSegmentDeps {
@@ -127,11 +120,65 @@ export type NightlyTriggerProcessor = (
   job: Job,
 ) => Promise<{ snapshotId: string; outcome: EnqueueOutcome['kind'] }>;
 
-/** The processor factories of every job type: jobs/index.ts provides them, the entry injects them. */
-export interface JobProcessors {
-  exportPart(deps: ExportPartDeps): ExportPartProcessor;
-  publishSnapshot(deps: PublishSnapshotDeps): PublishSnapshotProcessor;
-  nightlyTrigger(deps: NightlyTriggerDeps): NightlyTriggerProcessor;
-  convertSegment(deps: ConvertSegmentDeps): ConvertSegmentProcessor;
-  loadSnapshot(deps: LoadSnapshotDeps): LoadSnapshotProcessor;
+/** The ports the worker runner offers every job definition (the exporter adapts src/api and src/output). */
+export interface JobPorts {
+  fetcher: PartFetcher;
+  createWriter: PartWriterFactory;
+  /** See ExportPartDeps.stagedBytes. */
+  stagedBytes?: (root: string, file: string) => Promise<number | null>;
+  /** See ExportPartDeps.reuse. @defaultValue none: every part is fetched */
+  reuse?: ReusePorts;
+  publish: SnapshotPublisher;
+  /** Converts segments of parts being staged. @defaultValue none: convert-segment jobs are skipped */
+  convertSegment?: SegmentConverter;
 }
+
+/** What the worker runner offers each job definition to build its processor's deps from. */
+export interface JobEnv {
+  ctx: PipelineContext;
+  ports: JobPorts;
+  budget: Budget;
+  clock: Clock;
+  /** @defaultValue none (nothing recorded) */
+  metrics?: Metrics;
+  /** The logger of the worker that runs the job (`worker: parts` or `control`). */
+  logger: Logger;
+  /** Aborted when the worker starts shutting down. */
+  closing: AbortSignal;
+  /** Marks the snapshot stopped and removes its parts that have not started. */
+  stopSnapshot(snapshotId: string, message: string, job: Job): Promise<void>;
+  /** Queues one job of `type` with the type's options, plus per-job ones (a jobId). */
+  add<P>(type: JobType<string, P>, payload: P, opts?: JobsOptions): Promise<void>;
+}
+
+/** One processor, whatever its job type: BullMQ passes the lock token and an abort signal. */
+export type JobProcessor = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
+
+/**
+ * Everything about one job type in one place (jobs/<type>.ts): its contract from `JOB_TYPES`
+ * (name, queue, payload check, options), how its deps come from the runner's offer, and its
+ * processor factory.
+ */
+export interface JobDefinition<P = unknown, D = unknown> {
+  readonly type: JobType<string, P>;
+  /** The processor's deps out of what the runner offers. */
+  deps(env: JobEnv): D;
+  /** The typed processor factory (tests call it with deps of their own). */
+  create(deps: D): JobProcessor;
+  /** Runs on the worker's `failed` event for a job of this type. @defaultValue nothing */
+  onFailed?(job: Job, err: Error, env: JobEnv): void;
+}
+
+/** A definition with its deps type closed over, so that one list holds every job type. */
+export interface DefinedJob {
+  readonly type: JobType;
+  start(env: JobEnv): JobProcessor;
+  onFailed?(job: Job, err: Error, env: JobEnv): void;
+}
+
+export function defineJob<P, D>(def: JobDefinition<P, D>): DefinedJob & JobDefinition<P, D> {
+  return { ...def, start: (env) => def.create(def.deps(env)) };
+}
+
+/** Every job type's definition, once each (jobs/index.ts); the entry injects the list. */
+export type JobDefinitions = readonly DefinedJob[];

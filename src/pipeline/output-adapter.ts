@@ -11,7 +11,7 @@ import type { Manifest } from '../output/manifest.js';
 import type { PublishOptions } from '../output/publish.js';
 import type { Storage } from '../output/storage/storage.js';
 import { isS3Root } from '../output/storage/s3-url.js';
-import type { PartWriterFactory, ReusePorts, SegmentConverter, SnapshotPublisher } from './ports.js';
+import type { PartWriterFactory, ReusePorts, SegmentConverter, SnapshotPublisher } from './part/index.js';
 
 export interface OutputPorts extends ReusePorts {
   createWriter: PartWriterFactory;

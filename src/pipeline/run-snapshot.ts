@@ -6,15 +6,15 @@
 import type { Metrics } from '../metrics/metrics.js';
 import { checkAnyOutputRoot } from '../output/preflight.js';
 import { s3Settings } from '../output/storage/open-storage.js';
-import { incrementalPlanner } from './incremental.js';
-import { outageStatus } from './outage.js';
+import { incrementalPlanner } from './queue/index.js';
+import { outageStatus } from './part/index.js';
 import { assertPlanFits, type Plan } from '../budget/index.js';
 import type { Logger } from '../log.js';
-import type { EnqueueOutcome } from './enqueue.js';
+import type { EnqueueOutcome } from './queue/index.js';
 import type { Exporter } from './exporter.js';
-import { followSnapshot, isFinal } from './follow.js';
-import { createProgressReporter } from './progress.js';
-import type { SnapshotRecord, SnapshotSpec } from './snapshot-store.js';
+import { followSnapshot, isFinal } from './queue/index.js';
+import { createProgressReporter } from './record/index.js';
+import type { SnapshotRecord, SnapshotSpec } from './record/index.js';
 import type { RunningWorkers } from './worker-runner.js';
 
 export interface RunSnapshotOptions {

@@ -2,12 +2,12 @@
  * What the job processors need from the client and the output, as small interfaces. The worker
  * runner adapts the real modules (src/api, src/output) to them; tests can pass the real ones too.
  */
-import type { CarryOverRequest, CarryOverResult } from '../output/carry-over.js';
-import type { Manifest } from '../output/manifest.js';
-import type { SegmentOutcome, SegmentRequest } from '../output/early-segments.js';
-import type { WrittenPrefix } from '../output/part-writer.js';
-import type { Company } from './universe.js';
-import type { DatasetName, OutputFormat, PartPointer, RateLimitState, StagedPart } from '../types.js';
+import type { CarryOverRequest, CarryOverResult } from '../../output/carry-over.js';
+import type { Manifest } from '../../output/manifest.js';
+import type { SegmentOutcome, SegmentRequest } from '../../output/early-segments.js';
+import type { WrittenPrefix } from '../../output/part-writer.js';
+import type { Company } from '../record/index.js';
+import type { DatasetName, OutputFormat, PartPointer, RateLimitState, StagedPart } from '../../types.js';
 
 /** The rows of one response, streamed: memory stays flat whatever the company's size. */
 export interface PartResponse {

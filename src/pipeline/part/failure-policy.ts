@@ -4,7 +4,7 @@
  * `failureAction(err)`; docs/architecture.md's "Failures" table is rendered from FAILURE_POLICY
  * (`npm run docs:failures`) and a test keeps the two equal.
  */
-import { errorCode, isRetryable, type ErrorCode } from '../errors.js';
+import { errorCode, isRetryable, type ErrorCode } from '../../errors.js';
 
 /**
  * What a part does with a failure, each with its meaning: the one list of actions. The type below
