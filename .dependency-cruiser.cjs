@@ -4,6 +4,9 @@
  *   bin (composition root) → jobs/ → src/cli → src/pipeline → src/{budget, output, api, config, infra}
  *   → src/{errors, types, log}.ts → src/contract;   src/emulator → the contract only
  *   (src/api/openapi.gen.ts, src/contract/), src/package-root.ts (where bundled files are) and its own modules.
+ * The pipeline has one public face, src/pipeline/index.ts; inside it the wiring (its top-level
+ * files) sits over three sub-folders, each reached through its own index.ts, one way:
+ *   src/pipeline/*.ts → queue/ → part/ → record/
  * Folder-level cycles are checked by the script as well (dependency-cruiser sees files only).
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -58,6 +61,44 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(budget|output|api|config|infra|warehouse)/' },
       to: { path: '^src/pipeline/' },
+    },
+    {
+      name: 'pipeline-only-through-its-index',
+      comment:
+        'jobs/, the CLI, the dashboard and every other floor allowed to use the pipeline import only its public face, src/pipeline/index.ts.',
+      severity: 'error',
+      from: { path: '^(src|jobs)/', pathNot: '^src/(pipeline|budget|output|api|config|infra|warehouse)/' },
+      to: { path: '^src/pipeline/', pathNot: '^src/pipeline/index\\.ts$' },
+    },
+    {
+      name: 'pipeline-subfolders-through-their-index',
+      comment:
+        'A pipeline sub-folder (record/, part/, queue/) reaches another one only through its index.ts.',
+      severity: 'error',
+      from: { path: '^src/pipeline/([^/]+)/' },
+      to: { path: '^src/pipeline/[^/]+/', pathNot: ['^src/pipeline/$1/', '^src/pipeline/[^/]+/index\\.ts$'] },
+    },
+    {
+      name: 'pipeline-wiring-through-subfolder-index',
+      comment:
+        "The pipeline's wiring (its own files) reaches a sub-folder only through the sub-folder's index.ts.",
+      severity: 'error',
+      from: { path: '^src/pipeline/[^/]+\\.ts$' },
+      to: { path: '^src/pipeline/[^/]+/', pathNot: '^src/pipeline/[^/]+/index\\.ts$' },
+    },
+    {
+      name: 'pipeline-subfolders-below-the-wiring',
+      comment: "A sub-folder of the pipeline never imports the wiring above it (src/pipeline's own files).",
+      severity: 'error',
+      from: { path: '^src/pipeline/[^/]+/' },
+      to: { path: '^src/pipeline/[^/]+\\.ts$' },
+    },
+    {
+      name: 'pipeline-subfolders-one-way',
+      comment: 'queue/ → part/ → record/: a lower sub-folder never imports a higher one.',
+      severity: 'error',
+      from: { path: '^src/pipeline/(record|part)/' },
+      to: { path: '^src/pipeline/(part|queue)/', pathNot: '^src/pipeline/$1/' },
     },
     {
       name: 'client-below-output-and-budget',
