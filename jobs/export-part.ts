@@ -2,7 +2,7 @@
  * Job `export-part`: one part of a snapshot = one (company, dataset) = exactly one API request per
  * attempt. Streams the rows from the client into the part writer (staging) and returns a pointer
  * (file, rows, bytes, sha256), never the rows. What a failure does is the failure policy's row for
- * its error code (src/pipeline/failure-policy.ts, rendered in docs/architecture.md "Failures").
+ * its error code (src/pipeline/part/failure-policy.ts, rendered in docs/architecture.md "Failures").
  *
  * An attempt runs three named steps (jobs/export-part/): prepare or reuse (prepare.ts), fetch and
  * stage (fetch-and-stage.ts), and on a throw, act on the failure (on-failure.ts).

@@ -1,5 +1,5 @@
 /**
- * Writes the failure policy table (src/pipeline/failure-policy.ts) into docs/architecture.md
+ * Writes the failure policy table (src/pipeline/part/failure-policy.ts) into docs/architecture.md
  * between its markers: `npm run docs:failures`. A test fails when the two differ.
  */
 import { readFile, writeFile } from 'node:fs/promises';

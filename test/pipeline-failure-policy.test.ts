@@ -1,5 +1,5 @@
 /**
- * The failure policy as data (src/pipeline/failure-policy.ts): every error of the hierarchy maps
+ * The failure policy as data (src/pipeline/part/failure-policy.ts): every error of the hierarchy maps
  * to exactly one action, foreign errors are INTERNAL, and docs/architecture.md shows the table
  * exactly as the code has it. No Redis: the table is pure data.
  */

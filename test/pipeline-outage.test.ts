@@ -1,5 +1,5 @@
 /**
- * API outages (src/pipeline/outage.ts) with real Redis, real workers and the real emulator over
+ * API outages (src/pipeline/part/outage.ts) with real Redis, real workers and the real emulator over
  * HTTP, stopped and restarted on the same port: the parts queue holds and probes instead of
  * burning attempts, the snapshot publishes without --retry, status says what happens, and an
  * outage longer than retry.outage_max_ms fails the snapshot with a message saying so.

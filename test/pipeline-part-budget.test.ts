@@ -1,5 +1,5 @@
 /**
- * withBudget (src/pipeline/part-budget.ts) inside real BullMQ workers (real Redis, real emulator over HTTP): an exhausted daily
+ * withBudget (src/pipeline/part/part-budget.ts) inside real BullMQ workers (real Redis, real emulator over HTTP): an exhausted daily
  * quota delays the part jobs until the next UTC midnight of the injected clock without spending
  * an attempt, records the wait for status and the manifest, and resumes by itself; per-minute
  * 429s put a job back without spending attempts, up to maxRateLimitRequeues, then fail it clearly.

@@ -1,6 +1,6 @@
 /**
  * The last step of a part whose fetch or staging threw: the failure policy's action for the
- * error (src/pipeline/failure-policy.ts), one small function per action. BullMQ's own control
+ * error (src/pipeline/part/failure-policy.ts), one small function per action. BullMQ's own control
  * errors pass through, and a part cut by the worker's shutdown goes back unspent.
  */
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError } from 'bullmq';

@@ -107,7 +107,7 @@ export interface PublishSnapshotResult {
 
 export interface NightlyTriggerDeps {
   enqueue(spec: SnapshotSpec): Promise<EnqueueOutcome>;
-  /** Decides whether the night is incremental (pipeline/incremental.ts). @defaultValue every night full */
+  /** Decides whether the night is incremental (pipeline/queue/incremental.ts). @defaultValue every night full */
   planIncremental?: (spec: SnapshotSpec) => Promise<IncrementalPlan>;
   clock: Clock;
   logger: Logger;
