@@ -10,8 +10,13 @@ import type { Config } from '../config/load.js';
 import { InfraError, coerceError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { systemClock, type Clock } from '../types.js';
-import { enqueueSnapshot, type EnqueueOutcome } from './queue/index.js';
-import { queueNames, type FlowSettings, type QueueNames } from './queue/index.js';
+import {
+  enqueueSnapshot,
+  queueNames,
+  type EnqueueOutcome,
+  type FlowSettings,
+  type QueueNames,
+} from './queue/index.js';
 import { OutageGuard } from './part/index.js';
 import { SnapshotStore, type SnapshotSpec } from './record/index.js';
 

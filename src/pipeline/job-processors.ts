@@ -8,20 +8,18 @@ import type { Budget } from '../budget/index.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Clock, PartPointer } from '../types.js';
-import type { EnqueueOutcome } from './queue/index.js';
-import type { IncrementalPlan } from './queue/index.js';
-import type { OutageGuard } from './part/index.js';
-import type { RateLimiterLike } from './part/index.js';
+import type { EarlyConversion, EnqueueOutcome, IncrementalPlan, JobType } from './queue/index.js';
 import type {
+  OutageGuard,
   PartFetcher,
   PartWriterFactory,
+  RateLimiterLike,
   ReusePorts,
   SegmentConverter,
   SegmentOutcome,
   SnapshotPublisher,
 } from './part/index.js';
 import type { SnapshotSpec, SnapshotStore } from './record/index.js';
-import type { EarlyConversion, JobType } from './queue/index.js';
 import type { PipelineContext } from './context.js';
 
 export interface ExportPartDeps {

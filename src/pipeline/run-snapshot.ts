@@ -6,15 +6,12 @@
 import type { Metrics } from '../metrics/metrics.js';
 import { checkAnyOutputRoot } from '../output/preflight.js';
 import { s3Settings } from '../output/storage/open-storage.js';
-import { incrementalPlanner } from './queue/index.js';
+import { followSnapshot, incrementalPlanner, isFinal, type EnqueueOutcome } from './queue/index.js';
 import { outageStatus } from './part/index.js';
 import { assertPlanFits, type Plan } from '../budget/index.js';
 import type { Logger } from '../log.js';
-import type { EnqueueOutcome } from './queue/index.js';
 import type { Exporter } from './exporter.js';
-import { followSnapshot, isFinal } from './queue/index.js';
-import { createProgressReporter } from './record/index.js';
-import type { SnapshotRecord, SnapshotSpec } from './record/index.js';
+import { createProgressReporter, type SnapshotRecord, type SnapshotSpec } from './record/index.js';
 import type { RunningWorkers } from './worker-runner.js';
 
 export interface RunSnapshotOptions {

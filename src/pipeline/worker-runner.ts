@@ -13,13 +13,15 @@ import type { Metrics } from '../metrics/metrics.js';
 import { assertNever, type Clock } from '../types.js';
 import { budgetConfigFrom, type PipelineContext } from './context.js';
 import type { DefinedJob, JobDefinitions, JobEnv, JobPorts, JobProcessor } from './job-processors.js';
-import { backoffStrategy, concurrencyFor, limiterFor } from './part/index.js';
-import type {
-  PartFetcher,
-  PartWriterFactory,
-  ReusePorts,
-  SegmentConverter,
-  SnapshotPublisher,
+import {
+  backoffStrategy,
+  concurrencyFor,
+  limiterFor,
+  type PartFetcher,
+  type PartWriterFactory,
+  type ReusePorts,
+  type SegmentConverter,
+  type SnapshotPublisher,
 } from './part/index.js';
 import { JOB_TYPES, QUEUE_ROLES, publishJobId, type QueueRole } from './queue/index.js';
 

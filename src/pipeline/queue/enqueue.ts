@@ -8,8 +8,7 @@ import { Job, type FlowProducer, type Queue } from 'bullmq';
 import type { Logger } from '../../log.js';
 import { buildSnapshotFlow, type FlowSettings } from './flow.js';
 import { partJobId, publishJobId } from './ids.js';
-import type { SnapshotRecord, SnapshotSpec, SnapshotStore } from '../record/index.js';
-import { companyKey } from '../record/index.js';
+import { companyKey, type SnapshotRecord, type SnapshotSpec, type SnapshotStore } from '../record/index.js';
 
 export interface EnqueueDeps {
   store: SnapshotStore;

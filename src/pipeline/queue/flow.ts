@@ -7,8 +7,7 @@
 import type { FlowJob } from 'bullmq';
 import { partJobId, publishJobId } from './ids.js';
 import { CHANGE_DATASET } from '../part/index.js';
-import type { SnapshotSpec } from '../record/index.js';
-import { companyKey } from '../record/index.js';
+import { companyKey, type SnapshotSpec } from '../record/index.js';
 import {
   EXPORT_PART,
   PUBLISH_SNAPSHOT,
