@@ -10,14 +10,23 @@ import { coerceError } from '../src/errors.js';
 import {
   CONVERT_SEGMENT,
   defineJob,
-  type ConvertSegmentDeps,
   type ConvertSegmentPayload,
-  type ConvertSegmentProcessor,
+  type SegmentConverter,
   type SegmentOutcome,
   type SegmentRequest,
+  type SnapshotStore,
 } from '../src/pipeline/index.js';
+import type { Logger } from '../src/log.js';
 
-export type { ConvertSegmentPayload, ConvertSegmentDeps };
+export interface ConvertSegmentDeps {
+  convert: SegmentConverter;
+  store: Pick<SnapshotStore, 'state'>;
+  logger: Logger;
+}
+
+export type ConvertSegmentProcessor = (job: Job) => Promise<SegmentOutcome>;
+
+export type { ConvertSegmentPayload };
 
 /** Runs in the control worker; without a converter (no local staging) every segment is skipped. */
 export const convertSegmentJob = defineJob({

@@ -13,9 +13,7 @@ import {
   defineJob,
   earlyConversionOf,
   EXPORT_PART,
-  type ExportPartDeps,
   type ExportPartPayload,
-  type ExportPartProcessor,
   type JobEnv,
 } from '../src/pipeline/index.js';
 import type { PartPointer } from '../src/types.js';
@@ -23,6 +21,7 @@ import { recordPart, startAttempt } from './export-part/attempt.js';
 import { fetchAndStage } from './export-part/fetch-and-stage.js';
 import { actOnFailure } from './export-part/on-failure.js';
 import { passOutageGate, prepareOrReuse } from './export-part/prepare.js';
+import type { ExportPartDeps, ExportPartProcessor } from './export-part/deps.js';
 
 export type { ExportPartPayload, ExportPartDeps };
 

@@ -10,12 +10,27 @@ import {
   defineJob,
   LOAD_SNAPSHOT,
   loadAfterPublish,
-  type LoadSnapshotDeps,
+  type LoadedDataset,
   type LoadSnapshotPayload,
-  type LoadSnapshotProcessor,
+  type SnapshotStore,
 } from '../src/pipeline/index.js';
+import type { Logger } from '../src/log.js';
+import type { Metrics } from '../src/metrics/metrics.js';
+import type { Clock } from '../src/types.js';
 
-export type { LoadSnapshotPayload, LoadSnapshotDeps };
+export interface LoadSnapshotDeps {
+  /** Loads every published snapshot not yet loaded, up to `latest`, into output.load_into. */
+  load(outDir: string): Promise<LoadedDataset[]>;
+  store: Pick<SnapshotStore, 'recordLoad'>;
+  clock: Clock;
+  logger: Logger;
+  /** @defaultValue none */
+  metrics?: Metrics;
+}
+
+export type LoadSnapshotProcessor = (job: Job) => Promise<{ snapshotId: string; loaded: LoadedDataset[] }>;
+
+export type { LoadSnapshotPayload };
 
 /** Queued by publish-snapshot when `output.load_into` is set; runs in the control worker. */
 export const loadSnapshotJob = defineJob({

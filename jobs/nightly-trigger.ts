@@ -12,14 +12,27 @@ import {
   localDate,
   nightlySnapshotId,
   NIGHTLY_TRIGGER,
-  type NightlyTriggerDeps,
+  type EnqueueOutcome,
+  type IncrementalPlan,
   type NightlyTriggerPayload,
-  type NightlyTriggerProcessor,
   type SnapshotSpec,
 } from '../src/pipeline/index.js';
+import type { Logger } from '../src/log.js';
 import type { Clock } from '../src/types.js';
 
-export type { NightlyTriggerPayload, NightlyTriggerDeps };
+export interface NightlyTriggerDeps {
+  enqueue(spec: SnapshotSpec): Promise<EnqueueOutcome>;
+  /** Decides whether the night is incremental (pipeline/queue/incremental.ts). @defaultValue every night full */
+  planIncremental?: (spec: SnapshotSpec) => Promise<IncrementalPlan>;
+  clock: Clock;
+  logger: Logger;
+}
+
+export type NightlyTriggerProcessor = (
+  job: Job,
+) => Promise<{ snapshotId: string; outcome: EnqueueOutcome['kind'] }>;
+
+export type { NightlyTriggerPayload };
 
 /** Produced by the job scheduler (`filings-export schedule`); runs in the control worker. */
 export const nightlyTriggerJob = defineJob({

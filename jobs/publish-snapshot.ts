@@ -13,15 +13,37 @@ import {
   parsePartJobId,
   PUBLISH_SNAPSHOT,
   type JobEnv,
-  type PublishSnapshotDeps,
   type PublishSnapshotPayload,
-  type PublishSnapshotProcessor,
-  type PublishSnapshotResult,
+  type SnapshotPublisher,
+  type SnapshotStore,
 } from '../src/pipeline/index.js';
+import type { Metrics } from '../src/metrics/metrics.js';
 import type { Logger } from '../src/log.js';
-import { isDatasetName, type PartPointer } from '../src/types.js';
+import { isDatasetName, type Clock, type PartPointer } from '../src/types.js';
 
-export type { PublishSnapshotPayload, PublishSnapshotDeps, PublishSnapshotResult };
+export interface PublishSnapshotDeps {
+  store: SnapshotStore;
+  publish: SnapshotPublisher;
+  clock: Clock;
+  logger: Logger;
+  /** How long the per-part hash stays after publication. */
+  partsTtlSeconds: number;
+  /** Prometheus metrics of this process. @defaultValue none */
+  metrics?: Metrics;
+  /** Queues the warehouse load of a published snapshot (output.load_into set). @defaultValue no load */
+  enqueueLoad?: (snapshotId: string, outDir: string) => Promise<void>;
+}
+
+export interface PublishSnapshotResult {
+  snapshotId: string;
+  status: 'published' | 'failed' | 'stopped';
+  manifest: string | null;
+  rows: Record<string, number>;
+}
+
+export type PublishSnapshotProcessor = (job: Job) => Promise<PublishSnapshotResult>;
+
+export type { PublishSnapshotPayload };
 
 /** Days the per-part hash of a published snapshot is kept (the manifest has it all). */
 const PARTS_TTL_AFTER_PUBLISH_S = 7 * 86_400;

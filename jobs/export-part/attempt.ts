@@ -6,13 +6,9 @@
 import { RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import { coerceError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
-import {
-  companyKey,
-  EXPORT_PART,
-  type ExportPartDeps,
-  type ExportPartPayload,
-} from '../../src/pipeline/index.js';
+import { companyKey, EXPORT_PART, type ExportPartPayload } from '../../src/pipeline/index.js';
 import type { PartPointer } from '../../src/types.js';
+import type { ExportPartDeps } from './deps.js';
 
 export interface PartAttempt {
   deps: ExportPartDeps;

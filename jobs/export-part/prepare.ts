@@ -11,7 +11,6 @@ import { datasetDefinition } from '../../src/datasets/index.js';
 import {
   CHANGE_DATASET,
   decideReuse,
-  type ExportPartDeps,
   type ExportPartPayload,
   type ReusePorts,
 } from '../../src/pipeline/index.js';
@@ -19,6 +18,7 @@ import { stagedPartRelPath, toPosix } from '../../src/output/paths.js';
 import { isAbsent, retryRead } from '../../src/output/storage/read-retry.js';
 import { assertNever, type PartPointer } from '../../src/types.js';
 import { holdForOutage, recordEnded, type PartAttempt } from './attempt.js';
+import type { ExportPartDeps } from './deps.js';
 
 /** What the first step decided: the part is settled, or it is fetched (with a note for its pointer). */
 export type Prepared =

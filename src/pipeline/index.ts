@@ -33,6 +33,7 @@ export {
   type DatasetProgress,
   type SnapshotRecord,
   type SnapshotSpec,
+  type SnapshotStore,
 } from './record/index.js';
 export { outageStatus } from './part/index.js';
 export { describeKeyBudget, formatStatus, statusReport } from './status-view.js';
@@ -41,23 +42,12 @@ export { describeKeyBudget, formatStatus, statusReport } from './status-view.js'
 // steps of a part.
 export {
   defineJob,
-  type ConvertSegmentDeps,
-  type ConvertSegmentProcessor,
   type DefinedJob,
-  type ExportPartDeps,
-  type ExportPartProcessor,
   type JobDefinition,
   type JobDefinitions,
   type JobEnv,
-  type LoadSnapshotDeps,
-  type LoadSnapshotProcessor,
-  type NightlyTriggerDeps,
-  type NightlyTriggerProcessor,
-  type PublishSnapshotDeps,
-  type PublishSnapshotProcessor,
-  type PublishSnapshotResult,
 } from './job-processors.js';
-export { loadAfterPublish } from './load-after-publish.js';
+export { loadAfterPublish, type LoadedDataset } from './load-after-publish.js';
 export {
   CONVERT_SEGMENT,
   earlyConversionOf,
@@ -69,6 +59,9 @@ export {
   parsePartJobId,
   PUBLISH_SNAPSHOT,
   SegmentAnnouncer,
+  type EarlyConversion,
+  type EnqueueOutcome,
+  type IncrementalPlan,
   type ConvertSegmentPayload,
   type ExportPartPayload,
   type JobType,
@@ -84,10 +77,16 @@ export {
   putBack,
   retriedByPolicy,
   withBudget,
+  type OutageGuard,
+  type PartFetcher,
   type PartResponse,
   type PartWriter,
+  type PartWriterFactory,
+  type RateLimiterLike,
   type ReusePorts,
   type SegmentOutcome,
+  type SegmentConverter,
   type SegmentRequest,
+  type SnapshotPublisher,
 } from './part/index.js';
 export { companyKey } from './record/index.js';

@@ -5,7 +5,15 @@
 import type { Config } from '../config/load.js';
 import { openStorage, s3Settings } from '../output/index.js';
 import { loadSnapshots, openWarehouse } from '../warehouse/index.js';
-import type { LoadedDataset } from './job-processors.js';
+
+/** What one dataset of a load did (warehouse/load.ts `DatasetLoad`, without importing it here). */
+export interface LoadedDataset {
+  snapshotId: string;
+  dataset: string;
+  mode: 'full' | 'changes' | 'skip';
+  rows: number;
+  reason: string;
+}
 
 export function loadAfterPublish(config: Config): (outDir: string) => Promise<LoadedDataset[]> {
   return async (outDir) => {
