@@ -6,6 +6,9 @@
  *   (src/api/openapi.gen.ts, src/contract/), src/package-root.ts (where bundled files are) and its own modules.
  * Inside src/output, sub-folders point down (storage → catalog → staging → convert → publish → readers)
  * and meet through their index.ts; the rest of src/ sees output only through its faces (OUTPUT_FACES).
+ * The pipeline has one public face, src/pipeline/index.ts; inside it the wiring (its top-level
+ * files) sits over three sub-folders, each reached through its own index.ts, one way:
+ *   src/pipeline/*.ts → queue/ → part/ → record/
  * Folder-level cycles are checked by the script as well (dependency-cruiser sees files only).
  */
 /** What the rest of src/ and jobs/ may import of src/output (output-only-through-its-faces). */
@@ -69,6 +72,44 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(budget|output|api|config|infra|warehouse)/' },
       to: { path: '^src/pipeline/' },
+    },
+    {
+      name: 'pipeline-only-through-its-index',
+      comment:
+        'jobs/, the CLI, the dashboard and every other floor allowed to use the pipeline import only its public face, src/pipeline/index.ts.',
+      severity: 'error',
+      from: { path: '^(src|jobs)/', pathNot: '^src/(pipeline|budget|output|api|config|infra|warehouse)/' },
+      to: { path: '^src/pipeline/', pathNot: '^src/pipeline/index\\.ts$' },
+    },
+    {
+      name: 'pipeline-subfolders-through-their-index',
+      comment:
+        'A pipeline sub-folder (record/, part/, queue/) reaches another one only through its index.ts.',
+      severity: 'error',
+      from: { path: '^src/pipeline/([^/]+)/' },
+      to: { path: '^src/pipeline/[^/]+/', pathNot: ['^src/pipeline/$1/', '^src/pipeline/[^/]+/index\\.ts$'] },
+    },
+    {
+      name: 'pipeline-wiring-through-subfolder-index',
+      comment:
+        "The pipeline's wiring (its own files) reaches a sub-folder only through the sub-folder's index.ts.",
+      severity: 'error',
+      from: { path: '^src/pipeline/[^/]+\\.ts$' },
+      to: { path: '^src/pipeline/[^/]+/', pathNot: '^src/pipeline/[^/]+/index\\.ts$' },
+    },
+    {
+      name: 'pipeline-subfolders-below-the-wiring',
+      comment: "A sub-folder of the pipeline never imports the wiring above it (src/pipeline's own files).",
+      severity: 'error',
+      from: { path: '^src/pipeline/[^/]+/' },
+      to: { path: '^src/pipeline/[^/]+\\.ts$' },
+    },
+    {
+      name: 'pipeline-subfolders-one-way',
+      comment: 'queue/ → part/ → record/: a lower sub-folder never imports a higher one.',
+      severity: 'error',
+      from: { path: '^src/pipeline/(record|part)/' },
+      to: { path: '^src/pipeline/(part|queue)/', pathNot: '^src/pipeline/$1/' },
     },
     {
       name: 'client-below-output-and-budget',

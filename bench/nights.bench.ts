@@ -21,7 +21,7 @@ import { startPrivateRedis } from '../src/infra/redis-server.js';
 import { silentLogger } from '../src/log.js';
 import { openExporter } from '../src/pipeline/exporter.js';
 import { runSnapshot } from '../src/pipeline/run-snapshot.js';
-import { parseCompany } from '../src/pipeline/universe.js';
+import { parseCompany } from '../src/pipeline/record/universe.js';
 import { benchConfig } from './support/bench-config.js';
 import type { BenchResult } from './support/types.js';
 

@@ -140,7 +140,7 @@ export interface PartPointer {
   sha256?: string;
   /** Human-readable reason for not_found / bad_request / failed, or why a part was fetched again. */
   message?: string;
-  /** series_catalog parts: the catalog fingerprint (pipeline/catalog-fingerprint.ts), when computable. */
+  /** series_catalog parts: the catalog fingerprint (pipeline/part/catalog-fingerprint.ts), when computable. */
   fingerprint?: string;
   /** Rows carried over from this earlier published snapshot instead of a request. */
   reusedFrom?: string;

@@ -17,7 +17,7 @@ import { ISSUER_REFERENCE_COLUMNS, ISSUER_REFERENCE_SCHEMA_VERSION } from './iss
 export interface DatasetDefinition {
   /**
    * Operation id (the path after /api/b2b/). Whether the client streams it follows from the
-   * contract's `STREAM_OPERATIONS`; src/pipeline/client-fetcher.ts checks the id is an operation.
+   * contract's `STREAM_OPERATIONS`; src/pipeline/part/client-fetcher.ts checks the id is an operation.
    */
   readonly operation: string;
   /** Request fields added to `{ ticker }` / `{ cik }`. */

@@ -7,10 +7,10 @@ import { createBudget, type Budget } from '../budget/index.js';
 import type { Config } from '../config/load.js';
 import type { Secret } from '../config/secret.js';
 import type { Logger } from '../log.js';
-import type { JobProcessors } from './job-processors.js';
+import type { JobDefinitions } from './job-processors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { systemClock, type Clock } from '../types.js';
-import { clientFetcher } from './client-fetcher.js';
+import { clientFetcher } from './part/index.js';
 import { budgetConfigFrom, budgetPrefix, openPipeline, type PipelineContext } from './context.js';
 import { openStorage, s3Settings } from '../output/storage/index.js';
 import { outputPorts } from './output-adapter.js';
@@ -32,8 +32,8 @@ export interface OpenExporterOptions {
   config: Config;
   logger: Logger;
   apiKey: Secret;
-  /** The job processors of jobs/, injected by the composition root (the program entry). */
-  processors: JobProcessors;
+  /** Every job type's definition (jobs/index.ts), injected by the composition root (the program entry). */
+  processors: JobDefinitions;
   /** @defaultValue systemClock */
   clock?: Clock;
 }

@@ -10,7 +10,7 @@ import { ConfigError } from '../errors.js';
 import type { Manifest } from '../output/catalog/index.js';
 import type { PublishOptions } from '../output/index.js';
 import { type Storage, isS3Root } from '../output/storage/index.js';
-import type { PartWriterFactory, ReusePorts, SegmentConverter, SnapshotPublisher } from './ports.js';
+import type { PartWriterFactory, ReusePorts, SegmentConverter, SnapshotPublisher } from './part/index.js';
 
 export interface OutputPorts extends ReusePorts {
   createWriter: PartWriterFactory;

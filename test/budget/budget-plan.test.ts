@@ -12,7 +12,7 @@ import {
   type Budget,
   type BudgetConfigInput,
 } from '../../src/budget/index.js';
-import { concurrencyFor, limiterFor } from '../../src/pipeline/worker-limits.js';
+import { concurrencyFor, limiterFor } from '../../src/pipeline/part/worker-limits.js';
 import { BudgetError, ConfigError } from '../../src/errors.js';
 import { TestClock } from '../helpers/clock.js';
 

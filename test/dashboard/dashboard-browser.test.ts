@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/config/secret.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { systemClock } from '../../src/types.js';
-import { partJobId, publishJobId } from '../../src/pipeline/ids.js';
+import { partJobId, publishJobId } from '../../src/pipeline/queue/ids.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

@@ -13,7 +13,7 @@ import { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamOperation } from '../../src/api/index.js';
 import { datasetDefinition } from '../../src/datasets/index.js';
-import { partJobId } from '../../src/pipeline/ids.js';
+import { partJobId } from '../../src/pipeline/queue/ids.js';
 import type { DatasetName } from '../../src/types.js';
 import { spawnWorker, terminateAll, type SpawnedWorker } from '../helpers/processes.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';

@@ -13,7 +13,7 @@ import { apiRowText, compareRowTexts, publishedRowText } from '../../scripts/lib
 import { openDuck } from '../../src/output/convert/duckdb.js';
 import type { Storage } from '../../src/output/storage/storage.js';
 import { readStoredManifest } from '../../src/output/catalog/stored-snapshots.js';
-import { partJobId } from '../../src/pipeline/ids.js';
+import { partJobId } from '../../src/pipeline/queue/ids.js';
 import { spawnWorker, terminateAll, type SpawnedWorker } from '../helpers/processes.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 import { openTestStorage, s3rverEnv, startS3, type TestS3 } from '../helpers/s3.js';

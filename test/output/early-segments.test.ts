@@ -25,8 +25,8 @@ import {
   CONVERT_SEGMENT_JOB,
   parseConvertSegmentPayload,
   type ConvertSegmentPayload,
-} from '../../src/pipeline/job-payloads.js';
-import { SegmentAnnouncer } from '../../src/pipeline/segment-announcer.js';
+} from '../../src/pipeline/queue/job-payloads.js';
+import { SegmentAnnouncer } from '../../src/pipeline/queue/segment-announcer.js';
 import { segmentRequestOf } from '../../jobs/convert-segment.js';
 import type { PartPointer } from '../../src/types.js';
 import { syntheticFactRow } from '../helpers/synthetic-rows.js';

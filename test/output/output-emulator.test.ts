@@ -11,8 +11,8 @@ import { FilingsClient } from '../../src/api/index.js';
 import { NotFoundError } from '../../src/errors.js';
 import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
 import { createPartWriter, publishSnapshot, verifySnapshot, type Manifest } from '../../src/output/index.js';
-import { clientFetcher } from '../../src/pipeline/client-fetcher.js';
-import { parseCompany } from '../../src/pipeline/universe.js';
+import { clientFetcher } from '../../src/pipeline/part/client-fetcher.js';
+import { parseCompany } from '../../src/pipeline/record/universe.js';
 import { DATASETS, type DatasetName, type PartPointer } from '../../src/types.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 

@@ -12,9 +12,9 @@ import { ddl } from '../../src/output/readers/ddl.js';
 import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
 import type { Manifest } from '../../src/output/catalog/manifest.js';
 import { formatVerifyReport, verifySnapshot } from '../../src/output/readers/verify.js';
-import { incrementalPlanner, planIncremental } from '../../src/pipeline/incremental.js';
+import { incrementalPlanner, planIncremental } from '../../src/pipeline/queue/incremental.js';
 import { formatStatus, statusReport } from '../../src/pipeline/status-view.js';
-import type { SnapshotRecord, SnapshotSpec } from '../../src/pipeline/snapshot-store.js';
+import type { SnapshotRecord, SnapshotSpec } from '../../src/pipeline/record/snapshot-store.js';
 import type { DatasetName } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 

@@ -20,9 +20,9 @@ import {
   ForbiddenError,
 } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
-import type { ExportPartDeps } from '../../src/pipeline/job-processors.js';
-import { OutageGuard } from '../../src/pipeline/outage.js';
-import { SnapshotStore } from '../../src/pipeline/snapshot-store.js';
+import type { ExportPartDeps } from '../../jobs/export-part/deps.js';
+import { OutageGuard } from '../../src/pipeline/part/outage.js';
+import { SnapshotStore } from '../../src/pipeline/record/snapshot-store.js';
 import { startAttempt, type PartAttempt } from '../../jobs/export-part/attempt.js';
 import { actOnFailure } from '../../jobs/export-part/on-failure.js';
 import { TestClock } from '../helpers/clock.js';

@@ -1,5 +1,5 @@
 /**
- * The failure policy as data (src/pipeline/failure-policy.ts): every error of the hierarchy maps
+ * The failure policy as data (src/pipeline/part/failure-policy.ts): every error of the hierarchy maps
  * to exactly one action, foreign errors are INTERNAL, and docs/architecture.md shows the table
  * exactly as the code has it. No Redis: the table is pure data.
  */
@@ -26,7 +26,7 @@ import {
   failureAction,
   renderFailurePolicy,
   retriedByPolicy,
-} from '../../src/pipeline/failure-policy.js';
+} from '../../src/pipeline/part/failure-policy.js';
 import { FAILURE_DOC, withPolicyTable } from '../../scripts/render-failure-policy.js';
 
 const ctx = { operation: 'facts/full', status: 0, rateLimit: {} };

@@ -3,8 +3,12 @@
  * and following ends on a final state, an abort, or a record that disappeared.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { followSnapshot } from '../../src/pipeline/follow.js';
-import type { SnapshotRecord, SnapshotState, SnapshotStore } from '../../src/pipeline/snapshot-store.js';
+import { followSnapshot } from '../../src/pipeline/queue/follow.js';
+import type {
+  SnapshotRecord,
+  SnapshotState,
+  SnapshotStore,
+} from '../../src/pipeline/record/snapshot-store.js';
 
 /** The one method followSnapshot reads, over a record the test moves along. */
 function storeWith(state: { value: SnapshotState | null }): SnapshotStore {

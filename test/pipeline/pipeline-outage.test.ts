@@ -1,13 +1,13 @@
 /**
- * API outages (src/pipeline/outage.ts) with real Redis, real workers and the real emulator over
+ * API outages (src/pipeline/part/outage.ts) with real Redis, real workers and the real emulator over
  * HTTP, stopped and restarted on the same port: the parts queue holds and probes instead of
  * burning attempts, the snapshot publishes without --retry, status says what happens, and an
  * outage longer than retry.outage_max_ms fails the snapshot with a message saying so.
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
-import { partJobId } from '../../src/pipeline/ids.js';
-import { OutageGuard } from '../../src/pipeline/outage.js';
+import { partJobId } from '../../src/pipeline/queue/ids.js';
+import { OutageGuard } from '../../src/pipeline/part/outage.js';
 import { TestClock } from '../helpers/clock.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 

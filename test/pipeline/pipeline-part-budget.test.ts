@@ -1,5 +1,5 @@
 /**
- * withBudget (src/pipeline/part-budget.ts) inside real BullMQ workers (real Redis, real emulator over HTTP): an exhausted daily
+ * withBudget (src/pipeline/part/part-budget.ts) inside real BullMQ workers (real Redis, real emulator over HTTP): an exhausted daily
  * quota delays the part jobs until the next UTC midnight of the injected clock without spending
  * an attempt, records the wait for status and the manifest, and resumes by itself; per-minute
  * 429s put a job back without spending attempts, up to maxRateLimitRequeues, then fail it clearly.
@@ -14,9 +14,9 @@ import {
   type Budget,
   type BudgetConfigInput,
 } from '../../src/budget/index.js';
-import { concurrencyFor, limiterFor } from '../../src/pipeline/worker-limits.js';
-import { withBudget } from '../../src/pipeline/part-budget.js';
-import { SnapshotStore } from '../../src/pipeline/snapshot-store.js';
+import { concurrencyFor, limiterFor } from '../../src/pipeline/part/worker-limits.js';
+import { withBudget } from '../../src/pipeline/part/part-budget.js';
+import { SnapshotStore } from '../../src/pipeline/record/snapshot-store.js';
 import { TestClock } from '../helpers/clock.js';
 import { postOperation, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 

@@ -5,16 +5,15 @@
  */
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseExportPartPayload } from '../../jobs/export-part.js';
+import { createNightlyTriggerProcessor, scheduledAtMs } from '../../jobs/nightly-trigger.js';
 import {
-  createNightlyTriggerProcessor,
+  parseExportPartPayload,
   parseNightlyTriggerPayload,
-  scheduledAtMs,
-} from '../../jobs/nightly-trigger.js';
-import { parsePublishSnapshotPayload } from '../../jobs/publish-snapshot.js';
+  parsePublishSnapshotPayload,
+} from '../../src/pipeline/queue/job-payloads.js';
 import { InputError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
-import { localDate } from '../../src/pipeline/ids.js';
+import { localDate } from '../../src/pipeline/queue/ids.js';
 import { upsertNightlySchedule } from '../../src/pipeline/schedule.js';
 import { systemClock } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';

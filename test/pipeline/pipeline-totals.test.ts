@@ -7,9 +7,9 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Manifest } from '../../src/output/index.js';
-import { partJobId } from '../../src/pipeline/ids.js';
+import { partJobId } from '../../src/pipeline/queue/ids.js';
 import { statusReport } from '../../src/pipeline/status-view.js';
-import { companyKey } from '../../src/pipeline/universe.js';
+import { companyKey } from '../../src/pipeline/record/universe.js';
 import { TestClock } from '../helpers/clock.js';
 import { startPipelineHarness, type EmulatorCounter, type PipelineHarness } from '../helpers/pipeline.js';
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateRequest } from '../../src/api/validate.js';
 import { TICKER_PATTERN } from '../../src/contract/vocabulary.js';
 import { InputError, RequestValidationError } from '../../src/errors.js';
-import { retryDelayMs } from '../../src/pipeline/backoff.js';
+import { retryDelayMs } from '../../src/pipeline/part/backoff.js';
 import {
   adhocSnapshotId,
   checkSnapshotId,
@@ -13,8 +13,8 @@ import {
   nightlySnapshotId,
   parsePartJobId,
   partJobId,
-} from '../../src/pipeline/ids.js';
-import { loadUniverse, parseUniverseText, readUniverseFile } from '../../src/pipeline/universe.js';
+} from '../../src/pipeline/queue/ids.js';
+import { loadUniverse, parseUniverseText, readUniverseFile } from '../../src/pipeline/record/universe.js';
 
 let dir: string;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 /** The per-part reuse rule, without Redis or files: what is carried over and what is fetched, and why. */
 import { describe, expect, it } from 'vitest';
 import type { Manifest, ManifestPart } from '../../src/output/catalog/manifest.js';
-import { CatalogFingerprint } from '../../src/pipeline/catalog-fingerprint.js';
-import { decideReuse } from '../../src/pipeline/reuse-decision.js';
+import { CatalogFingerprint } from '../../src/pipeline/part/catalog-fingerprint.js';
+import { decideReuse } from '../../src/pipeline/part/reuse-decision.js';
 import type { PartPointer } from '../../src/types.js';
 
 const FP = 'fp1:aaa';

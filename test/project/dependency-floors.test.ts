@@ -56,6 +56,36 @@ describe('dependency floors', () => {
     ]);
   });
 
+  it('fires when the pipeline is reached past its index, or its sub-folders past theirs, or upwards', async () => {
+    const dir = await tree({
+      'src/pipeline/record/r.ts': 'export const r = 1;\n',
+      'src/pipeline/record/index.ts': "export { r } from './r.js';\n",
+      'src/pipeline/record/up.ts': "import { ok } from '../queue/index.js';\nexport const u = ok;\n",
+      'src/pipeline/part/p.ts': "import { r } from '../record/index.js';\nexport const p = r;\n",
+      'src/pipeline/part/index.ts': "export { p } from './p.js';\n",
+      'src/pipeline/part/wired.ts': "import { c } from '../context.js';\nexport const w = c;\n",
+      'src/pipeline/queue/q.ts': "import { p } from '../part/p.js';\nexport const q = p;\n",
+      'src/pipeline/queue/ok.ts': "import { p } from '../part/index.js';\nexport const ok = p;\n",
+      'src/pipeline/queue/index.ts': "export { q } from './q.js';\nexport { ok } from './ok.js';\n",
+      'src/pipeline/context.ts': "import { q } from './queue/index.js';\nexport const c = q;\n",
+      'src/pipeline/exporter.ts': "import { r } from './record/r.js';\nexport const e = r;\n",
+      'src/pipeline/index.ts': "export { c } from './context.js';\nexport { e } from './exporter.js';\n",
+      'src/cli/run.ts': "import { c } from '../pipeline/index.js';\nexport const x = c;\n",
+      'src/dashboard/state.ts': "import { c } from '../pipeline/context.js';\nexport const s = c;\n",
+      'jobs/part.ts': "import { p } from '../src/pipeline/part/index.js';\nexport const j = p;\n",
+    });
+    const r = await checkDependencies(['src', 'jobs'], { cwd: dir, configFile: config });
+    expect(r.violations.map((v) => `${v.rule}: ${v.from} → ${v.to}`).sort()).toEqual([
+      'pipeline-only-through-its-index: jobs/part.ts → src/pipeline/part/index.ts',
+      'pipeline-only-through-its-index: src/dashboard/state.ts → src/pipeline/context.ts',
+      'pipeline-subfolders-below-the-wiring: src/pipeline/part/wired.ts → src/pipeline/context.ts',
+      'pipeline-subfolders-one-way: src/pipeline/record/up.ts → src/pipeline/queue/index.ts',
+      'pipeline-subfolders-through-their-index: src/pipeline/queue/q.ts → src/pipeline/part/p.ts',
+      'pipeline-wiring-through-subfolder-index: src/pipeline/exporter.ts → src/pipeline/record/r.ts',
+    ]);
+    expect(r.cycles).toEqual([]);
+  });
+
   it('finds a cycle between folders that no file cycle shows', async () => {
     const dir = await tree({
       'src/output/a.ts': "import { d } from '../config/d.js';\nexport const a = d;\n",

@@ -3,7 +3,7 @@
  * These tests read every list a recipe relies on against its source, so a list that drifts (or a
  * second copy that comes back) fails here, naming what is out of step.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { Command, type Option } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -14,6 +14,8 @@ import { DATASETS, DEFAULT_DATASETS } from '../../src/datasets/index.js';
 import { B2B_ROUTES } from '../../src/emulator/server/routes/index.js';
 import { DDL_DIALECTS } from '../../src/output/index.js';
 import { DDL_DIALECTS as LEAF_DDL_DIALECTS } from '../../src/output/readers/ddl-dialects.js';
+import * as pipelineFace from '../../src/pipeline/index.js';
+import { JOB_TYPES } from '../../src/pipeline/queue/job-payloads.js';
 
 const text = (path: string): Promise<string> => readFile(new URL(`../../${path}`, import.meta.url), 'utf8');
 
@@ -80,5 +82,35 @@ describe('recipe: add an emulator operation (contract, route, client method)', (
       const method = op.replace(/[/-]([a-z])/g, (_, c: string) => c.toUpperCase());
       expect(typeof client[method], `${op}: FilingsClient.${method}`).toBe('function');
     }
+  });
+});
+
+describe('recipe: add a job type (contract, definition, list)', () => {
+  it('names files that exist', async () => {
+    const section = /^## Adding a job type\n\nFiles: ([^]*?)\n\n/m.exec(await text('CONTRIBUTING.md'))?.[1];
+    const named = [...(section ?? '').matchAll(/`([^`<>]*\/[^`<>]+\.(?:ts|md))`/g)].map(
+      (m) => m[1] as string,
+    );
+    expect(named).toEqual([
+      'src/pipeline/queue/job-payloads.ts',
+      'src/pipeline/index.ts',
+      'jobs/index.ts',
+      'docs/architecture.md',
+    ]);
+    for (const path of named) await expect(text(path), path).resolves.toBeTruthy();
+  });
+
+  it("the pipeline's index hands every contract of JOB_TYPES to jobs/", () => {
+    const exported = Object.values(pipelineFace);
+    for (const t of JOB_TYPES) expect(exported, t.name).toContain(t);
+  });
+
+  it("docs/architecture.md's jobs/ row names every job file", async () => {
+    const row = (await text('docs/architecture.md')).split('\n').find((l) => l.startsWith('| `jobs/` |'));
+    const files = (await readdir(new URL('../jobs/', import.meta.url))).filter(
+      (f) => f.endsWith('.ts') && f !== 'index.ts',
+    );
+    expect(files.length).toBe(JOB_TYPES.length);
+    for (const f of files) expect(row, f).toContain(`\`${f}\``);
   });
 });

@@ -11,7 +11,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, inject, it } from 'vitest';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { formatStatus, statusReport } from '../../src/pipeline/status-view.js';
-import type { SnapshotRecord } from '../../src/pipeline/snapshot-store.js';
+import type { SnapshotRecord } from '../../src/pipeline/record/snapshot-store.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 
 async function loadRecorded(h: PipelineHarness, id: string): Promise<SnapshotRecord> {

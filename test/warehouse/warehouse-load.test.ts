@@ -14,7 +14,7 @@ import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
 import type { Manifest } from '../../src/output/catalog/manifest.js';
 import { openStorage } from '../../src/output/storage/open-storage.js';
 import { uploadSnapshot } from '../../src/output/catalog/upload-snapshot.js';
-import { incrementalPlanner } from '../../src/pipeline/incremental.js';
+import { incrementalPlanner } from '../../src/pipeline/queue/incremental.js';
 import type { DatasetName } from '../../src/types.js';
 import { loadSnapshots, openWarehouse, type LoadReport } from '../../src/warehouse/index.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';

@@ -4,8 +4,8 @@
  * de-duplicated in first-seen order.
  */
 import { readFile } from 'node:fs/promises';
-import { InputError, coerceError } from '../errors.js';
-import { CIK_PATTERN, TICKER_PATTERN } from '../contract/vocabulary.js';
+import { InputError, coerceError } from '../../errors.js';
+import { CIK_PATTERN, TICKER_PATTERN } from '../../contract/vocabulary.js';
 
 /** One company of the universe, identified the way the user named it. */
 export type Company = { kind: 'ticker'; ticker: string } | { kind: 'cik'; cik: string };

@@ -4,8 +4,8 @@
  * job ids and ids that are all digits; the pattern below excludes both.
  */
 import { createHash } from 'node:crypto';
-import { InputError } from '../errors.js';
-import type { DatasetName } from '../types.js';
+import { InputError } from '../../errors.js';
+import type { DatasetName } from '../../types.js';
 
 export const SNAPSHOT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 

@@ -7,11 +7,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDuck, RELEASE_FREED_THRESHOLD } from '../src/output/duckdb.js';
-import type { Manifest } from '../src/output/manifest.js';
-import { sharesProcess } from '../src/pipeline/exporter.js';
-import { outputPorts } from '../src/pipeline/output-adapter.js';
-import { publishFactParts, stageFactParts } from './helpers/synthetic-snapshot.js';
+import { openDuck, RELEASE_FREED_THRESHOLD } from '../../src/output/convert/duckdb.js';
+import type { Manifest } from '../../src/output/catalog/manifest.js';
+import { sharesProcess } from '../../src/pipeline/exporter.js';
+import { outputPorts } from '../../src/pipeline/output-adapter.js';
+import { publishFactParts, stageFactParts } from '../helpers/synthetic-snapshot.js';
 
 const roots: string[] = [];
 afterAll(async () => {

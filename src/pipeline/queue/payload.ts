@@ -1,6 +1,6 @@
 /** Payload checks of BullMQ jobs: data arrives as unknown JSON and is parsed before any use. */
 import type { z } from 'zod';
-import { InputError } from '../errors.js';
+import { InputError } from '../../errors.js';
 
 /** Parses `data` with `schema`, or throws an InputError naming the job type, field and value. */
 export function parsePayload<T>(schema: z.ZodType<T>, data: unknown, jobName: string): T {

@@ -9,17 +9,17 @@
  * - a job put back after per-minute 429s more than maxRateLimitRequeues times → UnrecoverableError.
  */
 import { DelayedError, RateLimitError, UnrecoverableError } from 'bullmq';
-import type { AcquireOutcome, BoundPermit, Budget } from '../budget/index.js';
+import type { AcquireOutcome, BoundPermit, Budget } from '../../budget/index.js';
 import {
   ApiError,
   QuotaExceededError,
   RateLimitedError,
   RequestValidationError,
   coerceError,
-} from '../errors.js';
-import { assertNever } from '../types.js';
+} from '../../errors.js';
+import { assertNever } from '../../types.js';
 import { failureAction } from './failure-policy.js';
-import type { SnapshotStore } from './snapshot-store.js';
+import type { SnapshotStore } from '../record/index.js';
 
 /** What withBudget needs of a BullMQ job (a bullmq `Job` satisfies it). */
 export interface PartJobLike {

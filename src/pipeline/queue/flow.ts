@@ -4,38 +4,28 @@
  * ids. Failure options are chosen so the parent always runs: a child that fails for good becomes
  * an ignored dependency (ignoreDependencyOnFailure) and the parent records it as a failed part.
  */
-import type { FlowJob, KeepJobs } from 'bullmq';
-import { BACKOFF_TYPE } from './backoff.js';
+import type { FlowJob } from 'bullmq';
 import { partJobId, publishJobId } from './ids.js';
-import { CHANGE_DATASET } from './reuse-decision.js';
-import type { SnapshotSpec } from './snapshot-store.js';
-import { companyKey } from './universe.js';
+import { CHANGE_DATASET } from '../part/index.js';
+import { companyKey, type SnapshotSpec } from '../record/index.js';
 import {
-  EXPORT_PART_JOB,
-  PUBLISH_SNAPSHOT_JOB,
+  EXPORT_PART,
+  PUBLISH_SNAPSHOT,
   type ExportPartPayload,
+  type JobSettings,
   type PublishSnapshotPayload,
+  type QueueRole,
 } from './job-payloads.js';
 
-export interface QueueNames {
-  /** Part jobs: rate-limited by the budget (one job start = one request). */
-  parts: string;
-  /** Snapshot parents (publish) and the nightly trigger: not rate-limited. */
-  snapshots: string;
-}
+/** The BullMQ queue of each role (job-payloads.ts `QueueRole` says what each holds). */
+export type QueueNames = Record<QueueRole, string>;
 
 export function queueNames(base: string): QueueNames {
   return { parts: `${base}-parts`, snapshots: `${base}-snapshots` };
 }
 
-export interface FlowSettings {
+export interface FlowSettings extends JobSettings {
   queues: QueueNames;
-  /** Attempts per part for transient failures. */
-  attempts: number;
-  keepCompleted: KeepJobs;
-  keepFailed: KeepJobs;
-  /** First retry delay of the publish job and the nightly trigger (retry.base_delay_ms); doubles per attempt. */
-  controlBackoffMs: number;
 }
 
 export function buildSnapshotFlow(spec: SnapshotSpec, s: FlowSettings): FlowJob {
@@ -53,18 +43,14 @@ export function buildSnapshotFlow(spec: SnapshotSpec, s: FlowSettings): FlowJob 
         ...(spec.reuse !== undefined ? { reuse: spec.reuse } : {}),
       };
       children.push({
-        name: EXPORT_PART_JOB,
-        queueName: s.queues.parts,
+        name: EXPORT_PART.name,
+        queueName: s.queues[EXPORT_PART.queue],
         data,
         opts: {
           jobId: partJobId(spec.id, dataset, companyKey(company)),
           // Incremental: the catalogs go first, they decide whether the other parts need a request.
           ...(spec.reuse !== undefined ? { priority: dataset === CHANGE_DATASET ? 1 : 2 } : {}),
-          attempts: s.attempts,
-          backoff: { type: BACKOFF_TYPE },
-          ignoreDependencyOnFailure: true,
-          removeOnComplete: s.keepCompleted,
-          removeOnFail: s.keepFailed,
+          ...EXPORT_PART.options(s),
         },
       });
     }
@@ -81,16 +67,12 @@ export function buildSnapshotFlow(spec: SnapshotSpec, s: FlowSettings): FlowJob 
     total: spec.companies.length * spec.datasets.length,
   };
   return {
-    name: PUBLISH_SNAPSHOT_JOB,
-    queueName: s.queues.snapshots,
+    name: PUBLISH_SNAPSHOT.name,
+    queueName: s.queues[PUBLISH_SNAPSHOT.queue],
     data: parent,
     opts: {
       jobId: publishJobId(spec.id),
-      // The configured retry settings, as for parts (a disk hiccup, a Redis blip).
-      attempts: s.attempts,
-      backoff: { type: 'exponential', delay: s.controlBackoffMs },
-      removeOnComplete: s.keepCompleted,
-      removeOnFail: s.keepFailed,
+      ...PUBLISH_SNAPSHOT.options(s),
     },
     children,
   };

@@ -16,7 +16,7 @@
  *   <prefix>:<queue base>:outage:streak  set: parts that failed since the last answer
  */
 import type { Redis } from 'ioredis';
-import { assertNever, type Clock } from '../types.js';
+import { assertNever, type Clock } from '../../types.js';
 
 export interface OutageSettings {
   /** Different parts failing in a row (no answer between) that declare an outage. @defaultValue 3 */

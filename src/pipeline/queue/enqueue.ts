@@ -5,11 +5,10 @@
  * parts already exported are reused, only the others send requests.
  */
 import { Job, type FlowProducer, type Queue } from 'bullmq';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../log.js';
 import { buildSnapshotFlow, type FlowSettings } from './flow.js';
 import { partJobId, publishJobId } from './ids.js';
-import type { SnapshotRecord, SnapshotSpec, SnapshotStore } from './snapshot-store.js';
-import { companyKey } from './universe.js';
+import { companyKey, type SnapshotRecord, type SnapshotSpec, type SnapshotStore } from '../record/index.js';
 
 export interface EnqueueDeps {
   store: SnapshotStore;

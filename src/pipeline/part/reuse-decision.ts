@@ -5,8 +5,8 @@
  * else (catalog changed, failed, without fingerprint; previous part failed, not found, missing) is
  * fetched, with the reason kept for the status.
  */
-import type { Manifest, ManifestPart } from '../output/index.js';
-import type { DatasetName, PartPointer } from '../types.js';
+import type { Manifest, ManifestPart } from '../../output/index.js';
+import type { DatasetName, PartPointer } from '../../types.js';
 
 /** The dataset whose part decides for the others. */
 export const CHANGE_DATASET: DatasetName = 'series_catalog';

@@ -4,8 +4,8 @@
  */
 // The shapes exchanged with output are stated in src/types.ts; only the published manifest's format
 // is output's own, read through its DuckDB-free catalog face.
-import type { Manifest } from '../output/catalog/index.js';
-import type { Company } from './universe.js';
+import type { Manifest } from '../../output/catalog/index.js';
+import type { Company } from '../record/index.js';
 import type {
   CarryOverRequest,
   CarryOverResult,
@@ -17,7 +17,7 @@ import type {
   SegmentRequest,
   StagedPart,
   WrittenPrefix,
-} from '../types.js';
+} from '../../types.js';
 
 /** The rows of one response, streamed: memory stays flat whatever the company's size. */
 export interface PartResponse {

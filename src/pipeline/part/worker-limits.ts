@@ -4,7 +4,7 @@ import {
   effectiveRate,
   type BudgetConfig,
   type LimiterOptions,
-} from '../budget/index.js';
+} from '../../budget/index.js';
 
 /**
  * BullMQ Worker `limiter` for the part queue: at most the configured effective rate of job starts

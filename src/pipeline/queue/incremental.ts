@@ -4,12 +4,12 @@
  * for or due, or there is nothing to compare with. The decision travels in the spec, so every
  * worker applies the same one and status can say it.
  */
-import type { Config } from '../config/load.js';
+import type { Config } from '../../config/load.js';
 // The modules themselves, not output/index.js: that also holds the publisher, which loads DuckDB.
-import { type Manifest, latestPublishedBefore } from '../output/catalog/index.js';
-import { openStorage, s3Settings } from '../output/storage/index.js';
-import { CHANGE_DATASET } from './reuse-decision.js';
-import type { SnapshotSpec } from './snapshot-store.js';
+import { type Manifest, latestPublishedBefore } from '../../output/catalog/index.js';
+import { openStorage, s3Settings } from '../../output/storage/index.js';
+import { CHANGE_DATASET } from '../part/index.js';
+import type { SnapshotSpec } from '../record/index.js';
 
 export interface IncrementalSettings {
   /** incremental.enabled */

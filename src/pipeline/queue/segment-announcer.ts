@@ -3,13 +3,30 @@
  * holding it are on disk (output/convert/early-segments.ts). Polled by the export-part job as rows arrive;
  * enqueue failures are logged, never fail the part (publishing converts what no segment holds).
  */
-import { coerceError } from '../errors.js';
-import type { Logger } from '../log.js';
-import { memberCut } from '../output/staging/index.js';
-import type { DatasetName } from '../types.js';
-import type { EarlyConversion } from './job-processors.js';
+import { coerceError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { Config } from '../../config/load.js';
+import { memberCut, segmentRows } from '../../output/staging/index.js';
+import type { DatasetName } from '../../types.js';
 import type { ConvertSegmentPayload } from './job-payloads.js';
-import type { PartWriter } from './ports.js';
+import type { PartWriter } from '../part/index.js';
+
+/** How a parts worker hands ranges of a part being staged to the control workers. */
+export interface EarlyConversion {
+  /** Rows per segment: whole row groups (early-segments.ts SEGMENT_ROW_GROUPS). */
+  segmentRows: number;
+  /** Queues one convert-segment job. */
+  enqueue(payload: ConvertSegmentPayload): Promise<void>;
+}
+
+/** The early conversion of `output.convert_while_staging`, or none when it is off. */
+export function earlyConversionOf(
+  config: Config,
+  enqueue: EarlyConversion['enqueue'],
+): EarlyConversion | undefined {
+  if (!config.output.convert_while_staging) return undefined;
+  return { segmentRows: segmentRows(config.output.row_group_rows ?? undefined), enqueue };
+}
 
 export interface SegmentAnnouncerOptions {
   early: EarlyConversion;

@@ -1,5 +1,5 @@
 /** Follows a snapshot's record until it ends (published, failed or stopped). */
-import type { SnapshotRecord, SnapshotState, SnapshotStore } from './snapshot-store.js';
+import type { SnapshotRecord, SnapshotState, SnapshotStore } from '../record/index.js';
 
 export const FINAL_STATES: readonly SnapshotState[] = ['published', 'failed', 'stopped'];
 

@@ -4,7 +4,7 @@
  * seconds otherwise (CI, files, pipes).
  */
 import cliProgress from 'cli-progress';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../log.js';
 import { totals, type SnapshotRecord } from './snapshot-store.js';
 
 export interface ProgressReporter {

@@ -1,8 +1,7 @@
 /** Turns a run request (config + flags) into the SnapshotSpec that names and defines a snapshot. */
-import type { DatasetName, OutputFormat } from '../types.js';
+import type { DatasetName, OutputFormat } from '../../types.js';
 import { adhocSnapshotId, checkSnapshotId, localDate } from './ids.js';
-import type { SnapshotSpec } from './snapshot-store.js';
-import { companyKey, type Company } from './universe.js';
+import { companyKey, type Company, type SnapshotSpec } from '../record/index.js';
 
 export interface RunRequest {
   companies: Company[];

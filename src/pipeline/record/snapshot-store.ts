@@ -12,8 +12,8 @@
  *   snapshots            zset: id by creation time
  */
 import type { Redis } from 'ioredis';
-import type { QuotaKind, QuotaScope } from '../types.js';
-import type { DatasetName, OutputFormat, PartPointer, PartStatus } from '../types.js';
+import type { QuotaKind, QuotaScope } from '../../types.js';
+import type { DatasetName, OutputFormat, PartPointer, PartStatus } from '../../types.js';
 import type { Company } from './universe.js';
 
 /** What a snapshot exports; fixed at creation. */

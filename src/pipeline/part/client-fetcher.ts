@@ -8,11 +8,11 @@ import {
   type B2bOperation,
   type B2bOperations,
   type FilingsClient,
-} from '../api/index.js';
-import type { DatasetName } from '../types.js';
-import { DATASET_REGISTRY } from '../datasets/index.js';
+} from '../../api/index.js';
+import type { DatasetName } from '../../types.js';
+import { DATASET_REGISTRY } from '../../datasets/index.js';
 import type { PartFetcher, PartResponse } from './ports.js';
-import { companyScope, type Company } from './universe.js';
+import { companyScope, type Company } from '../record/index.js';
 
 type Entry<D extends DatasetName> = (typeof DATASET_REGISTRY)[D];
 type RequestOf<D extends DatasetName> = B2bOperations[Entry<D>['operation']]['request'];
