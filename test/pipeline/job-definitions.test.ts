@@ -37,7 +37,7 @@ describe('job definitions', () => {
     );
     const written: DefinedJob[] = [];
     for (const f of files) {
-      const mod = (await import(`../jobs/${f}`)) as Record<string, unknown>;
+      const mod = (await import(`../../jobs/${f}`)) as Record<string, unknown>;
       written.push(...Object.values(mod).filter(isDefinition));
     }
     expect(written.map((d) => d.type.name).sort()).toEqual([...JOB_NAMES].sort());

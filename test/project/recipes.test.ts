@@ -107,7 +107,7 @@ describe('recipe: add a job type (contract, definition, list)', () => {
 
   it("docs/architecture.md's jobs/ row names every job file", async () => {
     const row = (await text('docs/architecture.md')).split('\n').find((l) => l.startsWith('| `jobs/` |'));
-    const files = (await readdir(new URL('../jobs/', import.meta.url))).filter(
+    const files = (await readdir(new URL('../../jobs/', import.meta.url))).filter(
       (f) => f.endsWith('.ts') && f !== 'index.ts',
     );
     expect(files.length).toBe(JOB_TYPES.length);
