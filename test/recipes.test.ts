@@ -24,6 +24,11 @@ describe('recipe: add a dataset (one registry entry)', () => {
     expect(loadConfig({ env: {} }).datasets).toEqual([...DEFAULT_DATASETS]);
   });
 
+  it("README's demo names the registry's default set", async () => {
+    const listed = /runs a snapshot of the default datasets \(([^)]*)\)/.exec(await text('README.md'));
+    expect(listed?.[1]?.split(', ').map((d) => d.replaceAll('`', ''))).toEqual([...DEFAULT_DATASETS]);
+  });
+
   it('docs/output.md names every dataset', async () => {
     const doc = await text('docs/output.md');
     for (const d of DATASETS) expect(doc, d).toContain(d);
