@@ -3,7 +3,7 @@
  * These tests read every list a recipe relies on against its source, so a list that drifts (or a
  * second copy that comes back) fails here, naming what is out of step.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { Command, type Option } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -85,5 +85,53 @@ describe('recipe: add an emulator operation (contract, route, client method)', (
       const method = op.replace(/[/-]([a-z])/g, (_, c: string) => c.toUpperCase());
       expect(typeof client[method], `${op}: FilingsClient.${method}`).toBe('function');
     }
+  });
+});
+
+/** CONTRIBUTING.md's recipes: each `## Adding …` section's heading and text. */
+async function recipes(): Promise<{ heading: string; body: string }[]> {
+  const doc = await text('CONTRIBUTING.md');
+  return doc
+    .split(/^## /m)
+    .filter((s) => s.startsWith('Adding '))
+    .map((s) => ({ heading: s.slice(0, s.indexOf('\n')), body: s }));
+}
+
+/** Whether a path a recipe names is there: a file, a `*` pattern matching one, or `<name>`'s folder. */
+async function present(path: string): Promise<boolean> {
+  const at = path.includes('<') ? path.slice(0, path.lastIndexOf('/', path.indexOf('<'))) : path;
+  if (!at.includes('*'))
+    return stat(new URL(`../${at}`, import.meta.url)).then(
+      () => true,
+      () => false,
+    );
+  const dir = at.slice(0, at.lastIndexOf('/'));
+  const pattern = new RegExp(
+    `^${at
+      .slice(dir.length + 1)
+      .replace(/\./g, '\\.')
+      .replace(/\*/g, '[^/]*')}$`,
+  );
+  const names = await readdir(new URL(`../${dir}/`, import.meta.url)).catch(() => [] as string[]);
+  return names.some((n) => pattern.test(n));
+}
+
+describe("the recipes' file lists", () => {
+  it('every file a recipe names exists, so following it literally finds each place', async () => {
+    const all = await recipes();
+    expect(all.map((r) => r.heading)).toEqual(
+      expect.arrayContaining([
+        'Adding a dataset',
+        'Adding an emulator operation',
+        'Adding a warehouse dialect',
+      ]),
+    );
+    const missing: string[] = [];
+    for (const r of all) {
+      const paths = r.body.match(/(?<=`)(?:src|test|docs|config|jobs|scripts|bench)\/[^`\s]+(?=`)/g) ?? [];
+      expect(paths.length, r.heading).toBeGreaterThan(0);
+      for (const p of paths) if (!(await present(p))) missing.push(`${r.heading}: ${p}`);
+    }
+    expect(missing).toEqual([]);
   });
 });
