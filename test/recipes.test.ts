@@ -14,6 +14,8 @@ import { DATASETS, DEFAULT_DATASETS } from '../src/datasets/index.js';
 import { B2B_ROUTES } from '../src/emulator/server/routes/index.js';
 import { DDL_DIALECTS } from '../src/output/index.js';
 import { DDL_DIALECTS as LEAF_DDL_DIALECTS } from '../src/output/ddl-dialects.js';
+import { ENGINES, type Engine } from '../src/warehouse/table-columns.js';
+import { parseTarget, TARGET_SYNTAX } from '../src/warehouse/target.js';
 
 const text = (path: string): Promise<string> => readFile(new URL(`../${path}`, import.meta.url), 'utf8');
 
@@ -115,6 +117,31 @@ async function present(path: string): Promise<boolean> {
   const names = await readdir(new URL(`../${dir}/`, import.meta.url)).catch(() => [] as string[]);
   return names.some((n) => pattern.test(n));
 }
+
+describe('recipe: add a load target (ENGINES, parseTarget, output.load_into)', () => {
+  /** One `--into` per engine; keyed by Engine, so a new engine does not compile without its sample. */
+  const TARGET_SAMPLES: Record<Engine, string> = {
+    duckdb: 'duckdb:out/warehouse.duckdb',
+    postgres: 'postgres://loader@db.example:5432/warehouse',
+  };
+
+  it('the config takes every engine parseTarget opens, and both name TARGET_SYNTAX', () => {
+    expect(Object.keys(TARGET_SAMPLES).sort()).toEqual([...ENGINES].sort());
+    for (const [engine, into] of Object.entries(TARGET_SAMPLES)) {
+      expect(parseTarget(into).engine).toBe(engine);
+      const config = loadConfig({
+        env: {},
+        flags: [{ path: 'output.load_into', value: into, flag: '--into' }],
+      });
+      expect(config.output.load_into, engine).toBe(into);
+    }
+    const bad = 'mysql://loader@db/warehouse';
+    expect(() => parseTarget(bad)).toThrow(TARGET_SYNTAX);
+    expect(() =>
+      loadConfig({ env: {}, flags: [{ path: 'output.load_into', value: bad, flag: '--into' }] }),
+    ).toThrow(`must be ${TARGET_SYNTAX}`);
+  });
+});
 
 describe("the recipes' file lists", () => {
   it('every file a recipe names exists, so following it literally finds each place', async () => {
