@@ -244,39 +244,14 @@ export function validateRequest(operation: B2bOperation, body: unknown): void {
     case 'facts/latest/by-series':
     case 'facts/core/by-series':
     case 'facts/full/by-series':
-      c.companyScope();
-      c.metricId();
-      c.oneOf('series_key', 'series_keys');
-      if (c.has('series_key')) c.seriesKey('series_key', c.string('series_key') ?? '');
-      c.stringArray('series_keys', {
-        maxItems: LIMITS.seriesKeysPerCall,
-        item: (v, at) => c.seriesKey(at, v),
-      });
-      return;
+      return checkBySeries(c);
     case 'issuer/reference':
       c.companyScope();
       return;
-    case 'series/batch': {
-      c.oneOf('ids', 'series_ids');
-      const item = (v: string, at: string): void => {
-        if (v.trim() === '' || v.length > 200) c.fail(at, 'must be a series id of 1 to 200 characters');
-      };
-      c.stringArray('ids', { maxItems: LIMITS.seriesIdsPerCall, item });
-      c.stringArray('series_ids', { maxItems: LIMITS.seriesIdsPerCall, item });
-      return;
-    }
-    case 'telemetry/proof-open': {
-      c.string('evidence_key', { required: true, max: 200 });
-      const cik = c.string('cik');
-      if (cik !== undefined) c.cik('cik', cik);
-      c.string('source_accession', { max: 50 });
-      const sk = c.string('series_key');
-      if (sk !== undefined) c.seriesKey('series_key', sk);
-      c.metricId();
-      c.string('viewer_url', { max: 2000 });
-      c.string('surface', { min: 0, max: 200 });
-      return;
-    }
+    case 'series/batch':
+      return checkSeriesBatch(c);
+    case 'telemetry/proof-open':
+      return checkProofOpen(c);
     case 'search/entities':
       c.searchScope();
       c.string('query', { required: true, min: LIMITS.searchEntitiesQueryMin, max: LIMITS.queryMaxLength });
@@ -290,50 +265,91 @@ export function validateRequest(operation: B2bOperation, body: unknown): void {
       c.integer('limit', LIMITS.searchSeriesLimit.min, LIMITS.searchSeriesLimit.max);
       c.integer('fetch_top', 0, LIMITS.fetchTopMax);
       return;
-    case 'search/filings': {
-      const scope = c.searchScope();
-      const query = c.string('query', { required: true, max: LIMITS.queryMaxLength }) ?? '';
-      if (query.trim() === '') c.fail('query', 'must contain at least one term');
-      c.enumArray('types', CHUNK_TYPES);
-      c.filingDates();
-      c.boolean('legal');
-      const sort = c.string('sort');
-      if (sort !== undefined && sort !== 'recent' && sort !== 'relevance') {
-        c.fail('sort', `must be "recent" or "relevance", got ${excerpt(sort)}`);
-      }
-      const max =
-        scope === 'cross_company' ? LIMITS.searchFilingsLimit.crossCompanyMax : LIMITS.searchFilingsLimit.max;
-      if (c.has('limit') && scope === 'cross_company') {
-        const v = c.body.limit;
-        if (typeof v === 'number' && Number.isInteger(v) && v > max) {
-          c.fail(
-            'limit',
-            `must be at most ${max} for cross-company search (no ticker, cik, tickers or ciks), got ${v}`,
-          );
-        }
-      }
-      c.integer('limit', LIMITS.searchFilingsLimit.min, max);
-      c.boolean('include_series');
-      c.integer('series_limit', LIMITS.searchFilingsSeriesLimit.min, LIMITS.searchFilingsSeriesLimit.max);
-      const mc = c.body.min_confidence;
-      if (mc !== undefined) {
-        if (typeof mc !== 'number' || !Number.isFinite(mc)) {
-          c.fail('min_confidence', `must be a number, got ${describe(mc)}`);
-        } else if (mc > 1) {
-          c.fail('min_confidence', `must be at most 1, got ${mc}`);
-        }
-      }
-      if (scope === 'cross_company' && queryTerms(query).length < LIMITS.crossCompanyMinTerms) {
-        c.fail(
-          'query',
-          `cross-company search needs at least ${LIMITS.crossCompanyMinTerms} query terms, got ${excerpt(query)}`,
-        );
-      }
-      return;
-    }
+    case 'search/filings':
+      return checkSearchFilings(c);
     default:
       assertNever(operation, 'operation');
   }
+}
+
+/** facts/…/by-series: a company, and exactly one of `series_key` and `series_keys`. */
+function checkBySeries(c: Check): void {
+  c.companyScope();
+  c.metricId();
+  c.oneOf('series_key', 'series_keys');
+  if (c.has('series_key')) c.seriesKey('series_key', c.string('series_key') ?? '');
+  c.stringArray('series_keys', {
+    maxItems: LIMITS.seriesKeysPerCall,
+    item: (v, at) => c.seriesKey(at, v),
+  });
+}
+
+function checkSeriesBatch(c: Check): void {
+  c.oneOf('ids', 'series_ids');
+  const item = (v: string, at: string): void => {
+    if (v.trim() === '' || v.length > 200) c.fail(at, 'must be a series id of 1 to 200 characters');
+  };
+  c.stringArray('ids', { maxItems: LIMITS.seriesIdsPerCall, item });
+  c.stringArray('series_ids', { maxItems: LIMITS.seriesIdsPerCall, item });
+}
+
+function checkProofOpen(c: Check): void {
+  c.string('evidence_key', { required: true, max: 200 });
+  const cik = c.string('cik');
+  if (cik !== undefined) c.cik('cik', cik);
+  c.string('source_accession', { max: 50 });
+  const sk = c.string('series_key');
+  if (sk !== undefined) c.seriesKey('series_key', sk);
+  c.metricId();
+  c.string('viewer_url', { max: 2000 });
+  c.string('surface', { min: 0, max: 200 });
+}
+
+/** search/filings: its bounds depend on the scope (cross-company search is smaller and needs more terms). */
+function checkSearchFilings(c: Check): void {
+  const scope = c.searchScope();
+  const query = c.string('query', { required: true, max: LIMITS.queryMaxLength }) ?? '';
+  if (query.trim() === '') c.fail('query', 'must contain at least one term');
+  c.enumArray('types', CHUNK_TYPES);
+  c.filingDates();
+  c.boolean('legal');
+  const sort = c.string('sort');
+  if (sort !== undefined && sort !== 'recent' && sort !== 'relevance') {
+    c.fail('sort', `must be "recent" or "relevance", got ${excerpt(sort)}`);
+  }
+  checkSearchFilingsLimit(c, scope);
+  c.boolean('include_series');
+  c.integer('series_limit', LIMITS.searchFilingsSeriesLimit.min, LIMITS.searchFilingsSeriesLimit.max);
+  const mc = c.body.min_confidence;
+  if (mc !== undefined) {
+    if (typeof mc !== 'number' || !Number.isFinite(mc)) {
+      c.fail('min_confidence', `must be a number, got ${describe(mc)}`);
+    } else if (mc > 1) {
+      c.fail('min_confidence', `must be at most 1, got ${mc}`);
+    }
+  }
+  if (scope === 'cross_company' && queryTerms(query).length < LIMITS.crossCompanyMinTerms) {
+    c.fail(
+      'query',
+      `cross-company search needs at least ${LIMITS.crossCompanyMinTerms} query terms, got ${excerpt(query)}`,
+    );
+  }
+}
+
+/** `limit` of search/filings; an integer over the cross-company bound is named as such. */
+function checkSearchFilingsLimit(c: Check, scope: ReturnType<Check['searchScope']>): void {
+  const max =
+    scope === 'cross_company' ? LIMITS.searchFilingsLimit.crossCompanyMax : LIMITS.searchFilingsLimit.max;
+  if (c.has('limit') && scope === 'cross_company') {
+    const v = c.body.limit;
+    if (typeof v === 'number' && Number.isInteger(v) && v > max) {
+      c.fail(
+        'limit',
+        `must be at most ${max} for cross-company search (no ticker, cik, tickers or ciks), got ${v}`,
+      );
+    }
+  }
+  c.integer('limit', LIMITS.searchFilingsLimit.min, max);
 }
 
 /** Sandbox query parameters (the emulator's shape and bounds, see docs/emulator.md). */

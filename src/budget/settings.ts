@@ -70,3 +70,14 @@ export function toBudgetConfig(s: BudgetSettings): BudgetConfig {
 export function camelName(snake: string): string {
   return snake.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
 }
+
+/** `camelName` at the type level. */
+type CamelName<S extends string> = S extends `${infer Head}_${infer Tail}`
+  ? `${Head}${Capitalize<CamelName<Tail>>}`
+  : S;
+type SettingName = CamelName<keyof BudgetSettings & string>;
+/** Settings without a BudgetConfig field of their camelCase name, and fields without a setting. */
+type Unpaired = Exclude<SettingName, keyof BudgetConfig> | Exclude<keyof BudgetConfig, SettingName>;
+// Fails to compile, naming the setting or field, when the file's settings and BudgetConfig differ.
+const settingsPairWithConfig: [Unpaired] extends [never] ? true : Unpaired = true;
+void settingsPairWithConfig;

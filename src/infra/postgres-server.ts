@@ -49,21 +49,51 @@ export async function startPrivatePostgres(opts: StartPostgresOptions = {}): Pro
       'PostgreSQL is not installed (Debian: apt-get install postgresql; see scripts/ensure-postgres.mjs)',
     );
   const asRoot = process.getuid?.() === 0;
-  const dir = await mkdtemp(join(tmpdir(), 'filings-export-pg-'));
   const user = 'filings';
   const password = `pw-${Math.random().toString(36).slice(2)}`;
+  const { dir, pwfile } = await clusterDir(asRoot, password);
+  const data = join(dir, 'data');
+  // As root, every server command runs as the postgres OS user, which owns the cluster.
+  const wrap = (cmd: string, args: string[]): [string, string[]] =>
+    asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
+  initCluster(wrap(join(binDir, 'initdb'), initdbArgs(data, user, pwfile)));
+  const port = await freePort();
+  const [cmd, args] = wrap(join(binDir, 'postgres'), serverArgs(data, port, dir));
+  const child: ChildProcess = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  await untilReady(child, opts.startTimeoutMs ?? 30_000);
+  let closed = false;
+  return {
+    url: `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    port,
+    user,
+    password,
+    binDir,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await stopServer(child, data);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A temp dir only the cluster's owner can enter, holding the superuser's password file. */
+async function clusterDir(asRoot: boolean, password: string): Promise<{ dir: string; pwfile: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'filings-export-pg-'));
   if (asRoot) {
     const { uid, gid } = postgresUser();
     await chown(dir, uid, gid);
   }
   await chmod(dir, 0o700);
-  const data = join(dir, 'data');
   const pwfile = join(dir, 'pw');
   await writeFile(pwfile, `${password}\n`, { mode: 0o600 });
   if (asRoot) await chown(pwfile, postgresUser().uid, postgresUser().gid);
-  const wrap = (cmd: string, args: string[]): [string, string[]] =>
-    asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
-  const [initCmd, initArgs] = wrap(join(binDir, 'initdb'), [
+  return { dir, pwfile };
+}
+
+/** Local connections trusted, TCP ones with the password (scram-sha-256). */
+function initdbArgs(data: string, user: string, pwfile: string): string[] {
+  return [
     '-D',
     data,
     '-U',
@@ -75,17 +105,23 @@ export async function startPrivatePostgres(opts: StartPostgresOptions = {}): Pro
     '-E',
     'UTF8',
     '--locale=C',
-  ]);
-  const init = spawnSync(initCmd, initArgs, { encoding: 'utf8' });
+  ];
+}
+
+function initCluster([cmd, args]: [string, string[]]): void {
+  const init = spawnSync(cmd, args, { encoding: 'utf8' });
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
-  const port = await freePort();
-  const [cmd, args] = wrap(join(binDir, 'postgres'), [
+}
+
+/** Loopback only, its socket in the cluster's dir, and no durability (the data is thrown away). */
+function serverArgs(data: string, port: number, socketDir: string): string[] {
+  return [
     '-D',
     data,
     '-p',
     String(port),
     '-k',
-    dir,
+    socketDir,
     '-c',
     'listen_addresses=127.0.0.1',
     '-c',
@@ -94,12 +130,14 @@ export async function startPrivatePostgres(opts: StartPostgresOptions = {}): Pro
     'synchronous_commit=off',
     '-c',
     'full_page_writes=off',
-  ]);
-  const child: ChildProcess = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  ];
+}
+
+/** Resolves when the server says it accepts connections; rejects with its output when it exits or times out. */
+async function untilReady(child: ChildProcess, timeout: number): Promise<void> {
   let output = '';
   child.stdout?.on('data', (b: Buffer) => (output += b.toString()));
   child.stderr?.on('data', (b: Buffer) => (output += b.toString()));
-  const timeout = opts.startTimeoutMs ?? 30_000;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`postgres did not start within ${timeout} ms:\n${output}`)),
@@ -122,30 +160,19 @@ export async function startPrivatePostgres(opts: StartPostgresOptions = {}): Pro
       reject(new Error(`postgres exited with code ${String(code)} before it was ready:\n${output}`));
     });
   });
-  let closed = false;
-  return {
-    url: `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
-    port,
-    user,
-    password,
-    binDir,
-    async close() {
-      if (closed) return;
-      closed = true;
-      const exited = new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) resolve();
-        else child.once('exit', () => resolve());
-      });
-      // SIGINT = fast shutdown, sent to the postmaster itself: runuser does not pass signals on.
-      const pid = Number(
-        (await readFile(join(data, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0],
-      );
-      if (Number.isInteger(pid) && pid > 0) process.kill(pid, 'SIGINT');
-      else child.kill('SIGINT');
-      await exited;
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+}
+
+/** Fast shutdown, and waits for the process to exit. */
+async function stopServer(child: ChildProcess, data: string): Promise<void> {
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  // SIGINT = fast shutdown, sent to the postmaster itself: runuser does not pass signals on.
+  const pid = Number((await readFile(join(data, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+  if (Number.isInteger(pid) && pid > 0) process.kill(pid, 'SIGINT');
+  else child.kill('SIGINT');
+  await exited;
 }
 
 function postgresUser(): { uid: number; gid: number } {

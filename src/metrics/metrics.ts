@@ -14,14 +14,17 @@ export interface MetricSources extends GlanceSources {
   /** BullMQ job counts per queue and state (`getJobCounts`). */
   queueDepths?(): Promise<{ queue: 'parts' | 'snapshots'; counts: Record<string, number> }[]>;
   /** The key's current window and quotas (the budget's `describe()`). */
-  budget?(): Promise<{
-    windowSent: number | null;
-    windowAllowed: number | null;
-    effectiveRequestsPerMinute: number;
-    quota: { period: 'daily' | 'monthly'; used: number; remaining: number | null }[];
-  } | null>;
+  budget?(): Promise<BudgetView | null>;
   /** Recent snapshots per state. */
   snapshotStates?(): Promise<Record<string, number>>;
+}
+
+/** What the budget gauges show of the key's window and quotas. */
+export interface BudgetView {
+  windowSent: number | null;
+  windowAllowed: number | null;
+  effectiveRequestsPerMinute: number;
+  quota: { period: 'daily' | 'monthly'; used: number; remaining: number | null }[];
 }
 
 /** HTTP status as a bounded label: `2xx`, `4xx`, `5xx`, or `error` when no status came back. */
@@ -45,9 +48,29 @@ function sharedRead<T>(read: () => Promise<T>): () => Promise<T> {
 }
 
 export function createMetrics(registry: Registry = new Registry(), sources: MetricSources = {}) {
-  const r = [registry];
-  const m = {
-    registry,
+  const m = { registry, ...instruments([registry]) };
+  // Shared state, read at scrape time. Each gauge collects its own value: prom-client may collect
+  // them in any order, so one gauge setting another would show the previous scrape's value.
+  const reads: ScrapeReads = { sources, budget: sharedRead(async () => (await sources.budget?.()) ?? null) };
+  for (const d of SCRAPED_GAUGES)
+    new Gauge({
+      name: d.name,
+      help: d.help,
+      ...(d.labelNames ? { labelNames: d.labelNames } : {}),
+      registers: [registry],
+      async collect() {
+        await d.fill(this, reads);
+      },
+    });
+  registerGlanceGauges(registry, sources);
+  startKnownSeries(m);
+  collectDefaultMetrics({ register: registry, prefix: 'filings_export_process_' });
+  return m;
+}
+
+/** The counters, gauges and histograms the exporter's code updates, registered in `r`. */
+function instruments(r: Registry[]) {
+  return {
     requests: new Counter({
       name: 'filings_export_requests_total',
       help: 'API requests sent by part jobs, by operation and response status class',
@@ -120,87 +143,97 @@ export function createMetrics(registry: Registry = new Registry(), sources: Metr
       registers: r,
     }),
   };
+}
 
-  // Shared state, read at scrape time. Each gauge collects its own value: prom-client may collect
-  // them in any order, so one gauge setting another would show the previous scrape's value.
-  const budget = sharedRead(async () => (await sources.budget?.()) ?? null);
-  new Gauge({
+/** What a scraped gauge reads: the sources, and the budget read once per scrape for all its gauges. */
+interface ScrapeReads {
+  sources: MetricSources;
+  budget(): Promise<BudgetView | null>;
+}
+
+/** A gauge of shared state: `fill` reads its source, then resets and sets the gauge. */
+interface ScrapedGauge {
+  name: string;
+  help: string;
+  labelNames?: readonly string[];
+  fill(gauge: Gauge, reads: ScrapeReads): Promise<void>;
+}
+
+/** The gauges read at scrape time; each resets after its read so it never mixes two scrapes. */
+const SCRAPED_GAUGES: readonly ScrapedGauge[] = [
+  {
     name: 'filings_export_rate_limit_requests_per_minute',
     help: "The budget's effective per-minute rate (the key's learned limit times share)",
-    registers: r,
-    async collect() {
+    async fill(g, { budget }) {
       const b = await budget();
-      this.reset();
-      if (b) this.set(b.effectiveRequestsPerMinute);
+      g.reset();
+      if (b) g.set(b.effectiveRequestsPerMinute);
     },
-  });
-  new Gauge({
+  },
+  {
     name: 'filings_export_quota_used_requests',
     help: 'Requests counted against the daily and monthly quota',
-    labelNames: ['period'] as const,
-    registers: r,
-    async collect() {
+    labelNames: ['period'],
+    async fill(g, { budget }) {
       const b = await budget();
-      this.reset();
-      for (const q of b?.quota ?? []) this.set({ period: q.period }, q.used);
+      g.reset();
+      for (const q of b?.quota ?? []) g.set({ period: q.period }, q.used);
     },
-  });
-  new Gauge({
+  },
+  {
     name: 'filings_export_quota_remaining_requests',
     help: 'Requests left in the daily and monthly quota (absent when no quota is known)',
-    labelNames: ['period'] as const,
-    registers: r,
-    async collect() {
+    labelNames: ['period'],
+    async fill(g, { budget }) {
       const b = await budget();
-      this.reset();
-      for (const q of b?.quota ?? []) if (q.remaining !== null) this.set({ period: q.period }, q.remaining);
+      g.reset();
+      for (const q of b?.quota ?? []) if (q.remaining !== null) g.set({ period: q.period }, q.remaining);
     },
-  });
-  new Gauge({
+  },
+  {
     name: 'filings_export_queue_jobs',
     help: 'BullMQ jobs per queue and state',
-    labelNames: ['queue', 'state'] as const,
-    registers: r,
-    async collect() {
+    labelNames: ['queue', 'state'],
+    async fill(g, { sources }) {
       const depths = (await sources.queueDepths?.()) ?? [];
-      this.reset();
+      g.reset();
       for (const d of depths)
-        for (const [state, n] of Object.entries(d.counts)) this.set({ queue: d.queue, state }, n);
+        for (const [state, n] of Object.entries(d.counts)) g.set({ queue: d.queue, state }, n);
     },
-  });
-  new Gauge({
+  },
+  {
     name: 'filings_export_window_requests',
     help: "Requests of the key's current rate window: sent, and allowed",
-    labelNames: ['kind'] as const,
-    registers: r,
-    async collect() {
+    labelNames: ['kind'],
+    async fill(g, { budget }) {
       const b = await budget();
-      this.reset();
+      g.reset();
       if (!b) return;
-      if (b.windowSent !== null) this.set({ kind: 'sent' }, b.windowSent);
-      if (b.windowAllowed !== null) this.set({ kind: 'allowed' }, b.windowAllowed);
+      if (b.windowSent !== null) g.set({ kind: 'sent' }, b.windowSent);
+      if (b.windowAllowed !== null) g.set({ kind: 'allowed' }, b.windowAllowed);
     },
-  });
-  new Gauge({
+  },
+  {
     name: 'filings_export_snapshots',
     help: 'Recent snapshots per state',
-    labelNames: ['state'] as const,
-    registers: r,
-    async collect() {
+    labelNames: ['state'],
+    async fill(g, { sources }) {
       const states = (await sources.snapshotStates?.()) ?? {};
-      this.reset();
-      for (const [state, n] of Object.entries(states)) this.set({ state }, n);
+      g.reset();
+      for (const [state, n] of Object.entries(states)) g.set({ state }, n);
     },
-  });
-  registerGlanceGauges(registry, sources);
-  // Label sets known in advance start at 0, so rules see the first increase (a series that
-  // appears at 1 has no increase to Prometheus) and dashboards show 0 rather than "no data".
+  },
+];
+
+/**
+ * Label sets known in advance start at 0, so rules see the first increase (a series that
+ * appears at 1 has no increase to Prometheus) and dashboards show 0 rather than "no data".
+ */
+function startKnownSeries(m: ReturnType<typeof instruments>): void {
   for (const kind of ['rate', 'quota']) m.rateLimited.inc({ kind }, 0);
   for (const reason of ['pace', 'window', 'hold', 'quota']) m.budgetWaits.inc({ reason }, 0);
   // A failed load is counted before its mode is known (jobs/load-snapshot.ts).
   m.loads.inc({ outcome: 'failed', mode: 'unknown' }, 0);
-  collectDefaultMetrics({ register: registry, prefix: 'filings_export_process_' });
-  return m;
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import type { DatasetName } from '../datasets/index.js';
 import { coerceError, WarehouseError } from '../errors.js';
 import { mergeChangesSql, sqlIdent, sqlString } from '../output/index.js';
-import { LEDGER_SELECT, LEDGER_TABLE, ledgerDdl, ledgerRows, type LedgerRow } from './ledger.js';
+import { LEDGER_SELECT, LEDGER_TABLE, ledgerDdl, ledgerRows } from './ledger.js';
 import { tickerIn } from './row-source.js';
 import { primaryKey, sqlType, type TableColumn } from './table-columns.js';
 import type { LoadTransaction, Warehouse } from './warehouse.js';
@@ -26,10 +26,53 @@ export interface DuckDbWarehouseOptions {
 
 export async function openDuckDbWarehouse(o: DuckDbWarehouseOptions): Promise<Warehouse> {
   const name = `duckdb:${o.path}`;
+  const instance = await openInstance(o, name);
+  const conn = await instance.connect();
+  const schema = o.schema ?? 'main';
+  const all = async (sql: string): Promise<Record<string, unknown>[]> =>
+    (await conn.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
+  const s: DuckWarehouseSession = {
+    schema,
+    table: (t) => `${sqlIdent(schema)}.${sqlIdent(t)}`,
+    all,
+    run: async (sql) => {
+      await conn.run(sql);
+    },
+    count: async (sql) => Number((await all(sql))[0]?.n ?? 0),
+  };
+  const tx = loadTransaction(s);
+  let closed = false;
+  return {
+    engine: 'duckdb',
+    name,
+    readLedger: tx.readLedger,
+    tableColumns: (dataset) => tableColumns(s, dataset),
+    transaction: (fn) => inLoadTransaction(s, () => fn(tx)),
+    async close() {
+      if (closed) return;
+      closed = true;
+      conn.closeSync();
+      instance.closeSync();
+    },
+  };
+}
+
+/** The open database and what every statement of a load needs from it. */
+interface DuckWarehouseSession {
+  readonly schema: string;
+  /** The schema-qualified, quoted name of a table. */
+  table(name: string): string;
+  all(sql: string): Promise<Record<string, unknown>[]>;
+  run(sql: string): Promise<void>;
+  /** The `n` column of the first row (0 without rows). */
+  count(sql: string): Promise<number>;
+}
+
+/** Opens (creating) the database file; a file another process holds is WAREHOUSE_UNAVAILABLE, to retry later. */
+async function openInstance(o: DuckDbWarehouseOptions, name: string): Promise<DuckDBInstance> {
   await mkdir(dirname(o.path), { recursive: true });
-  let instance: DuckDBInstance;
   try {
-    instance = await DuckDBInstance.create(o.path, {
+    return await DuckDBInstance.create(o.path, {
       threads: String(o.threads ?? 2),
       memory_limit: o.memoryLimit ?? '1GB',
       autoinstall_known_extensions: 'false',
@@ -44,23 +87,44 @@ export async function openDuckDbWarehouse(o: DuckDbWarehouseOptions): Promise<Wa
       );
     throw new WarehouseError('WAREHOUSE_REFUSED', `${name}: cannot open: ${e.message}`, { cause: e });
   }
-  const conn = await instance.connect();
-  const schema = o.schema ?? 'main';
-  const table = (t: string): string => `${sqlIdent(schema)}.${sqlIdent(t)}`;
-  const all = async (sql: string): Promise<Record<string, unknown>[]> =>
-    (await conn.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
-  const run = async (sql: string): Promise<void> => {
-    await conn.run(sql);
-  };
-  const readLedger = async (): Promise<LedgerRow[]> => {
-    const exists = await all(
-      `SELECT 1 FROM information_schema.tables WHERE table_schema = ${sqlString(schema)} AND table_name = ${sqlString(LEDGER_TABLE)}`,
-    );
-    return exists.length === 0 ? [] : ledgerRows(await all(`${LEDGER_SELECT} ${table(LEDGER_TABLE)}`));
-  };
-  const count = async (sql: string): Promise<number> => Number((await all(sql))[0]?.n ?? 0);
-  const tx: LoadTransaction = {
-    readLedger,
+}
+
+/** Column name → type name from the catalog; undefined when the table does not exist. */
+async function tableColumns(
+  s: DuckWarehouseSession,
+  dataset: DatasetName,
+): Promise<Map<string, string> | undefined> {
+  const rows = await s.all(
+    `SELECT column_name AS c, data_type AS t FROM information_schema.columns WHERE table_schema = ${sqlString(s.schema)} AND table_name = ${sqlString(dataset)} ORDER BY ordinal_position`,
+  );
+  return rows.length === 0 ? undefined : new Map(rows.map((r) => [String(r.c), String(r.t)]));
+}
+
+/** Runs `fn` in one transaction that sees the schema and the ledger exist; rolls back when it throws. */
+async function inLoadTransaction<T>(s: DuckWarehouseSession, fn: () => Promise<T>): Promise<T> {
+  await s.run('BEGIN TRANSACTION');
+  try {
+    if (s.schema !== 'main') await s.run(`CREATE SCHEMA IF NOT EXISTS ${sqlIdent(s.schema)}`);
+    await s.run(ledgerDdl(s.table(LEDGER_TABLE)));
+    const out = await fn();
+    await s.run('COMMIT');
+    return out;
+  } catch (err: unknown) {
+    await s.run('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The statements of a load; reads go straight from the snapshot's files. */
+function loadTransaction(s: DuckWarehouseSession): LoadTransaction {
+  const { table, run, count } = s;
+  return {
+    async readLedger() {
+      const exists = await s.all(
+        `SELECT 1 FROM information_schema.tables WHERE table_schema = ${sqlString(s.schema)} AND table_name = ${sqlString(LEDGER_TABLE)}`,
+      );
+      return exists.length === 0 ? [] : ledgerRows(await s.all(`${LEDGER_SELECT} ${table(LEDGER_TABLE)}`));
+    },
     async replaceTable(dataset, columns, source) {
       const loading = `${dataset}__loading`;
       await run(`DROP TABLE IF EXISTS ${table(loading)}`);
@@ -96,37 +160,6 @@ export async function openDuckDbWarehouse(o: DuckDbWarehouseOptions): Promise<Wa
       await run(
         `INSERT INTO ${table(LEDGER_TABLE)} VALUES (${r.seq}, ${sqlString(r.snapshot_id)}, ${sqlString(r.snapshot_date)}, ${sqlString(r.dataset)}, ${sqlString(r.mode)}, ${r.rows}, ${sqlString(r.loaded_at)}, ${sqlString(r.manifest_sha256)}, ${sqlString(r.columns)}, ${sqlString(r.reason)})`,
       );
-    },
-  };
-  let closed = false;
-  return {
-    engine: 'duckdb',
-    name,
-    readLedger,
-    async tableColumns(dataset: DatasetName) {
-      const rows = await all(
-        `SELECT column_name AS c, data_type AS t FROM information_schema.columns WHERE table_schema = ${sqlString(schema)} AND table_name = ${sqlString(dataset)} ORDER BY ordinal_position`,
-      );
-      return rows.length === 0 ? undefined : new Map(rows.map((r) => [String(r.c), String(r.t)]));
-    },
-    async transaction(fn) {
-      await run('BEGIN TRANSACTION');
-      try {
-        if (schema !== 'main') await run(`CREATE SCHEMA IF NOT EXISTS ${sqlIdent(schema)}`);
-        await run(ledgerDdl(table(LEDGER_TABLE)));
-        const out = await fn(tx);
-        await run('COMMIT');
-        return out;
-      } catch (err: unknown) {
-        await run('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
-    },
-    async close() {
-      if (closed) return;
-      closed = true;
-      conn.closeSync();
-      instance.closeSync();
     },
   };
 }

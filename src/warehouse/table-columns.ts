@@ -10,6 +10,7 @@ import {
   type DatasetName,
 } from '../datasets/index.js';
 import { sqlIdent } from '../output/index.js';
+import { assertNever } from '../types.js';
 
 /** A column as the manifest lists it. */
 export type TableColumn = Pick<ColumnDef, 'name' | 'type' | 'role'>;
@@ -48,15 +49,31 @@ const DUCKDB_INFO_TYPE: Partial<Record<ColumnType, string>> = { TIMESTAMPTZ: 'TI
 
 /** The column's type in CREATE TABLE. */
 export function sqlType(engine: Engine, c: TableColumn): string {
-  const exact = EXACT_DECIMAL_TEXT.has(c.name) && c.type === 'VARCHAR';
-  if (engine === 'duckdb') return c.type;
-  return exact ? 'numeric' : POSTGRES[c.type].sql;
+  switch (engine) {
+    case 'duckdb':
+      return c.type;
+    case 'postgres':
+      return exactDecimalText(c) ? 'numeric' : POSTGRES[c.type].sql;
+    default:
+      return assertNever(engine, 'engine');
+  }
 }
 
 /** The type name the database reports for a column of this type (to notice a table altered by hand). */
 export function reportedType(engine: Engine, c: TableColumn): string {
-  if (engine === 'duckdb') return DUCKDB_INFO_TYPE[c.type] ?? c.type;
-  return EXACT_DECIMAL_TEXT.has(c.name) && c.type === 'VARCHAR' ? 'numeric' : POSTGRES[c.type].udt;
+  switch (engine) {
+    case 'duckdb':
+      return DUCKDB_INFO_TYPE[c.type] ?? c.type;
+    case 'postgres':
+      return exactDecimalText(c) ? 'numeric' : POSTGRES[c.type].udt;
+    default:
+      return assertNever(engine, 'engine');
+  }
+}
+
+/** A decimal the files carry as exact text, which PostgreSQL stores as numeric. */
+function exactDecimalText(c: TableColumn): boolean {
+  return EXACT_DECIMAL_TEXT.has(c.name) && c.type === 'VARCHAR';
 }
 
 /**

@@ -8,6 +8,12 @@ import { ConfigError } from '../errors.js';
 
 export type LoadTarget = { engine: 'duckdb'; path: string } | { engine: 'postgres'; url: string };
 
+/**
+ * The forms `parseTarget` takes, for the CLI's help and its errors. `output.load_into`'s pattern in
+ * src/config/schema.ts repeats them (config sits below warehouse): test/project/recipes.test.ts ties the two.
+ */
+export const TARGET_SYNTAX = 'duckdb:PATH or postgres://user@host:port/db';
+
 export function parseTarget(into: string, cwd = process.cwd()): LoadTarget {
   if (into.startsWith('duckdb:')) {
     const path = into.slice('duckdb:'.length);
@@ -23,9 +29,7 @@ export function parseTarget(into: string, cwd = process.cwd()): LoadTarget {
     }
     return { engine: 'postgres', url: into };
   }
-  throw new ConfigError(
-    `--into ${JSON.stringify(redactTarget(into))}: expected duckdb:PATH or postgres://user@host:port/db`,
-  );
+  throw new ConfigError(`--into ${JSON.stringify(redactTarget(into))}: expected ${TARGET_SYNTAX}`);
 }
 
 /** The target with any password replaced by `***`. */

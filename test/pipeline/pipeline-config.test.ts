@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_BUDGET_CONFIG, resolveBudgetConfig } from '../../src/budget/index.js';
+import { DEFAULT_BUDGET_CONFIG, resolveBudgetConfig, toBudgetConfig } from '../../src/budget/index.js';
 import { envLogLevel, loadConfig, requireApiKey } from '../../src/config/load.js';
 import { DATASET_REGISTRY } from '../../src/datasets/index.js';
 import { budgetConfigFrom } from '../../src/pipeline/context.js';
@@ -92,6 +92,11 @@ describe('config layers', () => {
       .map((k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`))
       .sort();
     expect(fileNames).toEqual(moduleNames);
+  });
+
+  it("the budget's programmatic defaults are defaults.yaml's budget section", () => {
+    // DEFAULT_BUDGET_CONFIG fills in resolveBudgetConfig's input: the same values as the file's.
+    expect(toBudgetConfig(loadConfig({ env: {} }).budget)).toEqual(DEFAULT_BUDGET_CONFIG);
   });
 
   it('the example config is valid', () => {

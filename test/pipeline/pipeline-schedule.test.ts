@@ -15,7 +15,7 @@ import { InputError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { localDate } from '../../src/pipeline/queue/ids.js';
 import { upsertNightlySchedule } from '../../src/pipeline/schedule.js';
-import { systemClock } from '../../src/types.js';
+import { DATASETS, systemClock } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 
 describe('the nightly scheduler', () => {
@@ -110,7 +110,7 @@ describe('job payload checks', () => {
 
   it('name the job, the field and the value', () => {
     expect(() => parseExportPartPayload({ ...part, dataset: 'factz' })).toThrow(
-      'export-part job: invalid payload: payload.dataset: must be one of facts_full, evidence, series_catalog, facts_core, facts_latest, dims_catalog, issuer_reference (got "factz")',
+      `export-part job: invalid payload: payload.dataset: must be one of ${DATASETS.join(', ')} (got "factz")`,
     );
     expect(() => parseExportPartPayload({ ...part, company: { kind: 'cik', cik: '320193' } })).toThrow(
       'payload.company.cik: must be a 10-digit CIK (got "320193")',

@@ -3,7 +3,7 @@
  * These tests read every list a recipe relies on against its source, so a list that drifts (or a
  * second copy that comes back) fails here, naming what is out of step.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { Command, type Option } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -16,6 +16,8 @@ import { DDL_DIALECTS } from '../../src/output/index.js';
 import { DDL_DIALECTS as LEAF_DDL_DIALECTS } from '../../src/output/readers/ddl-dialects.js';
 import * as pipelineFace from '../../src/pipeline/index.js';
 import { JOB_TYPES } from '../../src/pipeline/queue/job-payloads.js';
+import { ENGINES, type Engine } from '../../src/warehouse/table-columns.js';
+import { parseTarget, TARGET_SYNTAX } from '../../src/warehouse/target.js';
 
 const text = (path: string): Promise<string> => readFile(new URL(`../../${path}`, import.meta.url), 'utf8');
 
@@ -24,6 +26,11 @@ describe('recipe: add a dataset (one registry entry)', () => {
     const defaults = parse(await text('config/defaults.yaml')) as Record<string, unknown>;
     expect(Object.keys(defaults)).not.toContain('datasets');
     expect(loadConfig({ env: {} }).datasets).toEqual([...DEFAULT_DATASETS]);
+  });
+
+  it("README's demo names the registry's default set", async () => {
+    const listed = /runs a snapshot of the default datasets \(([^)]*)\)/.exec(await text('README.md'));
+    expect(listed?.[1]?.split(', ').map((d) => d.replaceAll('`', ''))).toEqual([...DEFAULT_DATASETS]);
   });
 
   it('docs/output.md names every dataset', async () => {
@@ -112,5 +119,78 @@ describe('recipe: add a job type (contract, definition, list)', () => {
     );
     expect(files.length).toBe(JOB_TYPES.length);
     for (const f of files) expect(row, f).toContain(`\`${f}\``);
+  });
+});
+
+/** CONTRIBUTING.md's recipes: each `## Adding …` section's heading and text. */
+async function recipes(): Promise<{ heading: string; body: string }[]> {
+  const doc = await text('CONTRIBUTING.md');
+  return doc
+    .split(/^## /m)
+    .filter((s) => s.startsWith('Adding '))
+    .map((s) => ({ heading: s.slice(0, s.indexOf('\n')), body: s }));
+}
+
+/** Whether a path a recipe names is there: a file, a `*` pattern matching one, or `<name>`'s folder. */
+async function present(path: string): Promise<boolean> {
+  const at = path.includes('<') ? path.slice(0, path.lastIndexOf('/', path.indexOf('<'))) : path;
+  if (!at.includes('*'))
+    return stat(new URL(`../../${at}`, import.meta.url)).then(
+      () => true,
+      () => false,
+    );
+  const dir = at.slice(0, at.lastIndexOf('/'));
+  const pattern = new RegExp(
+    `^${at
+      .slice(dir.length + 1)
+      .replace(/\./g, '\\.')
+      .replace(/\*/g, '[^/]*')}$`,
+  );
+  const names = await readdir(new URL(`../../${dir}/`, import.meta.url)).catch(() => [] as string[]);
+  return names.some((n) => pattern.test(n));
+}
+
+describe('recipe: add a load target (ENGINES, parseTarget, output.load_into)', () => {
+  /** One `--into` per engine; keyed by Engine, so a new engine does not compile without its sample. */
+  const TARGET_SAMPLES: Record<Engine, string> = {
+    duckdb: 'duckdb:out/warehouse.duckdb',
+    postgres: 'postgres://loader@db.example:5432/warehouse',
+  };
+
+  it('the config takes every engine parseTarget opens, and both name TARGET_SYNTAX', () => {
+    expect(Object.keys(TARGET_SAMPLES).sort()).toEqual([...ENGINES].sort());
+    for (const [engine, into] of Object.entries(TARGET_SAMPLES)) {
+      expect(parseTarget(into).engine).toBe(engine);
+      const config = loadConfig({
+        env: {},
+        flags: [{ path: 'output.load_into', value: into, flag: '--into' }],
+      });
+      expect(config.output.load_into, engine).toBe(into);
+    }
+    const bad = 'mysql://loader@db/warehouse';
+    expect(() => parseTarget(bad)).toThrow(TARGET_SYNTAX);
+    expect(() =>
+      loadConfig({ env: {}, flags: [{ path: 'output.load_into', value: bad, flag: '--into' }] }),
+    ).toThrow(`must be ${TARGET_SYNTAX}`);
+  });
+});
+
+describe("the recipes' file lists", () => {
+  it('every file a recipe names exists, so following it literally finds each place', async () => {
+    const all = await recipes();
+    expect(all.map((r) => r.heading)).toEqual(
+      expect.arrayContaining([
+        'Adding a dataset',
+        'Adding an emulator operation',
+        'Adding a warehouse dialect',
+      ]),
+    );
+    const missing: string[] = [];
+    for (const r of all) {
+      const paths = r.body.match(/(?<=`)(?:src|test|docs|config|jobs|scripts|bench)\/[^`\s]+(?=`)/g) ?? [];
+      expect(paths.length, r.heading).toBeGreaterThan(0);
+      for (const p of paths) if (!(await present(p))) missing.push(`${r.heading}: ${p}`);
+    }
+    expect(missing).toEqual([]);
   });
 });

@@ -6,10 +6,10 @@
  */
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { FlagOverride } from '../../config/load.js';
-import type { RunningEmulator } from '../../emulator/index.js';
+import type { Config, FlagOverride } from '../../config/load.js';
+import type { DataStore, RunningEmulator } from '../../emulator/index.js';
 import type { PrivateRedis } from '../../infra/redis-server.js';
-import type { Company, Exporter } from '../../pipeline/index.js';
+import type { Company, Exporter, SnapshotRecord } from '../../pipeline/index.js';
 import type { CliApp } from '../app.js';
 import type { CommonCliOptions } from '../command-support.js';
 import { commaList, configOption } from '../option-parsers.js';
@@ -30,89 +30,39 @@ export function register(program: Command, app: CliApp): void {
 }
 
 export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
-  const [
-    { loadConfig, requireApiKey },
-    { DEMO_API_KEY, loadStore, startEmulator },
-    { startPrivateRedis },
-    { createLogger },
-    { onShutdownSignal },
-    { DEFAULT_DATASETS },
-    {
-      DEMO_METRIC,
-      annualRevenueTableSql,
-      groupDigits,
-      queryAnnualRevenueTable,
-      openExporter,
-      resultLine,
-      runSnapshot,
-      parseCompany,
-    },
-  ] = await Promise.all([
-    import('../../config/load.js'),
-    import('../../emulator/index.js'),
-    import('../../infra/redis-server.js'),
-    import('../../log.js'),
-    import('../command-support.js'),
-    import('../../types.js'),
-    import('../../pipeline/index.js'),
-  ]);
-  const say = (line: string): void => void process.stderr.write(`${line}\n`);
-  const print = (line: string): void => void process.stdout.write(`${line}\n`);
-  let redis: PrivateRedis | undefined;
-  let emulator: RunningEmulator | undefined;
+  const m = await importDemoModules();
+  const out: DemoOutput = {
+    say: (line) => void process.stderr.write(`${line}\n`),
+    print: (line) => void process.stdout.write(`${line}\n`),
+  };
+  const started: StartedServices = {};
   let exporter: Exporter | undefined;
-  const store = await loadStore({ validate: false });
+  const store = await m.loadStore({ validate: false });
   const abort = new AbortController();
-  const offSignals = onShutdownSignal((signal) => abort.abort(new Error(`interrupted by ${signal}`)));
+  const offSignals = m.onShutdownSignal((signal) => abort.abort(new Error(`interrupted by ${signal}`)));
   try {
-    const env = { ...process.env };
-    const flags: FlagOverride[] = [
-      {
-        path: 'output.dir',
-        value: o.out,
-        flag: '--out',
-      },
-      { path: 'datasets', value: [...DEFAULT_DATASETS], flag: 'demo' },
-    ];
-    if (!env.REDIS_URL) {
-      redis = await startPrivateRedis();
-      flags.push({ path: 'redis.url', value: redis.url, flag: 'demo (private redis-server)' });
-      say(`demo: started a private redis-server at ${redis.url} (set REDIS_URL to use yours)`);
-    }
-    if (!env.FILINGS_API_URL) {
-      emulator = await startEmulator({ port: 0, store });
-      env.FILINGS_API_KEY = DEMO_API_KEY;
-      delete env.FILINGS_API_KEY_FILE;
-      flags.push({ path: 'api.url', value: emulator.url, flag: 'demo (emulator)' });
-      say(
-        `demo: started the emulator at ${emulator.url} with the public demo key (set FILINGS_API_URL to use a real API)`,
-      );
-    }
-    const config = loadConfig({ ...(o.config !== undefined ? { configPath: o.config } : {}), env, flags });
-    const logger = createLogger({
+    const { env, flags } = await startMissingServices(o, m, store, started, out);
+    const config = m.loadConfig({ ...(o.config !== undefined ? { configPath: o.config } : {}), env, flags });
+    const logger = m.createLogger({
       level: config.log.level,
       ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }),
     });
     // The workers' routine info lines would drown the progress display: warnings and errors only.
     const workerLogger = config.log.level === 'info' ? logger.child({}, { level: 'warn' }) : logger;
-
-    const bundled = store.companies().filter((c) => !c.synthetic);
-    const companies: Company[] = (o.tickers ?? bundled.map((c) => c.ticker ?? c.cik)).map((t, i) =>
-      parseCompany(t, o.tickers ? `--tickers[${i}]` : 'bundled company'),
+    const companies = demoCompanies(o, store, m.parseCompany);
+    const { id, date } = demoSnapshotName(new Date());
+    out.say(
+      `demo: exporting ${companies.length} companies x ${config.datasets.join(', ')} as snapshot ${id}`,
     );
-    const now = new Date();
-    const id = `demo-${now.toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
-    const date = now.toISOString().slice(0, 10);
-    say(`demo: exporting ${companies.length} companies x ${config.datasets.join(', ')} as snapshot ${id}`);
 
-    exporter = await openExporter({
+    exporter = await m.openExporter({
       config,
       logger: workerLogger,
-      apiKey: requireApiKey(config),
+      apiKey: m.requireApiKey(config),
       processors: await app.loadJobs(),
     });
-    const started = Date.now();
-    const { record } = await runSnapshot({
+    const startedAt = Date.now();
+    const { record } = await m.runSnapshot({
       exporter,
       spec: {
         id,
@@ -129,76 +79,214 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
       logger,
       signal: abort.signal,
     });
-    const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    print('');
-    print(resultLine(record));
-    if (record.state !== 'published') {
-      print(`snapshot ${id} ${record.state}: ${record.message ?? ''}`);
+    const seconds = ((Date.now() - startedAt) / 1000).toFixed(1);
+    if (!printSnapshot(m, out, { config, record, id, date, seconds })) {
       process.exitCode = 1;
       return;
     }
-    const rel = (p: string): string => {
-      if (/^s3:\/\//i.test(p)) return p;
-      const r = relative(process.cwd(), p);
-      return r === '' ? '.' : r.startsWith('..') ? p : r;
-    };
-    print(`snapshot ${id} published in ${seconds} s`);
-    for (const [ds, p] of Object.entries(record.progress))
-      print(
-        `  ${ds.padEnd(15)} ${groupDigits(String(p.rows)).padStart(10)} rows from ${p.done} companies${p.not_found ? ` (${p.not_found} not found)` : ''}`,
-      );
-    print(`  files:    ${rel(config.output.dir)}/<dataset>/snapshot_date=${date}/snapshot_id=${id}/`);
-    print(`  manifest: ${record.manifest ? rel(record.manifest) : '-'}`);
     if (!config.output.formats.includes('parquet')) return;
-
-    // Load the snapshot into a DuckDB database, as a warehouse user would, and query its table.
-    const exported = companies.flatMap((c) => (c.kind === 'ticker' ? [c.ticker] : []));
-    const order = exported.includes('AAPL') ? ['AAPL', ...exported.filter((t) => t !== 'AAPL')] : exported;
-    const database = /^s3:\/\//i.test(config.output.dir)
-      ? resolve('out', 'warehouse.duckdb')
-      : join(config.output.dir, 'warehouse.duckdb');
-    const [{ openStorage, s3Settings }, { openWarehouse, loadSnapshots, formatLoadReport }] =
-      await Promise.all([import('../../output/index.js'), import('../../warehouse/index.js')]);
-    const storage = openStorage(config.output.dir, { settings: s3Settings(config.output) });
-    try {
-      const tmp = config.worker.tmp_dir !== null ? { tmpDir: config.worker.tmp_dir } : {};
-      const warehouse = await openWarehouse(`duckdb:${database}`, tmp);
-      try {
-        print('');
-        print(formatLoadReport(await loadSnapshots({ storage, warehouse, snapshot: id, ...tmp })).trimEnd());
-      } finally {
-        await warehouse.close();
-      }
-    } finally {
-      await storage.close();
-    }
-    let ticker: string | undefined;
-    let rows: Awaited<ReturnType<typeof queryAnnualRevenueTable>> = [];
-    for (const t of order) {
-      rows = await queryAnnualRevenueTable(database, t);
-      ticker = t;
-      if (rows.length > 0) break;
-    }
-    if (ticker === undefined || rows.length === 0) {
-      print('');
-      print(`(none of the exported companies reports ${DEMO_METRIC} in a 10-K: no revenue query to show)`);
-      return;
-    }
-    print('');
-    print(`DuckDB, table facts_full in ${rel(database)}: ${ticker}'s annual revenue (${DEMO_METRIC}, 10-K)`);
-    print(`  ${'fiscal year'.padEnd(12)} ${'period'.padEnd(24)} ${'revenue (USD)'.padStart(19)}  accession`);
-    for (const r of rows)
-      print(
-        `  ${String(r.fiscal_year).padEnd(12)} ${r.period.padEnd(24)} ${groupDigits(r.revenue_usd).padStart(19)}  ${r.source_accession}`,
-      );
-    print('');
-    print(`the query (duckdb ${rel(database)}):`);
-    print(annualRevenueTableSql('facts_full', ticker));
+    const database = await loadIntoDuckDb(config, id, out);
+    await printRevenueQuery(m, out, database, companies);
   } finally {
     offSignals();
     await exporter?.close();
-    await emulator?.close();
-    await redis?.close();
+    await started.emulator?.close();
+    await started.redis?.close();
     await store.close();
   }
+}
+
+/** The modules the demo runs on, loaded together on first use so `--help` stays quick. */
+async function importDemoModules() {
+  const [config, emulator, redis, log, support, types, pipeline] = await Promise.all([
+    import('../../config/load.js'),
+    import('../../emulator/index.js'),
+    import('../../infra/redis-server.js'),
+    import('../../log.js'),
+    import('../command-support.js'),
+    import('../../types.js'),
+    import('../../pipeline/index.js'),
+  ]);
+  return {
+    loadConfig: config.loadConfig,
+    requireApiKey: config.requireApiKey,
+    DEMO_API_KEY: emulator.DEMO_API_KEY,
+    loadStore: emulator.loadStore,
+    startEmulator: emulator.startEmulator,
+    startPrivateRedis: redis.startPrivateRedis,
+    createLogger: log.createLogger,
+    onShutdownSignal: support.onShutdownSignal,
+    DEFAULT_DATASETS: types.DEFAULT_DATASETS,
+    DEMO_METRIC: pipeline.DEMO_METRIC,
+    annualRevenueTableSql: pipeline.annualRevenueTableSql,
+    groupDigits: pipeline.groupDigits,
+    queryAnnualRevenueTable: pipeline.queryAnnualRevenueTable,
+    openExporter: pipeline.openExporter,
+    resultLine: pipeline.resultLine,
+    runSnapshot: pipeline.runSnapshot,
+    parseCompany: pipeline.parseCompany,
+  };
+}
+
+type DemoModules = Awaited<ReturnType<typeof importDemoModules>>;
+
+/** `say` goes to stderr (what the demo is doing), `print` to stdout (what it produced). */
+interface DemoOutput {
+  say(line: string): void;
+  print(line: string): void;
+}
+
+/** What the demo started itself, so it closes exactly those. */
+interface StartedServices {
+  redis?: PrivateRedis;
+  emulator?: RunningEmulator;
+}
+
+/**
+ * Starts a private redis-server unless REDIS_URL is set and the emulator (with the demo key)
+ * unless FILINGS_API_URL is set, recording each in `started` as soon as it runs; returns the
+ * environment and flag layers that point the config at them.
+ */
+async function startMissingServices(
+  o: DemoCliOptions,
+  m: DemoModules,
+  store: DataStore,
+  started: StartedServices,
+  out: DemoOutput,
+): Promise<{ env: NodeJS.ProcessEnv; flags: FlagOverride[] }> {
+  const env = { ...process.env };
+  const flags: FlagOverride[] = [
+    {
+      path: 'output.dir',
+      value: o.out,
+      flag: '--out',
+    },
+    { path: 'datasets', value: [...m.DEFAULT_DATASETS], flag: 'demo' },
+  ];
+  if (!env.REDIS_URL) {
+    started.redis = await m.startPrivateRedis();
+    flags.push({ path: 'redis.url', value: started.redis.url, flag: 'demo (private redis-server)' });
+    out.say(`demo: started a private redis-server at ${started.redis.url} (set REDIS_URL to use yours)`);
+  }
+  if (!env.FILINGS_API_URL) {
+    started.emulator = await m.startEmulator({ port: 0, store });
+    env.FILINGS_API_KEY = m.DEMO_API_KEY;
+    delete env.FILINGS_API_KEY_FILE;
+    flags.push({ path: 'api.url', value: started.emulator.url, flag: 'demo (emulator)' });
+    out.say(
+      `demo: started the emulator at ${started.emulator.url} with the public demo key (set FILINGS_API_URL to use a real API)`,
+    );
+  }
+  return { env, flags };
+}
+
+/** `--tickers`, else every bundled (not synthetic) company of the store. */
+function demoCompanies(
+  o: DemoCliOptions,
+  store: DataStore,
+  parseCompany: DemoModules['parseCompany'],
+): Company[] {
+  const bundled = store.companies().filter((c) => !c.synthetic);
+  return (o.tickers ?? bundled.map((c) => c.ticker ?? c.cik)).map((t, i) =>
+    parseCompany(t, o.tickers ? `--tickers[${i}]` : 'bundled company'),
+  );
+}
+
+/** `demo-YYYYMMDD-HHMMSS` (UTC) and its date. */
+function demoSnapshotName(now: Date): { id: string; date: string } {
+  const id = `demo-${now.toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
+  return { id, date: now.toISOString().slice(0, 10) };
+}
+
+/** A path relative to the working directory when it lies below it; s3:// roots as they are. */
+function shownPath(p: string): string {
+  if (/^s3:\/\//i.test(p)) return p;
+  const r = relative(process.cwd(), p);
+  return r === '' ? '.' : r.startsWith('..') ? p : r;
+}
+
+/** Prints the snapshot's result, rows per dataset and where its files are; false unless it was published. */
+function printSnapshot(
+  m: DemoModules,
+  { print }: DemoOutput,
+  s: { config: Config; record: SnapshotRecord; id: string; date: string; seconds: string },
+): boolean {
+  print('');
+  print(m.resultLine(s.record));
+  if (s.record.state !== 'published') {
+    print(`snapshot ${s.id} ${s.record.state}: ${s.record.message ?? ''}`);
+    return false;
+  }
+  print(`snapshot ${s.id} published in ${s.seconds} s`);
+  for (const [ds, p] of Object.entries(s.record.progress))
+    print(
+      `  ${ds.padEnd(15)} ${m.groupDigits(String(p.rows)).padStart(10)} rows from ${p.done} companies${p.not_found ? ` (${p.not_found} not found)` : ''}`,
+    );
+  print(
+    `  files:    ${shownPath(s.config.output.dir)}/<dataset>/snapshot_date=${s.date}/snapshot_id=${s.id}/`,
+  );
+  print(`  manifest: ${s.record.manifest ? shownPath(s.record.manifest) : '-'}`);
+  return true;
+}
+
+/**
+ * Loads the snapshot into a DuckDB database beside the output (./out for an s3:// root), as a
+ * warehouse user would, prints the load report and returns the database's path.
+ */
+async function loadIntoDuckDb(config: Config, id: string, { print }: DemoOutput): Promise<string> {
+  const database = /^s3:\/\//i.test(config.output.dir)
+    ? resolve('out', 'warehouse.duckdb')
+    : join(config.output.dir, 'warehouse.duckdb');
+  const [{ openStorage, s3Settings }, { openWarehouse, loadSnapshots, formatLoadReport }] = await Promise.all(
+    [import('../../output/index.js'), import('../../warehouse/index.js')],
+  );
+  const storage = openStorage(config.output.dir, { settings: s3Settings(config.output) });
+  try {
+    const tmp = config.worker.tmp_dir !== null ? { tmpDir: config.worker.tmp_dir } : {};
+    const warehouse = await openWarehouse(`duckdb:${database}`, tmp);
+    try {
+      print('');
+      print(formatLoadReport(await loadSnapshots({ storage, warehouse, snapshot: id, ...tmp })).trimEnd());
+    } finally {
+      await warehouse.close();
+    }
+  } finally {
+    await storage.close();
+  }
+  return database;
+}
+
+/** Queries facts_full for the first exported ticker (AAPL first) that reports annual revenue, and prints rows and query. */
+async function printRevenueQuery(
+  m: DemoModules,
+  { print }: DemoOutput,
+  database: string,
+  companies: readonly Company[],
+): Promise<void> {
+  const exported = companies.flatMap((c) => (c.kind === 'ticker' ? [c.ticker] : []));
+  const order = exported.includes('AAPL') ? ['AAPL', ...exported.filter((t) => t !== 'AAPL')] : exported;
+  let ticker: string | undefined;
+  let rows: Awaited<ReturnType<DemoModules['queryAnnualRevenueTable']>> = [];
+  for (const t of order) {
+    rows = await m.queryAnnualRevenueTable(database, t);
+    ticker = t;
+    if (rows.length > 0) break;
+  }
+  if (ticker === undefined || rows.length === 0) {
+    print('');
+    print(`(none of the exported companies reports ${m.DEMO_METRIC} in a 10-K: no revenue query to show)`);
+    return;
+  }
+  print('');
+  print(
+    `DuckDB, table facts_full in ${shownPath(database)}: ${ticker}'s annual revenue (${m.DEMO_METRIC}, 10-K)`,
+  );
+  print(`  ${'fiscal year'.padEnd(12)} ${'period'.padEnd(24)} ${'revenue (USD)'.padStart(19)}  accession`);
+  for (const r of rows)
+    print(
+      `  ${String(r.fiscal_year).padEnd(12)} ${r.period.padEnd(24)} ${m.groupDigits(r.revenue_usd).padStart(19)}  ${r.source_accession}`,
+    );
+  print('');
+  print(`the query (duckdb ${shownPath(database)}):`);
+  print(m.annualRevenueTableSql('facts_full', ticker));
 }

@@ -6,6 +6,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { DATASETS, isDatasetName, type DatasetName } from '../../datasets/index.js';
 import { commaList, configOption, outOption } from '../option-parsers.js';
 import type { OutputCliOptions } from '../output-root.js';
+import { TARGET_SYNTAX } from '../../warehouse/target.js';
 
 export interface LoadCliOptions extends OutputCliOptions {
   into: string;
@@ -30,10 +31,7 @@ export function register(program: Command): void {
     .description(
       'Load published snapshots into DuckDB or PostgreSQL tables, exactly once (full or from `changes`)',
     )
-    .requiredOption(
-      '--into <target>',
-      'duckdb:PATH or postgres://user@host:port/db (password: URL, PGPASSWORD or .pgpass)',
-    )
+    .requiredOption('--into <target>', `${TARGET_SYNTAX} (password: URL, PGPASSWORD or .pgpass)`)
     .option('--schema <name>', 'schema of the tables (default: main in DuckDB, public in PostgreSQL)')
     .option(
       '--datasets <list>',
