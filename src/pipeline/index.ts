@@ -23,5 +23,5 @@ export { buildSnapshotSpec } from './snapshot-request.js';
 export { totals, type SnapshotRecord, type SnapshotSpec } from './snapshot-store.js';
 export { outageStatus } from './outage.js';
 export { pipelineStates } from './retention-states.js';
-export { describeKeyBudget, formatStatus, statusReport } from './status-view.js';
+export { describeKeyBudget, formatStatus, readStatus, statusReport } from './status-view.js';
 export { dedupe, loadUniverse, parseCompany, readUniverseFile, type Company } from './universe.js';

@@ -4,9 +4,12 @@
  */
 import { createBudget, keyFingerprint, type BudgetDescription } from '../budget/index.js';
 import { budgetConfigFrom, budgetPrefix, type PipelineContext } from './context.js';
+import { outageStatus } from './outage.js';
 import type { QuotaWait } from './snapshot-store.js';
-import type { PartPointer } from '../types.js';
-import { totals, type DatasetProgress, type SnapshotRecord } from './snapshot-store.js';
+import { totals, type DatasetProgress, type SnapshotView } from './snapshot-store.js';
+
+/** `not reused` lines the text of `status` prints; `--json` lists them all. */
+const NOT_REUSED_SHOWN = 10;
 
 export interface StatusReport {
   snapshot_id: string;
@@ -44,6 +47,8 @@ export interface StatusReport {
     requests_saved: number;
     /** Parts that could have been carried over but were fetched, with why (`MSFT facts_full: …`). */
     not_reused: string[];
+    /** How many such parts there are (`not_reused` may hold only the first few: `status` text). */
+    not_reused_total: number;
   } | null;
   /** API requests its parts sent, how many were answered 429, failed attempts retried. */
   requests: { sent: number; rate_limited_429: number; retried: number };
@@ -52,12 +57,12 @@ export interface StatusReport {
 }
 
 export function statusReport(
-  rec: SnapshotRecord,
+  rec: SnapshotView,
   current: QuotaWait | null,
   waits: QuotaWait[] = [],
   outage: string | null = null,
   budget: BudgetDescription | null = null,
-  parts: readonly PartPointer[] = [],
+  notReused: { lines: string[]; total: number } = { lines: [], total: 0 },
 ): StatusReport {
   const running = rec.state === 'running' || rec.state === 'enqueuing';
   return {
@@ -89,9 +94,8 @@ export function statusReport(
           reused_from: rec.spec.reuse.from,
           full_refresh_date: rec.spec.reuse.fullRefreshDate,
           requests_saved: totals(rec).reused,
-          not_reused: parts
-            .filter((p) => p.message?.startsWith('fetched') === true)
-            .map((p) => `${p.ticker} ${p.dataset}: ${p.message ?? ''}`),
+          not_reused: notReused.lines,
+          not_reused_total: notReused.total,
         }
       : null,
     requests: { sent: rec.requests, rate_limited_429: rec.rateLimited429, retried: rec.partRetries },
@@ -141,9 +145,12 @@ export function formatStatus(r: StatusReport, nowMs: number = Date.now()): strin
     lines.push(
       `incremental: ${fmt(r.incremental.requests_saved)} part(s) carried over from ${r.incremental.reused_from} (requests saved); last full refresh ${r.incremental.full_refresh_date}`,
     );
-  for (const n of r.incremental?.not_reused.slice(0, 10) ?? []) lines.push(`  not reused: ${n}`);
-  if ((r.incremental?.not_reused.length ?? 0) > 10)
-    lines.push(`  … and ${(r.incremental?.not_reused.length ?? 0) - 10} more (status --json lists them all)`);
+  for (const n of r.incremental?.not_reused.slice(0, NOT_REUSED_SHOWN) ?? [])
+    lines.push(`  not reused: ${n}`);
+  if ((r.incremental?.not_reused_total ?? 0) > NOT_REUSED_SHOWN)
+    lines.push(
+      `  … and ${(r.incremental?.not_reused_total ?? 0) - NOT_REUSED_SHOWN} more (status --json lists them all)`,
+    );
   if (r.rate) {
     const learned =
       r.rate.learned_limit === null
@@ -172,6 +179,30 @@ export function duration(ms: number): string {
   const h = Math.floor(m / 60);
   if (h < 48) return `${h}h${String(m % 60).padStart(2, '0')}m`;
   return `${Math.floor(h / 24)}d${h % 24}h`;
+}
+
+/**
+ * Reads what `status` shows of one snapshot: a bounded number of small Redis replies whatever the
+ * number of companies and parts (counters kept as parts end, never a read per part). `all` reads
+ * every `not reused` line (`--json`); otherwise the first few the text prints. Undefined: no record.
+ */
+export async function readStatus(
+  ctx: PipelineContext,
+  id: string,
+  opts: { all: boolean },
+): Promise<StatusReport | undefined> {
+  const rec = await ctx.store.view(id);
+  if (!rec) return undefined;
+  const [current, waits, outage, budget, notReused] = await Promise.all([
+    ctx.store.currentQuotaWait(id),
+    ctx.store.quotaWaits(id),
+    outageStatus(ctx),
+    describeKeyBudget(ctx),
+    rec.spec.reuse
+      ? ctx.store.notReused(id, opts.all ? undefined : NOT_REUSED_SHOWN)
+      : { lines: [], total: 0 },
+  ]);
+  return statusReport(rec, current, waits, outage, budget, notReused);
 }
 
 /** The budget of the configured key, for `status` (null when no key is configured here). */
