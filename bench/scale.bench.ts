@@ -83,8 +83,6 @@ async function runSize(companies: number): Promise<SizeRun> {
       'output:',
       '  formats: [parquet]',
       `datasets: [${DATASETS.join(', ')}]`,
-      'log:',
-      '  level: warn',
     ].join('\n'),
   );
   const env: NodeJS.ProcessEnv = {
@@ -218,10 +216,11 @@ function figures(runs: SizeRun[]): BenchResult[] {
 
 async function startWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
   const child = spawn(process.execPath, [BIN, 'worker'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  // `worker ready` is an info line; after it only the tail is kept (for an error message).
   let log = '';
   await new Promise<void>((resolve, reject) => {
     child.stderr?.on('data', (b: Buffer) => {
-      log += b.toString();
+      log = (log + b.toString()).slice(-20_000);
       if (log.includes('worker ready')) resolve();
     });
     child.once('exit', (code) => reject(new Error(`worker exited (${code}): ${log}`)));
