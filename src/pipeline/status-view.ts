@@ -3,8 +3,9 @@
  * rows, the state, and what the snapshot waits for. As a table for people and as JSON.
  */
 import { createBudget, keyFingerprint, type BudgetDescription } from '../budget/index.js';
-import { budgetConfigFrom, budgetPrefix, type PipelineContext } from './context.js';
+import { budgetConfigFrom, budgetPrefix } from './budget-settings.js';
 import { outageStatus } from './outage.js';
+import type { PipelineRecords } from './records.js';
 import type { QuotaWait } from './snapshot-store.js';
 import { totals, type DatasetProgress, type SnapshotView } from './snapshot-store.js';
 
@@ -187,7 +188,7 @@ export function duration(ms: number): string {
  * every `not reused` line (`--json`); otherwise the first few the text prints. Undefined: no record.
  */
 export async function readStatus(
-  ctx: PipelineContext,
+  ctx: PipelineRecords,
   id: string,
   opts: { all: boolean },
 ): Promise<StatusReport | undefined> {
@@ -206,7 +207,9 @@ export async function readStatus(
 }
 
 /** The budget of the configured key, for `status` (null when no key is configured here). */
-export async function describeKeyBudget(ctx: PipelineContext): Promise<BudgetDescription | null> {
+export async function describeKeyBudget(
+  ctx: Pick<PipelineRecords, 'config' | 'redis'>,
+): Promise<BudgetDescription | null> {
   const key = ctx.config.api.key;
   if (!key) return null;
   const budget = createBudget({

@@ -23,13 +23,17 @@ export function register(program: Command): void {
 }
 
 export async function run(snapshotId: string | undefined, o: StatusCliOptions): Promise<void> {
-  const [{ setup }, { InputError }, { openPipeline, formatStatus, readStatus, totals }] = await Promise.all([
-    import('../command-support.js'),
-    import('../../errors.js'),
-    import('../../pipeline/index.js'),
-  ]);
+  // The status modules alone, not the pipeline's index: status never loads BullMQ or DuckDB.
+  const [{ setup }, { InputError }, { openRecords }, { formatStatus, readStatus }, { totals }] =
+    await Promise.all([
+      import('../command-support.js'),
+      import('../../errors.js'),
+      import('../../pipeline/records.js'),
+      import('../../pipeline/status-view.js'),
+      import('../../pipeline/snapshot-store.js'),
+    ]);
   const { config, logger } = setup(o);
-  const ctx = await openPipeline(config, logger);
+  const ctx = await openRecords(config, logger);
   try {
     const recent = await ctx.store.list(o.limit ?? 10);
     const id = snapshotId ?? recent[0];
