@@ -223,6 +223,7 @@ class RedisBudget implements Budget {
         this.config.safetyMarginMs,
         settle ? 1 : 0,
         opts.succeeded === true ? 1 : 0,
+        this.now() - permit.reservedAtMs,
       ],
     );
   }
@@ -344,6 +345,8 @@ class RedisBudget implements Budget {
               autoCeil: num(gate.autoCeil),
               autoBackedAt: num(gate.autoBackedAt),
               autoBackedFrom: num(gate.autoBackedFrom),
+              autoExpiredAt: num(gate.autoExpiredAt),
+              autoExpiredCeil: num(gate.autoExpiredCeil),
             },
             this.config.autoCeiling,
           )

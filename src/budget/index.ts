@@ -25,7 +25,14 @@ export {
   resolveBudgetConfig,
   effectiveRate,
 } from './config.js';
-export { rampedRate, backedOff, rampDurationMs, describeAuto } from './auto-rate.js';
+export {
+  AUTO_CEILING_EXPIRY_MS,
+  rampedRate,
+  backedOff,
+  rampDurationMs,
+  describeAuto,
+  fastRampFactor,
+} from './auto-rate.js';
 export { keyFingerprint } from './fingerprint.js';
 export { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from './time.js';
 export { planRequests, assertPlanFits } from './plan.js';

@@ -1,6 +1,6 @@
 import { BudgetError } from '../errors.js';
 import { nextUtcMidnight } from './time.js';
-import { rampDurationMs } from './auto-rate.js';
+import { fastRampFactor, rampDurationMs } from './auto-rate.js';
 import { WINDOW_MS, type AutoRateState, type Plan, type PlanInput } from './budget-types.js';
 
 const fmt = (n: number): string => n.toLocaleString('en-US');
@@ -32,6 +32,8 @@ export function planRequests(input: PlanInput): Plan {
           factor: input.autoRampFactor,
           ceiling: auto.ceilingPerMinute,
           share: state.share,
+          // Fast (factor squared) until a 429 teaches a ceiling, assuming latency holds.
+          fast: auto.mode !== 'backed_off',
         }
       : null;
   const expectedDurationMs = ramp
@@ -74,6 +76,7 @@ export function planRequests(input: PlanInput): Plan {
             factor: input.autoRampFactor,
             ceiling: input.autoCeiling,
             share: state.share,
+            fast: true,
           })
         : null;
     parts[0] += ` (${autoNote(auto, input.autoRampFactor)}${headerless !== null ? `; about ${fmtDuration(headerless)} if the key's answers carry no rate headers` : ''})`;
@@ -120,7 +123,11 @@ export function planRequests(input: PlanInput): Plan {
 
 /** What `auto` does, in the plan's words. */
 function autoNote(auto: AutoRateState, factor: number | undefined): string {
-  const ramp = factor !== undefined ? ` x${factor} per full minute without a 429` : '';
+  const perMinute = factor !== undefined ? ` x${factor} per full minute without a 429` : '';
+  const ramp =
+    factor !== undefined && auto.mode !== 'backed_off'
+      ? ` x${fastRampFactor(factor)} per full minute without a 429 while latency holds (x${factor} once a 429 taught a ceiling)`
+      : perMinute;
   switch (auto.mode) {
     case 'starting':
       return `rate auto: ${auto.message}; then the key's X-RateLimit-Limit, or, if its answers carry no rate headers, a ramp${ramp} that halves on a 429; likely sooner`;

@@ -5,7 +5,12 @@
  */
 import type { Redis } from 'ioredis';
 import { createHash } from 'node:crypto';
-import { AUTO_BACKOFF_FACTOR, AUTO_CEILING_AFTER_429 } from './auto-rate.js';
+import {
+  AUTO_BACKOFF_FACTOR,
+  AUTO_CEILING_AFTER_429,
+  AUTO_CEILING_EXPIRY_MS,
+  AUTO_LATENCY_TOLERANCE,
+} from './auto-rate.js';
 import { AUTO_START_RPM } from './config.js';
 
 /**
@@ -15,7 +20,9 @@ import { AUTO_START_RPM } from './config.js';
  * (sent, headers not yet seen), serverLimit (last X-RateLimit-Limit; 0 = successful answers carry
  * none), holdUntil/holdReason (429). Without rate headers `auto` probes (auto-rate.ts): autoRate
  * (the key's rate now), autoCeil (ceiling a 429 taught), autoNoRamp (1 = a 429 came in this
- * window: it does not ramp), autoBackoffWid (window that already backed off), autoBackedAt/From.
+ * window: it does not ramp), autoBackoffWid (window that already backed off), autoBackedAt/From,
+ * autoLatSum/autoLatN (time to headers of the window's successful answers), autoLatBase (lowest
+ * window mean), autoExpiredAt/autoExpiredCeil (the last learned ceiling that expired).
  *
  * Window rule: sends are allowed in [open, end - margin), paced evenly over that span; a new
  * window opens at end + margin.
@@ -81,14 +88,32 @@ local inflight = tonumber(g[7]) or 0
 local last = tonumber(g[9]) or 0
 local opening = wid == 0 or now >= wend + margin
 -- auto without rate headers (auto-rate.ts): a window whose allowance we spent with no 429 in it
--- multiplies the rate, up to the ceiling (the configured one, lowered by what a 429 taught).
+-- multiplies the rate, up to the ceiling (the configured one, lowered by what a 429 taught until
+-- it expires); by the factor squared while no ceiling is in force and the window's latency held.
 local autoCeil = math.min(autoCeiling, tonumber(g[12]) or autoCeiling)
 local autoRate = math.min(autoCeil, tonumber(g[11]) or ${AUTO_START_RPM})
 if rpm < 0 and serverLimit == 0 and opening and wid > 0 then
-  if g[13] ~= '1' and cap and used >= cap then
-    autoRate = math.min(autoCeil, math.max(autoRate + 1, math.floor(autoRate * rampFactor)))
+  local a = redis.call('HMGET', KEYS[1], 'autoBackedAt', 'autoLatSum', 'autoLatN', 'autoLatBase')
+  local learned = g[12] ~= false
+  local backedAt = tonumber(a[1])
+  if learned and backedAt and now - backedAt >= ${AUTO_CEILING_EXPIRY_MS} then
+    redis.call('HDEL', KEYS[1], 'autoCeil', 'autoBackedAt', 'autoBackedFrom')
+    redis.call('HSET', KEYS[1], 'autoExpiredAt', now, 'autoExpiredCeil', autoCeil)
+    learned = false
+    autoCeil = autoCeiling
   end
-  redis.call('HSET', KEYS[1], 'autoRate', autoRate, 'autoNoRamp', 0)
+  if g[13] ~= '1' and cap and used >= cap then
+    local step = rampFactor
+    local n = tonumber(a[3]) or 0
+    if n > 0 then
+      local mean = (tonumber(a[2]) or 0) / n
+      local base = math.min(tonumber(a[4]) or mean, mean)
+      redis.call('HSET', KEYS[1], 'autoLatBase', base)
+      if not learned and mean <= base * ${AUTO_LATENCY_TOLERANCE} then step = rampFactor * rampFactor end
+    end
+    autoRate = math.min(autoCeil, math.max(autoRate + 1, math.floor(autoRate * step)))
+  end
+  redis.call('HSET', KEYS[1], 'autoRate', autoRate, 'autoNoRamp', 0, 'autoLatSum', 0, 'autoLatN', 0)
 end
 -- rpm < 0: auto, the key's own limit (0 = the server sends none: the probed rate); else a cap.
 local keyLimit = rpm
@@ -142,7 +167,8 @@ return {'ok', wid, wend}
 /**
  * Feeds one response's X-RateLimit-* to the gate. ARGV: now, wid, limit, remaining, resetAtMs,
  * margin, settle (1 = this permit's request stops counting as in flight), unlimited (1 = a
- * successful answer without X-RateLimit-Limit: the key has no per-minute limit). -1 = header absent.
+ * successful answer without X-RateLimit-Limit: the key has no per-minute limit), latency (ms from
+ * the grant to the headers: `auto`'s latency signal for such answers). -1 = header absent.
  * Remaining is applied as: what we may still send = remaining - our other requests in flight
  * (they may not have reached the server yet), so Remaining 0 closes the window until its reset.
  */
@@ -151,7 +177,14 @@ local now, pwid = tonumber(ARGV[1]), tonumber(ARGV[2])
 local L, rem, R, margin = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local settle = ARGV[7] == '1'
 if L > 0 then redis.call('HSET', KEYS[1], 'serverLimit', L)
-elseif ARGV[8] == '1' then redis.call('HSET', KEYS[1], 'serverLimit', 0) end
+elseif ARGV[8] == '1' then
+  redis.call('HSET', KEYS[1], 'serverLimit', 0)
+  local lat = tonumber(ARGV[9]) or -1
+  if lat >= 0 then
+    redis.call('HINCRBY', KEYS[1], 'autoLatSum', math.floor(lat))
+    redis.call('HINCRBY', KEYS[1], 'autoLatN', 1)
+  end
+end
 local g = redis.call('HMGET', KEYS[1], 'wid', 'end', 'used', 'cap', 'inflight', 'confirmed')
 if tonumber(g[1]) ~= pwid then return 0 end
 local wend, used, cap, inflight = tonumber(g[2]), tonumber(g[3]), tonumber(g[4]), tonumber(g[5])

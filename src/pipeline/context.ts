@@ -4,10 +4,8 @@
  * opens one and closes it in `finally`.
  */
 import { FlowProducer, Queue, type KeepJobs } from 'bullmq';
-import { Redis } from 'ioredis';
-import { toBudgetConfig, type BudgetConfig } from '../budget/index.js';
+import type { Redis } from 'ioredis';
 import type { Config } from '../config/load.js';
-import { InfraError, coerceError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { systemClock, type Clock } from '../types.js';
 import {
@@ -17,8 +15,16 @@ import {
   type FlowSettings,
   type QueueNames,
 } from './queue/index.js';
-import { OutageGuard } from './part/index.js';
-import { SnapshotStore, type SnapshotSpec } from './record/index.js';
+import {
+  connectRedis,
+  recordsOn,
+  type OutageGuard,
+  type SnapshotSpec,
+  type SnapshotStore,
+} from './record/index.js';
+
+export { budgetConfigFrom, budgetPrefix } from './budget-settings.js';
+export { redactUrl } from './record/index.js';
 
 export interface PipelineContext {
   config: Config;
@@ -41,19 +47,6 @@ export function keepJobs(k: { age_seconds: number; count: number }): KeepJobs {
   return { age: k.age_seconds, count: k.count };
 }
 
-/** The budget section of the config in the budget module's terms (validated once, at load). */
-export function budgetConfigFrom(config: Config): BudgetConfig {
-  return toBudgetConfig(config.budget);
-}
-
-/**
- * Redis key prefix of the budget. Per Redis prefix, not per queue: every exporter using the same
- * key against the same Redis shares one budget (the key's fingerprint is part of each budget key).
- */
-export function budgetPrefix(config: Config): string {
-  return `${config.redis.prefix}:budget`;
-}
-
 export interface OpenPipelineOptions {
   /** Timestamps of snapshot records and quota waits. @defaultValue systemClock */
   clock?: Clock;
@@ -65,28 +58,7 @@ export async function openPipeline(
   opts: OpenPipelineOptions = {},
 ): Promise<PipelineContext> {
   const clock = opts.clock ?? systemClock;
-  const redis = new Redis(config.redis.url, {
-    maxRetriesPerRequest: null, // BullMQ requirement: commands wait for a reconnect instead of failing
-    lazyConnect: true,
-  });
-  // Without a listener ioredis prints "Unhandled error event" with a stack trace for every failed
-  // connection attempt; the first one is reported below as one line, later ones are logged.
-  let firstError: Error | undefined;
-  const onError = (err: Error): void => {
-    if (firstError === undefined) firstError = err;
-    else logger.warn({ err: err.message, redis: redactUrl(config.redis.url) }, 'Redis connection error');
-  };
-  redis.on('error', onError);
-  try {
-    await redis.connect();
-  } catch (err: unknown) {
-    redis.disconnect();
-    const reason = firstError?.message ?? coerceError(err).message;
-    throw new InfraError(
-      'REDIS_UNAVAILABLE',
-      `cannot connect to Redis at ${redactUrl(config.redis.url)}: ${reason} (set REDIS_URL or redis.url)`,
-    );
-  }
+  const redis = await connectRedis(config, logger);
   const names = queueNames(config.queue.name);
   const queueOpts = {
     connection: redis,
@@ -97,23 +69,7 @@ export async function openPipeline(
   const partsQueue = new Queue(names.parts, queueOpts);
   const snapshotsQueue = new Queue(names.snapshots, queueOpts);
   const flows = new FlowProducer({ connection: redis, prefix: config.redis.prefix });
-  const store = new SnapshotStore(redis, {
-    prefix: config.redis.prefix,
-    queueBase: config.queue.name,
-    recordTtlSeconds: config.retention.snapshot_record_days * 86_400,
-    now: () => clock.now(),
-  });
-  const outage = new OutageGuard(
-    redis,
-    `${config.redis.prefix}:${config.queue.name}:outage`,
-    {
-      failuresToHold: config.retry.outage_after_failures,
-      probeBaseMs: config.retry.outage_probe_base_ms,
-      probeMaxMs: config.retry.outage_probe_max_ms,
-      maxOutageMs: config.retry.outage_max_ms,
-    },
-    clock,
-  );
+  const { store, outage } = recordsOn(redis, config, clock);
   const flowSettings: FlowSettings = {
     queues: names,
     attempts: config.retry.attempts,
@@ -148,15 +104,4 @@ export async function openPipeline(
     },
   };
   return ctx;
-}
-
-/** A Redis URL without its password, for messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = 'redacted';
-    return u.toString();
-  } catch {
-    return '<invalid url>';
-  }
 }

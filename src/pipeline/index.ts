@@ -34,9 +34,10 @@ export {
   type SnapshotRecord,
   type SnapshotSpec,
   type SnapshotStore,
+  outageStatus,
+  type OutageGuard,
 } from './record/index.js';
-export { outageStatus } from './part/index.js';
-export { describeKeyBudget, formatStatus, statusReport } from './status-view.js';
+export { describeKeyBudget, formatStatus, readStatus, statusReport } from './status-view.js';
 
 // What the job definitions of jobs/ build on: the job contract, the processors' deps, and the
 // steps of a part.
@@ -77,7 +78,6 @@ export {
   putBack,
   retriedByPolicy,
   withBudget,
-  type OutageGuard,
   type PartFetcher,
   type PartResponse,
   type PartWriter,

@@ -65,7 +65,8 @@ export function pipelineMetricSources(exporter: Pick<Exporter, 'ctx' | 'budget'>
       const newestState = ids[0] === undefined ? null : ((await ctx.store.state(ids[0])) ?? null);
       // Newest first: the first published one is the last publication on record.
       for (const id of ids) {
-        const rec = await ctx.store.get(id);
+        // view(): the record without its company list (~0.35 MB at 10,000 companies), per scrape.
+        const rec = await ctx.store.view(id);
         if (rec?.state === 'published') return { newestState, lastPublishedMs: rec.finishedAtMs };
       }
       return { newestState, lastPublishedMs: null };

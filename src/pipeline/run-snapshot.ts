@@ -7,7 +7,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { checkAnyOutputRoot } from '../output/staging/index.js';
 import { s3Settings } from '../output/storage/index.js';
 import { followSnapshot, incrementalPlanner, isFinal, type EnqueueOutcome } from './queue/index.js';
-import { outageStatus } from './part/index.js';
+import { outageStatus } from './record/index.js';
 import { assertPlanFits, type Plan } from '../budget/index.js';
 import type { Logger } from '../log.js';
 import type { Exporter } from './exporter.js';

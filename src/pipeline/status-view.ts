@@ -3,9 +3,16 @@
  * rows, the state, and what the snapshot waits for. As a table for people and as JSON.
  */
 import { createBudget, keyFingerprint, type BudgetDescription } from '../budget/index.js';
-import { budgetConfigFrom, budgetPrefix, type PipelineContext } from './context.js';
-import { totals, type DatasetProgress, type QuotaWait, type SnapshotRecord } from './record/index.js';
-import type { PartPointer } from '../types.js';
+import { budgetConfigFrom, budgetPrefix } from './budget-settings.js';
+import { outageStatus } from './record/index.js';
+import type { PipelineRecords } from './record/index.js';
+import { totals, type DatasetProgress, type QuotaWait, type SnapshotView } from './record/index.js';
+
+/** `not reused` lines the text of `status` prints; `--json` lists them all. */
+const NOT_REUSED_SHOWN = 10;
+
+// The pipeline's second public face, for `status`: the records and their view, never BullMQ or DuckDB.
+export { openRecords, totals } from './record/index.js';
 
 export interface StatusReport {
   snapshot_id: string;
@@ -43,6 +50,8 @@ export interface StatusReport {
     requests_saved: number;
     /** Parts that could have been carried over but were fetched, with why (`MSFT facts_full: …`). */
     not_reused: string[];
+    /** How many such parts there are (`not_reused` may hold only the first few: `status` text). */
+    not_reused_total: number;
   } | null;
   /** API requests its parts sent, how many were answered 429, failed attempts retried. */
   requests: { sent: number; rate_limited_429: number; retried: number };
@@ -51,12 +60,12 @@ export interface StatusReport {
 }
 
 export function statusReport(
-  rec: SnapshotRecord,
+  rec: SnapshotView,
   current: QuotaWait | null,
   waits: QuotaWait[] = [],
   outage: string | null = null,
   budget: BudgetDescription | null = null,
-  parts: readonly PartPointer[] = [],
+  notReused: { lines: string[]; total: number } = { lines: [], total: 0 },
 ): StatusReport {
   const running = rec.state === 'running' || rec.state === 'enqueuing';
   return {
@@ -88,9 +97,8 @@ export function statusReport(
           reused_from: rec.spec.reuse.from,
           full_refresh_date: rec.spec.reuse.fullRefreshDate,
           requests_saved: totals(rec).reused,
-          not_reused: parts
-            .filter((p) => p.message?.startsWith('fetched') === true)
-            .map((p) => `${p.ticker} ${p.dataset}: ${p.message ?? ''}`),
+          not_reused: notReused.lines,
+          not_reused_total: notReused.total,
         }
       : null,
     requests: { sent: rec.requests, rate_limited_429: rec.rateLimited429, retried: rec.partRetries },
@@ -140,9 +148,12 @@ export function formatStatus(r: StatusReport, nowMs: number = Date.now()): strin
     lines.push(
       `incremental: ${fmt(r.incremental.requests_saved)} part(s) carried over from ${r.incremental.reused_from} (requests saved); last full refresh ${r.incremental.full_refresh_date}`,
     );
-  for (const n of r.incremental?.not_reused.slice(0, 10) ?? []) lines.push(`  not reused: ${n}`);
-  if ((r.incremental?.not_reused.length ?? 0) > 10)
-    lines.push(`  … and ${(r.incremental?.not_reused.length ?? 0) - 10} more (status --json lists them all)`);
+  for (const n of r.incremental?.not_reused.slice(0, NOT_REUSED_SHOWN) ?? [])
+    lines.push(`  not reused: ${n}`);
+  if ((r.incremental?.not_reused_total ?? 0) > NOT_REUSED_SHOWN)
+    lines.push(
+      `  … and ${(r.incremental?.not_reused_total ?? 0) - NOT_REUSED_SHOWN} more (status --json lists them all)`,
+    );
   if (r.rate) {
     const learned =
       r.rate.learned_limit === null
@@ -173,8 +184,34 @@ export function duration(ms: number): string {
   return `${Math.floor(h / 24)}d${h % 24}h`;
 }
 
+/**
+ * Reads what `status` shows of one snapshot: a bounded number of small Redis replies whatever the
+ * number of companies and parts (counters kept as parts end, never a read per part). `all` reads
+ * every `not reused` line (`--json`); otherwise the first few the text prints. Undefined: no record.
+ */
+export async function readStatus(
+  ctx: PipelineRecords,
+  id: string,
+  opts: { all: boolean },
+): Promise<StatusReport | undefined> {
+  const rec = await ctx.store.view(id);
+  if (!rec) return undefined;
+  const [current, waits, outage, budget, notReused] = await Promise.all([
+    ctx.store.currentQuotaWait(id),
+    ctx.store.quotaWaits(id),
+    outageStatus(ctx),
+    describeKeyBudget(ctx),
+    rec.spec.reuse
+      ? ctx.store.notReused(id, opts.all ? undefined : NOT_REUSED_SHOWN)
+      : { lines: [], total: 0 },
+  ]);
+  return statusReport(rec, current, waits, outage, budget, notReused);
+}
+
 /** The budget of the configured key, for `status` (null when no key is configured here). */
-export async function describeKeyBudget(ctx: PipelineContext): Promise<BudgetDescription | null> {
+export async function describeKeyBudget(
+  ctx: Pick<PipelineRecords, 'config' | 'redis'>,
+): Promise<BudgetDescription | null> {
   const key = ctx.config.api.key;
   if (!key) return null;
   const budget = createBudget({

@@ -155,15 +155,15 @@ describe('a key whose responses carry no rate headers', () => {
       expect(before.auto?.mode).toBe('starting');
       await Promise.all(Array.from({ length: 8 }, () => sender()));
 
-      // 60 (start), ramp to 120: up to 100 pass and the rest meet the hidden limit; back off to 60
-      // with the 429 body's limit as the ceiling; 60 again (no ramp out of a 429's window); 100, 100.
+      // 60 (start), ramp x4 to 240 (no 429 yet, latency held): up to 100 pass and the rest meet the
+      // hidden limit; back off to 120, capped by the 429 body's limit as the ceiling: 100, 100, 100.
       // Burst sends window 2 inside one server minute (exactly 100 pass); even pacing spreads it over
       // two, the first shared with window 1's last requests, so a few fewer pass before the 429.
       const perWindow = [...ok.entries()].sort((a, b) => a[0] - b[0]).map(([, n]) => n);
       expect(perWindow).toHaveLength(5);
       expect([perWindow[0], ...perWindow.slice(2)]).toEqual([
         AUTO_START_RPM,
-        AUTO_START_RPM,
+        HIDDEN_LIMIT,
         HIDDEN_LIMIT,
         HIDDEN_LIMIT,
       ]);
@@ -181,10 +181,10 @@ describe('a key whose responses carry no rate headers', () => {
         mode: 'backed_off',
         ratePerMinute: HIDDEN_LIMIT,
         ceilingPerMinute: HIDDEN_LIMIT,
-        backedOffFromPerMinute: 2 * AUTO_START_RPM,
+        backedOffFromPerMinute: 4 * AUTO_START_RPM,
       });
       expect(after.auto?.message).toMatch(
-        /^no rate headers: backed off after 429 at \S+ \(from 120\/min\); ramping again, now 100\/min, ceiling 100$/,
+        /^no rate headers: backed off after 429 at \S+ \(from 240\/min\); ramping again, now 100\/min, ceiling 100 until \S+ unless another 429 comes$/,
       );
       // `status` says what auto is doing, under the rate line.
       const rec: SnapshotRecord = {

@@ -52,6 +52,10 @@ describe('the ramp', () => {
     // share applies to every step: half of 60, then half of 120.
     expect(rampDurationMs(90, { ...ramp, share: 0.5 })).toBe(2 * WINDOW_MS);
     expect(rampDurationMs(0, ramp)).toBe(0);
+    // Fast while no 429 taught a ceiling and latency holds: x4 per window, 60, 240, 960, 3,840, then 6,000.
+    expect(rampDurationMs(20_000, { ...ramp, fast: true })).toBe(
+      4 * WINDOW_MS + Math.round((14_900 / 6000) * WINDOW_MS),
+    );
   });
 });
 
@@ -72,8 +76,17 @@ describe('what status and the plan say', () => {
     );
     expect(backed).toMatchObject({ mode: 'backed_off', ratePerMinute: 120, ceilingPerMinute: 216 });
     expect(backed.message).toBe(
-      'no rate headers: backed off after 429 at 2026-11-26T03:00:00.000Z (from 240/min); ramping again, now 120/min, ceiling 216',
+      'no rate headers: backed off after 429 at 2026-11-26T03:00:00.000Z (from 240/min); ramping again, now 120/min, ceiling 216 until 2026-11-26T03:30:00.000Z unless another 429 comes',
     );
+    // Expired: the ramp probes upward again, and says which ceiling it forgot.
+    expect(
+      describeAuto({ ...none, serverLimit: 0, autoRate: 216, autoExpiredAt: at, autoExpiredCeil: 216 }, 6000),
+    ).toMatchObject({
+      mode: 'ramping',
+      ceilingPerMinute: 6000,
+      message:
+        'no rate headers: ramping, now 216/min, ceiling 6,000; the ceiling of 216 a 429 taught expired at 2026-11-26T03:00:00.000Z: probing upward',
+    });
     // A configured ceiling lowered after the ramp rose caps what is shown and used.
     expect(describeAuto({ ...none, serverLimit: 0, autoRate: 4000 }, 1000).ratePerMinute).toBe(1000);
   });
@@ -107,7 +120,7 @@ describe('what status and the plan say', () => {
     const now = Date.UTC(2026, 10, 26, 1, 0, 0);
     const plan = planRequests({ requests: 20_000, state, now, allowMultiDay: false, autoRampFactor: 2 });
     expect(plan.expectedDurationMs).toBe(
-      rampDurationMs(20_000, { rate: 60, factor: 2, ceiling: 6000, share: 1 }),
+      rampDurationMs(20_000, { rate: 60, factor: 2, ceiling: 6000, share: 1, fast: true }),
     );
     // Before the first answer: 60/min, and what the ramp would take if no headers come.
     const starting = planRequests({
@@ -125,10 +138,10 @@ describe('what status and the plan say', () => {
     expect(starting.expectedDurationMs).toBe((20_000 / 60) * WINDOW_MS);
     expect(starting.message).toContain('about 5.6 h (rate auto: starting at 60/min');
     expect(starting.message).toContain(
-      "likely sooner; about 9.1 min if the key's answers carry no rate headers)",
+      "likely sooner; about 6.5 min if the key's answers carry no rate headers)",
     );
     expect(plan.message).toContain(
-      '20,000 requests ramping from 60 requests/min: about 9.1 min (rate auto: no rate headers: ramping, now 60/min, ceiling 6,000, x2 per full minute without a 429; the time counts the ramp)',
+      '20,000 requests ramping from 60 requests/min: about 6.5 min (rate auto: no rate headers: ramping, now 60/min, ceiling 6,000, x4 per full minute without a 429 while latency holds (x2 once a 429 taught a ceiling); the time counts the ramp)',
     );
   });
 });

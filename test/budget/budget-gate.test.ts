@@ -14,6 +14,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { errorFromResponse, FilingsClient, parseRateLimit } from '../../src/api/index.js';
 import {
+  AUTO_CEILING_EXPIRY_MS,
   AUTO_START_RPM,
   createBudget,
   resolveBudgetConfig,
@@ -210,15 +211,16 @@ describe('requests_per_minute: auto', () => {
     const d = await auto.describe();
     expect(d.effectiveRequestsPerMinute).toBe(AUTO_START_RPM);
     expect(d.auto?.message).toBe(`no rate headers: ramping, now ${AUTO_START_RPM}/min, ceiling 200`);
-    // Each window spent without a 429 doubles the rate, up to the ceiling: 60, 120, 200, 200.
+    // Each window spent without a 429 multiplies the rate, up to the ceiling: x4 here, as its
+    // latency held (the one answer's is the lowest seen): 60, 200, 200, 200.
     const perWindow: number[] = [1 + granted(await acquireMany(auto, 300))];
     for (let w = 0; w < 3; w++) {
       clock.advance(62_000);
       perWindow.push(granted(await acquireMany(auto, 300)));
     }
-    expect(perWindow).toEqual([60, 120, 200, 200]);
+    expect(perWindow).toEqual([60, 200, 200, 200]);
     expect((await auto.plan(1000)).message).toContain(
-      'rate auto: no rate headers: ramping, now 200/min, ceiling 200, x2 per full minute without a 429',
+      'rate auto: no rate headers: ramping, now 200/min, ceiling 200, x4 per full minute without a 429 while latency holds (x2 once a 429 taught a ceiling)',
     );
     const capped = budgetFor(
       'ffx_live_b2b_capped',
@@ -247,27 +249,30 @@ describe('requests_per_minute: auto on a key without rate headers', () => {
       rateLimit: { retryAfterMs: 10_000 },
     });
 
-  /** Spends the window (burst), feeding every grant a headerless 200; returns the grants. */
-  async function spendWindow(b: Budget): Promise<Permit[]> {
-    const permits = (await acquireMany(b, 400)).flatMap((o) => (o.kind === 'granted' ? [o.permit] : []));
+  /**
+   * Spends the window (burst), feeding every grant a headerless 200 `latencyMs` after its grant
+   * (the clock is frozen: the latency is exactly that); returns the grants.
+   */
+  async function spendWindow(b: Budget, clock?: TestClock, latencyMs = 0, n = 400): Promise<Permit[]> {
+    const permits = (await acquireMany(b, n)).flatMap((o) => (o.kind === 'granted' ? [o.permit] : []));
+    clock?.advance(latencyMs);
     for (const p of permits) await b.observe(p, {}, { succeeded: true });
     return permits;
   }
 
   it('backs off once per window on a 429, learns a ceiling below it, ramps again only after a clean window', async () => {
-    const clock = new TestClock(Date.UTC(2026, 10, 21, 11, 0, 5));
+    const clock = new TestClock(Date.UTC(2026, 10, 21, 11, 0, 5)).freeze();
     const b = budgetFor('ffx_live_b2b_hidden', { requestsPerMinute: 'auto', pacing: 'burst' }, clock, 'hid');
     expect((await spendWindow(b)).length).toBe(60);
     clock.advance(62_000);
-    expect((await spendWindow(b)).length).toBe(120);
-    clock.advance(62_000);
-    const third = await spendWindow(b);
-    expect(third.length).toBe(240);
+    // No 429 and latency held: slow start, x4.
+    const second = await spendWindow(b);
+    expect(second.length).toBe(240);
     // Two 429s in the same window (requests in flight meet it too): one back-off, from 240.
-    const before = clock.now();
-    await b.onRateLimited(third[0] ?? null, headerless429());
-    await b.onRateLimited(third[1] ?? null, headerless429());
-    const after = clock.now();
+    const at = clock.now();
+    await b.onRateLimited(second[0] ?? null, headerless429());
+    clock.advance(5);
+    await b.onRateLimited(second[1] ?? null, headerless429());
     const d = await b.describe();
     expect(d.serverLimitPerMinute).toBe(0);
     expect(d.auto).toMatchObject({
@@ -275,17 +280,14 @@ describe('requests_per_minute: auto on a key without rate headers', () => {
       ratePerMinute: 120,
       ceilingPerMinute: 216,
       backedOffFromPerMinute: 240,
+      backedOffAt: new Date(at).toISOString(),
     });
-    // The first 429's time (the clock ticks in real time between the two calls).
-    const at = Date.parse(d.auto?.backedOffAt ?? '');
-    expect(at).toBeGreaterThanOrEqual(before);
-    expect(at).toBeLessThanOrEqual(after);
     expect(d.auto?.message).toContain(`backed off after 429 at ${new Date(at).toISOString()} (from 240/min)`);
     // Held until Retry-After; the window after it keeps the halved rate (the 429's window does not ramp).
     expect((await b.acquire('facts/full')).kind).toBe('hold');
     clock.advance(12_000);
     expect((await spendWindow(b)).length).toBe(120);
-    // A clean full window ramps again, up to the learned ceiling only.
+    // A clean full window ramps again, by the factor only now, up to the learned ceiling.
     clock.advance(62_000);
     expect((await spendWindow(b)).length).toBe(216);
     // A window not spent (demand below the rate) says nothing about the limit: no ramp.
@@ -295,8 +297,53 @@ describe('requests_per_minute: auto on a key without rate headers', () => {
     expect((await b.describe()).auto?.ratePerMinute).toBe(216);
   });
 
+  it('ramps by the factor squared while latency holds, by the factor once it grows past 1.5 x the lowest', async () => {
+    const clock = new TestClock(Date.UTC(2026, 10, 21, 13, 0, 5)).freeze();
+    const b = budgetFor('ffx_live_b2b_latency', { requestsPerMinute: 'auto', pacing: 'burst' }, clock, 'lat');
+    const counts: number[] = [];
+    for (const latencyMs of [100, 400, 120, 100]) {
+      counts.push((await spendWindow(b, clock, latencyMs, 3000)).length);
+      clock.advance(62_000);
+    }
+    // 60 (100 ms: the lowest) -> x4 = 240 (400 ms: 4 x the lowest) -> x2 = 480 (120 ms: holds) -> x4.
+    expect(counts).toEqual([60, 240, 480, 1920]);
+  });
+
+  it('forgets a learned ceiling 30 min after the last 429 and probes upward again', async () => {
+    const clock = new TestClock(Date.UTC(2026, 10, 21, 14, 0, 5)).freeze();
+    const b = budgetFor('ffx_live_b2b_expiry', { requestsPerMinute: 'auto', pacing: 'burst' }, clock, 'exp');
+    await spendWindow(b);
+    clock.advance(62_000);
+    const second = await spendWindow(b);
+    const at = clock.now();
+    await b.onRateLimited(second[0] ?? null, headerless429(100));
+    expect((await b.describe()).auto).toMatchObject({
+      mode: 'backed_off',
+      ratePerMinute: 100,
+      ceilingPerMinute: 100,
+    });
+    clock.advance(12_000);
+    // Within the half hour the ceiling holds, however many clean windows go by.
+    for (let w = 0; w < 27; w++) {
+      expect((await spendWindow(b)).length).toBe(100);
+      clock.advance(62_000);
+    }
+    expect(clock.now() - at).toBeLessThan(AUTO_CEILING_EXPIRY_MS);
+    expect((await b.describe()).auto?.message).toContain(
+      `ceiling 100 until ${new Date(at + AUTO_CEILING_EXPIRY_MS).toISOString()} unless another 429 comes`,
+    );
+    clock.set(at + AUTO_CEILING_EXPIRY_MS);
+    // The next window forgets it; the clean window before ramps from 100 (x4: latency held).
+    expect((await spendWindow(b)).length).toBe(400);
+    const d = await b.describe();
+    expect(d.auto).toMatchObject({ mode: 'ramping', ratePerMinute: 400, ceilingPerMinute: 6000 });
+    expect(d.auto?.message).toBe(
+      `no rate headers: ramping, now 400/min, ceiling 6,000; the ceiling of 100 a 429 taught expired at ${new Date(at + AUTO_CEILING_EXPIRY_MS).toISOString()}: probing upward`,
+    );
+  });
+
   it("takes a 429 body's limit as the ceiling and never spends past a configured daily quota while ramping", async () => {
-    const clock = new TestClock(Date.UTC(2026, 10, 21, 12, 0, 5));
+    const clock = new TestClock(Date.UTC(2026, 10, 21, 12, 0, 5)).freeze();
     const b = budgetFor(
       'ffx_live_b2b_hidden_q',
       { requestsPerMinute: 'auto', pacing: 'burst', dailyQuota: 300 },
@@ -308,7 +355,7 @@ describe('requests_per_minute: auto on a key without rate headers', () => {
       counts.push((await spendWindow(b)).length);
       clock.advance(62_000);
     }
-    expect(counts).toEqual([60, 120, 120, 0]);
+    expect(counts).toEqual([60, 240, 0, 0]);
     expect((await b.acquire('facts/full')).kind).toBe('quota');
 
     const c = budgetFor(
@@ -323,7 +370,7 @@ describe('requests_per_minute: auto on a key without rate headers', () => {
     await c.onRateLimited(second[0] ?? null, headerless429(100));
     const d = await c.describe();
     expect(d.serverLimitPerMinute).toBe(0);
-    expect(d.auto).toMatchObject({ mode: 'backed_off', ratePerMinute: 60, ceilingPerMinute: 100 });
+    expect(d.auto).toMatchObject({ mode: 'backed_off', ratePerMinute: 100, ceilingPerMinute: 100 });
   });
 });
 

@@ -13,7 +13,7 @@ import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
 import type { Manifest } from '../../src/output/catalog/manifest.js';
 import { formatVerifyReport, verifySnapshot } from '../../src/output/readers/verify.js';
 import { incrementalPlanner, planIncremental } from '../../src/pipeline/queue/incremental.js';
-import { formatStatus, statusReport } from '../../src/pipeline/status-view.js';
+import { formatStatus, readStatus, statusReport } from '../../src/pipeline/status-view.js';
 import type { SnapshotRecord, SnapshotSpec } from '../../src/pipeline/record/snapshot-store.js';
 import type { DatasetName } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
@@ -188,9 +188,7 @@ describe('incremental nights', () => {
     const third = await night('inc-3', '2025-11-06');
     expect(third.note).toMatch(/^incremental from inc-2-full: /);
     expect(third.requests).toBe(TICKERS.length + 1);
-    const status = formatStatus(
-      statusReport(third.rec, null, [], null, null, await h.ctx.store.parts('inc-3')),
-    );
+    const status = formatStatus((await readStatus(h.ctx, 'inc-3', { all: false }))!);
     expect(status).toMatch(/ {2}not reused: MSFT facts_full: fetched, not reused: .*fails its checksum/);
     const part = third.manifest.parts.find((p) => p.dataset === 'facts_full' && p.ticker === 'MSFT');
     expect(part?.reused).toBeUndefined();

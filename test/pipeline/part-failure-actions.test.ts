@@ -21,7 +21,7 @@ import {
 } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import type { ExportPartDeps } from '../../jobs/export-part/deps.js';
-import { OutageGuard } from '../../src/pipeline/part/outage.js';
+import { OutageGuard } from '../../src/pipeline/record/outage.js';
 import { SnapshotStore } from '../../src/pipeline/record/snapshot-store.js';
 import { startAttempt, type PartAttempt } from '../../jobs/export-part/attempt.js';
 import { actOnFailure } from '../../jobs/export-part/on-failure.js';

@@ -7,7 +7,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import { partJobId } from '../../src/pipeline/queue/ids.js';
-import { OutageGuard } from '../../src/pipeline/part/outage.js';
+import { OutageGuard } from '../../src/pipeline/record/outage.js';
 import { TestClock } from '../helpers/clock.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 

@@ -23,17 +23,14 @@ export function register(program: Command): void {
 }
 
 export async function run(snapshotId: string | undefined, o: StatusCliOptions): Promise<void> {
-  const [
-    { setup },
-    { InputError },
-    { openPipeline, formatStatus, outageStatus, statusReport, totals, describeKeyBudget },
-  ] = await Promise.all([
+  // The status modules alone, not the pipeline's index: status never loads BullMQ or DuckDB.
+  const [{ setup }, { InputError }, { formatStatus, openRecords, readStatus, totals }] = await Promise.all([
     import('../command-support.js'),
     import('../../errors.js'),
-    import('../../pipeline/index.js'),
+    import('../../pipeline/status-view.js'),
   ]);
   const { config, logger } = setup(o);
-  const ctx = await openPipeline(config, logger);
+  const ctx = await openRecords(config, logger);
   try {
     const recent = await ctx.store.list(o.limit ?? 10);
     const id = snapshotId ?? recent[0];
@@ -42,16 +39,8 @@ export async function run(snapshotId: string | undefined, o: StatusCliOptions): 
       else process.stdout.write(`no snapshots yet in ${config.redis.prefix}:${config.queue.name}\n`);
       return;
     }
-    const rec = await ctx.store.get(id);
-    if (!rec) throw new InputError(`snapshot ${id}: no such snapshot (or its record expired)`);
-    const report = statusReport(
-      rec,
-      await ctx.store.currentQuotaWait(id),
-      await ctx.store.quotaWaits(id),
-      await outageStatus(ctx),
-      await describeKeyBudget(ctx),
-      rec.spec.reuse ? await ctx.store.parts(id) : [],
-    );
+    const report = await readStatus(ctx, id, { all: o.json === true });
+    if (!report) throw new InputError(`snapshot ${id}: no such snapshot (or its record expired)`);
     if (o.json) {
       process.stdout.write(`${JSON.stringify(report)}\n`);
       return;
@@ -60,7 +49,7 @@ export async function run(snapshotId: string | undefined, o: StatusCliOptions): 
     if (snapshotId === undefined && recent.length > 1) {
       process.stdout.write('\nrecent snapshots:\n');
       for (const other of recent) {
-        const r = await ctx.store.get(other);
+        const r = await ctx.store.view(other);
         if (!r) continue;
         const t = totals(r);
         process.stdout.write(

@@ -1,8 +1,12 @@
 /**
  * The pipeline's record of each snapshot in Redis: the company universe a snapshot covers, the
- * snapshot store (state, parts, progress, quota waits), progress lines and retention states.
+ * snapshot store (state, parts, progress, quota waits), progress lines, retention states, the API
+ * outage guard every worker shares, and `openRecords` (Redis and these records without the queues).
+ * Loads neither BullMQ nor DuckDB: `status` reads the records through it.
  */
+export * from './outage.js';
 export * from './progress.js';
+export * from './records.js';
 export * from './retention-states.js';
 export * from './snapshot-store.js';
 export * from './universe.js';

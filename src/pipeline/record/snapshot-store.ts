@@ -4,9 +4,12 @@
  * by accident, and it holds what `status` shows (counts and rows per dataset, quota waits).
  *
  * Keys (`<prefix>:<queue base>:` namespace, never a BullMQ queue name):
- *   snapshot:<id>        hash: spec, status, timestamps, counters `n:<dataset>:<status>`, `rows:<dataset>`,
- *                        `requests`, `part_retries`, `rate_limited_429`
+ *   snapshot:<id>        hash: spec (without its companies), companies (JSON array), company_count, status,
+ *                        timestamps, counters `n:<dataset>:<status>`, `rows:<dataset>`, `requests`,
+ *                        `part_retries`, `rate_limited_429`
  *   snapshot:<id>:parts  hash: `<dataset>/<company>` -> PartPointer JSON (the last result of each part)
+ *   snapshot:<id>:not_reused hash: `<dataset>/<company>` -> `<ticker> <dataset>: <message>` for each part
+ *                        an incremental snapshot fetched although it could have been carried over
  *   snapshot:<id>:waits  hash: `<quota>:<until ms>` -> QuotaWait JSON (each quota reset waited for, once)
  *   snapshot:<id>:requeues hash: `<dataset>/<company>` -> per-minute 429s the part was put back after
  *   snapshots            zset: id by creation time
@@ -43,6 +46,12 @@ export interface SnapshotReuse {
   fullRefreshDate: string;
 }
 
+/**
+ * A spec without its company list: what `status`, `--wait` and the dashboard need. The list is
+ * kept in its own field because at 10,000 companies it is ~0.5 MB, read on every poll otherwise.
+ */
+export type SnapshotSpecHead = Omit<SnapshotSpec, 'companies'>;
+
 /** Lifecycle: enqueuing -> running -> published | failed | stopped. */
 export type SnapshotState = 'enqueuing' | 'running' | 'published' | 'failed' | 'stopped';
 
@@ -75,8 +84,9 @@ export interface QuotaWait {
   message: string;
 }
 
-export interface SnapshotRecord {
-  spec: SnapshotSpec;
+/** A snapshot's record without its company list (SnapshotStore.view): counters, state, timestamps. */
+export interface SnapshotView {
+  spec: SnapshotSpecHead;
   state: SnapshotState;
   createdAtMs: number;
   updatedAtMs: number;
@@ -100,6 +110,11 @@ export interface SnapshotRecord {
   load: SnapshotLoadRecord | null;
 }
 
+/** The whole record, with the spec's company list (SnapshotStore.get). */
+export interface SnapshotRecord extends SnapshotView {
+  spec: SnapshotSpec;
+}
+
 /** What the last attempt of the `load-snapshot` job said. */
 export interface SnapshotLoadRecord {
   outcome: 'loaded' | 'failed';
@@ -121,7 +136,7 @@ export interface SnapshotStoreOptions {
 
 const CREATE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'state', 'enqueuing', 'created_at', ARGV[2], 'updated_at', ARGV[2], 'total', ARGV[3], 'retries', 0)
+redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'companies', ARGV[6], 'company_count', ARGV[7], 'state', 'enqueuing', 'created_at', ARGV[2], 'updated_at', ARGV[2], 'total', ARGV[3], 'retries', 0)
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[5])
 return 1`;
@@ -140,12 +155,25 @@ if old then
   if o.reusedFrom then redis.call('HINCRBY', KEYS[1], 'reused:' .. o.dataset, -1) end
 end
 if ARGV[8] == '1' then redis.call('HINCRBY', KEYS[1], 'reused:' .. ARGV[3], 1) end
+if ARGV[9] ~= '' then
+  redis.call('HSET', KEYS[3], ARGV[1], ARGV[9])
+  redis.call('EXPIRE', KEYS[3], ARGV[7])
+elseif old then redis.call('HDEL', KEYS[3], ARGV[1]) end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('HINCRBY', KEYS[1], 'n:' .. ARGV[3] .. ':' .. ARGV[4], 1)
 redis.call('HINCRBY', KEYS[1], 'rows:' .. ARGV[3], tonumber(ARGV[5]))
 redis.call('HSET', KEYS[1], 'updated_at', ARGV[6])
 redis.call('EXPIRE', KEYS[2], ARGV[7])
 return 1`;
+
+// The record without its company list, for readers that poll (status, --wait, the dashboard).
+const VIEW = `
+local h = redis.call('HGETALL', KEYS[1])
+local out = {}
+for i = 1, #h, 2 do
+  if h[i] ~= 'companies' then out[#out + 1] = h[i]; out[#out + 1] = h[i + 1] end
+end
+return out`;
 
 // Moves the state only from the listed states; returns 1 when it moved.
 const TRANSITION = `
@@ -184,19 +212,26 @@ export class SnapshotStore {
     return `${this.ns}snapshot:${id}:parts`;
   }
 
+  private notReusedKey(id: string): string {
+    return `${this.ns}snapshot:${id}:not_reused`;
+  }
+
   /** Creates the record atomically; false when the id is already taken. */
   async create(spec: SnapshotSpec): Promise<boolean> {
     const total = spec.companies.length * spec.datasets.length;
+    const { companies, ...head } = spec;
     const res = await this.redis.eval(
       CREATE,
       2,
       this.key(spec.id),
       `${this.ns}snapshots`,
-      JSON.stringify(spec),
+      JSON.stringify(head),
       String(this.now()),
       String(total),
       String(this.ttl),
       spec.id,
+      JSON.stringify(companies),
+      String(companies.length),
     );
     return res === 1;
   }
@@ -205,54 +240,33 @@ export class SnapshotStore {
   async discard(id: string): Promise<void> {
     await this.redis
       .multi()
-      .del(this.key(id), this.partsKey(id), this.waitsKey(id), this.requeuesKey(id))
+      .del(this.key(id), this.partsKey(id), this.waitsKey(id), this.requeuesKey(id), this.notReusedKey(id))
       .zrem(`${this.ns}snapshots`, id)
       .exec();
   }
 
+  /** The whole record, with the spec's company list (publish and enqueue need it). */
   async get(id: string): Promise<SnapshotRecord | undefined> {
     const h = await this.redis.hgetall(this.key(id));
     if (!h.spec) return undefined;
-    const spec = JSON.parse(h.spec) as SnapshotSpec;
-    const perDataset = spec.companies.length;
-    const progress: Record<string, DatasetProgress> = {};
-    for (const ds of spec.datasets) {
-      const p: DatasetProgress = {
-        total: perDataset,
-        done: 0,
-        not_found: 0,
-        bad_request: 0,
-        failed: 0,
-        pending: 0,
-        rows: 0,
-        reused: 0,
-      };
-      for (const st of RECORDED_PART_STATUSES) p[st] = Number(h[`n:${ds}:${st}`] ?? 0);
-      p.rows = Number(h[`rows:${ds}`] ?? 0);
-      p.reused = Number(h[`reused:${ds}`] ?? 0);
-      p.pending = Math.max(0, p.total - p.done - p.not_found - p.bad_request - p.failed);
-      progress[ds] = p;
-    }
-    return {
-      spec,
-      state: (h.state ?? 'enqueuing') as SnapshotState,
-      createdAtMs: Number(h.created_at ?? 0),
-      updatedAtMs: Number(h.updated_at ?? 0),
-      finishedAtMs: h.finished_at ? Number(h.finished_at) : null,
-      total: Number(h.total ?? 0),
-      progress,
-      manifest: h.manifest ?? null,
-      changesMissing: h.changes_missing ?? null,
-      message: h.message ?? null,
-      retries: Number(h.retries ?? 0),
-      requests: Number(h.requests ?? 0),
-      partRetries: Number(h.part_retries ?? 0),
-      rateLimited429: Number(h.rate_limited_429 ?? 0),
-      load:
-        h.load_outcome === 'loaded' || h.load_outcome === 'failed'
-          ? { outcome: h.load_outcome, atMs: Number(h.load_at ?? 0), message: h.load_message ?? '' }
-          : null,
-    };
+    // Records written before the list had its own field keep it inside `spec`.
+    const parsed = JSON.parse(h.spec) as SnapshotSpecHead & { companies?: Company[] };
+    const companies = h.companies ? (JSON.parse(h.companies) as Company[]) : (parsed.companies ?? []);
+    return { ...recordView(h, parsed, companies.length), spec: { ...parsed, companies } };
+  }
+
+  /**
+   * The record without the spec's company list: what `status`, `--wait` and the dashboard read.
+   * One small reply whatever the number of companies.
+   */
+  async view(id: string): Promise<SnapshotView | undefined> {
+    const flat = (await this.redis.eval(VIEW, 1, this.key(id))) as string[];
+    const h: Record<string, string> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) h[flat[i] ?? ''] = flat[i + 1] ?? '';
+    if (!h.spec) return undefined;
+    const parsed = JSON.parse(h.spec) as SnapshotSpecHead & { companies?: Company[] };
+    const { companies, ...head } = parsed;
+    return recordView(h, head, h.company_count ? Number(h.company_count) : (companies?.length ?? 0));
   }
 
   /** Most recent snapshot ids, newest first. */
@@ -265,9 +279,10 @@ export class SnapshotStore {
     if (!isRecorded(pointer.status)) throw new Error(`cannot record a part as ${pointer.status}`);
     await this.redis.eval(
       RECORD_PART,
-      2,
+      3,
       this.key(snapshotId),
       this.partsKey(snapshotId),
+      this.notReusedKey(snapshotId),
       `${pointer.dataset}/${pointer.ticker}`,
       JSON.stringify(pointer),
       pointer.dataset,
@@ -276,7 +291,27 @@ export class SnapshotStore {
       String(this.now()),
       String(this.ttl),
       pointer.reusedFrom !== undefined ? '1' : '0',
+      notReusedLine(pointer) ?? '',
     );
+  }
+
+  /**
+   * The parts an incremental snapshot fetched although they could have been carried over, as
+   * `<ticker> <dataset>: <why>` lines (kept as parts end, so `status` never reads every part), and
+   * how many there are. `limit` bounds the lines read (a big hash answers about that many).
+   */
+  async notReused(id: string, limit?: number): Promise<{ lines: string[]; total: number }> {
+    const key = this.notReusedKey(id);
+    if (limit === undefined) {
+      const lines = await this.redis.hvals(key);
+      return { lines, total: lines.length };
+    }
+    const [total, [, flat]] = await Promise.all([
+      this.redis.hlen(key),
+      this.redis.hscan(key, '0', 'COUNT', Math.max(1, limit)),
+    ]);
+    const lines = flat.filter((_, i) => i % 2 === 1).slice(0, limit);
+    return { lines, total };
   }
 
   /** The recorded result of one part, if any. */
@@ -448,8 +483,55 @@ export class SnapshotStore {
 
   /** Drops a finished snapshot's per-part hash after `seconds` (the manifest has it all by then). */
   async expireParts(id: string, seconds: number): Promise<void> {
-    await this.redis.expire(this.partsKey(id), seconds);
+    await this.redis.multi().expire(this.partsKey(id), seconds).expire(this.notReusedKey(id), seconds).exec();
   }
+}
+
+/** A part fetched although it could have been carried over: its `status` line, else undefined. */
+function notReusedLine(p: PartPointer): string | undefined {
+  return p.message?.startsWith('fetched') === true ? `${p.ticker} ${p.dataset}: ${p.message}` : undefined;
+}
+
+/** The record's fields from its hash (`spec` already parsed), `companies` parts per dataset. */
+function recordView(h: Record<string, string>, spec: SnapshotSpecHead, companies: number): SnapshotView {
+  const progress: Record<string, DatasetProgress> = {};
+  for (const ds of spec.datasets) {
+    const p: DatasetProgress = {
+      total: companies,
+      done: 0,
+      not_found: 0,
+      bad_request: 0,
+      failed: 0,
+      pending: 0,
+      rows: 0,
+      reused: 0,
+    };
+    for (const st of RECORDED_PART_STATUSES) p[st] = Number(h[`n:${ds}:${st}`] ?? 0);
+    p.rows = Number(h[`rows:${ds}`] ?? 0);
+    p.reused = Number(h[`reused:${ds}`] ?? 0);
+    p.pending = Math.max(0, p.total - p.done - p.not_found - p.bad_request - p.failed);
+    progress[ds] = p;
+  }
+  return {
+    spec,
+    state: (h.state ?? 'enqueuing') as SnapshotState,
+    createdAtMs: Number(h.created_at ?? 0),
+    updatedAtMs: Number(h.updated_at ?? 0),
+    finishedAtMs: h.finished_at ? Number(h.finished_at) : null,
+    total: Number(h.total ?? 0),
+    progress,
+    manifest: h.manifest ?? null,
+    changesMissing: h.changes_missing ?? null,
+    message: h.message ?? null,
+    retries: Number(h.retries ?? 0),
+    requests: Number(h.requests ?? 0),
+    partRetries: Number(h.part_retries ?? 0),
+    rateLimited429: Number(h.rate_limited_429 ?? 0),
+    load:
+      h.load_outcome === 'loaded' || h.load_outcome === 'failed'
+        ? { outcome: h.load_outcome, atMs: Number(h.load_at ?? 0), message: h.load_message ?? '' }
+        : null,
+  };
 }
 
 function isRecorded(s: PartStatus): s is RecordedPartStatus {
@@ -457,7 +539,7 @@ function isRecorded(s: PartStatus): s is RecordedPartStatus {
 }
 
 /** Totals of all datasets of a record. */
-export function totals(rec: SnapshotRecord): DatasetProgress {
+export function totals(rec: Pick<SnapshotView, 'progress'>): DatasetProgress {
   const t: DatasetProgress = {
     total: 0,
     done: 0,

@@ -1,0 +1,126 @@
+/**
+ * `status` at 10,000 companies (issue 27): what it reads stays a few small Redis replies whatever
+ * the number of companies and parts: the record without its company list, counters kept as parts
+ * end, and the `not reused` lines from their own hash, bounded for the text. Bytes are counted on
+ * the connection (real Redis), never timed.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { silentLogger } from '../../src/log.js';
+import { openPipeline, type PipelineContext } from '../../src/pipeline/context.js';
+import type { SnapshotSpec } from '../../src/pipeline/record/index.js';
+import { formatStatus, readStatus } from '../../src/pipeline/status-view.js';
+import type { Company } from '../../src/pipeline/record/index.js';
+import type { PartPointer } from '../../src/types.js';
+
+const COMPANIES = 10_000;
+const NOT_REUSED = 300;
+
+let ctx: PipelineContext;
+
+beforeAll(async () => {
+  const flags = Object.entries({
+    'redis.url': inject('redisUrl'),
+    'redis.prefix': `t${randomBytes(5).toString('hex')}`,
+    'api.url': 'http://127.0.0.1:9',
+    'log.level': 'silent',
+  }).map(([path, value]) => ({ path, value, flag: `test ${path}` }));
+  const config = loadConfig({ env: { FILINGS_API_KEY: 'status-at-scale-test-key-0000000000' }, flags });
+  ctx = await openPipeline(config, silentLogger());
+});
+afterAll(async () => {
+  await ctx?.close();
+});
+
+function spec(id: string, companies: number): SnapshotSpec {
+  return {
+    id,
+    date: '2026-11-26',
+    trigger: 'nightly',
+    companies: Array.from({ length: companies }, (_, i): Company => ({ kind: 'ticker', ticker: `S${i}` })),
+    datasets: ['series_catalog', 'dims_catalog'],
+    formats: ['parquet'],
+    outDir: '/tmp/status-at-scale',
+    reuse: { from: 'night-1', fullRefreshDate: '2026-11-20' },
+  };
+}
+
+function pointer(ticker: string, dataset: 'series_catalog' | 'dims_catalog', fetched: boolean): PartPointer {
+  return {
+    dataset,
+    ticker,
+    status: 'done',
+    rows: 3,
+    bytes: 10,
+    ...(fetched
+      ? { message: 'fetched, not reused: its catalog fingerprint changed' }
+      : { reusedFrom: 'night-1' }),
+  };
+}
+
+/** Bytes the context's Redis connection received while `fn` ran. */
+async function bytesRead<T>(fn: () => Promise<T>): Promise<{ value: T; bytes: number }> {
+  const before = ctx.redis.stream.bytesRead;
+  const value = await fn();
+  return { value, bytes: ctx.redis.stream.bytesRead - before };
+}
+
+describe('status of a 10,000-company snapshot', () => {
+  it('reads a few KB, not the company list or every part, and says the same', async () => {
+    const s = spec('scale-1', COMPANIES);
+    expect(await ctx.store.create(s)).toBe(true);
+    await ctx.store.transition(s.id, ['enqueuing'], 'running');
+    const writes: Promise<void>[] = [];
+    for (let i = 0; i < COMPANIES; i++)
+      for (const ds of s.datasets as ('series_catalog' | 'dims_catalog')[])
+        writes.push(
+          ctx.store.recordPart(s.id, pointer(`S${i}`, ds, i < NOT_REUSED && ds === 'series_catalog')),
+        );
+    await Promise.all(writes);
+
+    const text = await bytesRead(() => readStatus(ctx, s.id, { all: false }));
+    expect(text.bytes).toBeLessThan(16_000);
+    const report = text.value!;
+    expect(report.total).toMatchObject({ total: 2 * COMPANIES, done: 2 * COMPANIES, pending: 0 });
+    expect(report.total.reused).toBe(2 * COMPANIES - NOT_REUSED);
+    expect(report.incremental?.not_reused).toHaveLength(10);
+    expect(report.incremental?.not_reused_total).toBe(NOT_REUSED);
+    const lines = formatStatus(report).split('\n');
+    expect(lines.filter((l) => l.startsWith('  not reused: S'))).toHaveLength(10);
+    expect(lines).toContain(`  … and ${NOT_REUSED - 10} more (status --json lists them all)`);
+
+    const json = await readStatus(ctx, s.id, { all: true });
+    expect(new Set(json?.incremental?.not_reused)).toEqual(
+      new Set(
+        Array.from(
+          { length: NOT_REUSED },
+          (_, i) => `S${i} series_catalog: fetched, not reused: its catalog fingerprint changed`,
+        ),
+      ),
+    );
+
+    const view = await bytesRead(() => ctx.store.view(s.id));
+    expect(view.bytes).toBeLessThan(4_000);
+    expect(view.value?.spec).not.toHaveProperty('companies');
+    expect((await ctx.store.get(s.id))?.spec.companies).toEqual(s.companies);
+  });
+
+  it('keeps a not-reused line only while it is the part’s last result', async () => {
+    const s = spec('scale-2', 3);
+    await ctx.store.create(s);
+    await ctx.store.recordPart(s.id, pointer('S1', 'series_catalog', true));
+    await ctx.store.recordPart(s.id, pointer('S2', 'series_catalog', true));
+    expect((await ctx.store.notReused(s.id)).total).toBe(2);
+    await ctx.store.recordPart(s.id, pointer('S1', 'series_catalog', false));
+    expect(await ctx.store.notReused(s.id)).toEqual({
+      lines: ['S2 series_catalog: fetched, not reused: its catalog fingerprint changed'],
+      total: 1,
+    });
+    // A small snapshot's status text is unchanged: every line, no "… more".
+    const text = formatStatus((await readStatus(ctx, s.id, { all: false }))!);
+    expect(text).toContain('  not reused: S2 series_catalog: fetched, not reused');
+    expect(text).not.toContain('more (status --json');
+  });
+});
