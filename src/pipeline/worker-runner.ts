@@ -44,6 +44,7 @@ export interface WorkerRunnerDeps {
   /** See ExportPartDeps.reuse. */
   previousManifest?: ReusePorts['previousManifest'];
   carryOver?: ReusePorts['carryOver'];
+  checkSourceFiles?: ReusePorts['checkSourceFiles'];
   publish: SnapshotPublisher;
   /** Converts segments of parts being staged (convert-segment jobs). @defaultValue none: such jobs are skipped */
   convertSegment?: SegmentConverter;
@@ -100,8 +101,14 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
       fetcher: deps.fetcher,
       createWriter: deps.createWriter,
       ...(deps.stagedBytes ? { stagedBytes: deps.stagedBytes } : {}),
-      ...(deps.previousManifest && deps.carryOver
-        ? { reuse: { previousManifest: deps.previousManifest, carryOver: deps.carryOver } }
+      ...(deps.previousManifest && deps.carryOver && deps.checkSourceFiles
+        ? {
+            reuse: {
+              previousManifest: deps.previousManifest,
+              carryOver: deps.carryOver,
+              checkSourceFiles: deps.checkSourceFiles,
+            },
+          }
         : {}),
       store,
       budget: deps.budget,
