@@ -195,8 +195,6 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
   }
 
   const formats = OUTPUT_FORMATS.filter((f) => o.formats.includes(f));
-  const targetFileBytes = o.targetFileBytes ?? DEFAULT_TARGET_FILE_BYTES;
-  const rowGroupRows = o.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS;
   const staging = stagingSnapshotDir(o.root, o.snapshotId);
   await removeSnapshotOutput(o.root, o.snapshotId);
   await mkdir(staging, { recursive: true });
@@ -219,19 +217,10 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
     for (let i = 1; i < (o.conversions ?? 1); i++)
       rangeDucks.push(await openDuck({ tempDirectory: join(tmp, String(i)), threads: 1, ...o.duckdb }));
     const context: DatasetPublishContext = {
-      root: o.root,
-      snapshotId: o.snapshotId,
-      snapshotDate: o.snapshotDate,
-      formats,
-      staging,
-      targetFileBytes,
-      rowGroupRows,
-      compression: o.compression ?? 'zstd',
-      verifyStagedHashes: o.verifyStagedHashes,
+      ...contextOf(o, formats, staging, log),
       duck,
       rangeDucks,
       now: new Date(clock.now()),
-      log,
       reuse: await reuseSourceOf(o),
     };
     for (const dataset of DATASETS) {
@@ -429,6 +418,27 @@ function buildManifest(
       reused_parts: reusedParts,
       fetched_parts: o.parts.length - reusedParts,
     },
+  };
+}
+
+/** The settings every dataset of the snapshot is published with. */
+function contextOf(
+  o: PublishOptions,
+  formats: OutputFormat[],
+  staging: string,
+  log: Logger,
+): Omit<DatasetPublishContext, 'duck' | 'rangeDucks' | 'now' | 'reuse'> {
+  return {
+    root: o.root,
+    snapshotId: o.snapshotId,
+    snapshotDate: o.snapshotDate,
+    formats,
+    staging,
+    targetFileBytes: o.targetFileBytes ?? DEFAULT_TARGET_FILE_BYTES,
+    rowGroupRows: o.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS,
+    compression: o.compression ?? 'zstd',
+    verifyStagedHashes: o.verifyStagedHashes,
+    log,
   };
 }
 
