@@ -6,10 +6,11 @@
  * what its manifest says fails the publish with a retryable REUSE_SOURCE_CHANGED: nothing is ever
  * published short, and the retry decides those parts again (and fetches them).
  */
-import { copyFile, link, mkdir, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { OutputError } from '../errors.js';
 import { hasPeriodEnd, type DatasetSchema } from '../datasets/index.js';
+import { concatParquet } from './parquet-concat.js';
 import type { OutputFormat } from '../types.js';
 import { finishFile, type BuiltFile } from './dataset-writer.js';
 import { ndjsonSelect } from './convert-sql.js';
@@ -107,18 +108,24 @@ export async function rebuiltUnit(
         : `CAST(NULL AS ${c.type}) AS ${sqlIdent(c.name)}`,
     )
     .join(', ');
-  const reads: string[] = [];
+  // One COPY per range: a single filtered scan keeps the rows in file order and streams (an ORDER BY
+  // over a whole file's rows would hold them all); the ranges are then concatenated byte for byte.
+  await mkdir(dir, { recursive: true });
+  const pieces: string[] = [];
   for (const [i, k] of group.entries()) {
     const path = await source.readable(k.file);
-    reads.push(
-      `SELECT ${i} AS __o, * FROM read_parquet(${sqlString(path)}, file_row_number = true, hive_partitioning = false) WHERE file_row_number >= ${k.first_row} AND file_row_number < ${k.first_row + k.rows}`,
+    const piece = join(dir, `rebuilt-${index}-${i}.parquet`);
+    await o.duck.run(
+      `COPY (SELECT ${cols} FROM read_parquet(${sqlString(path)}, file_row_number = true, hive_partitioning = false) WHERE file_row_number >= ${k.first_row} AND file_row_number < ${k.first_row + k.rows}) TO ${sqlString(piece)} (FORMAT parquet, COMPRESSION ${o.compression}, ROW_GROUP_SIZE ${o.rowGroupRows})`,
     );
+    pieces.push(piece);
   }
   const parquetPath = join(dir, `rebuilt-${index}.parquet`);
-  await mkdir(dir, { recursive: true });
-  await o.duck.run(
-    `COPY (SELECT ${cols} FROM (${reads.join(' UNION ALL BY NAME ')}) ORDER BY __o, file_row_number) TO ${sqlString(parquetPath)} (FORMAT parquet, COMPRESSION ${o.compression}, ROW_GROUP_SIZE ${o.rowGroupRows})`,
-  );
+  if (pieces.length === 1) await rename(pieces[0]!, parquetPath);
+  else {
+    await concatParquet(pieces, parquetPath);
+    for (const piece of pieces) await rm(piece, { force: true });
+  }
   const companies: FileCompany[] = [];
   let at = 0;
   for (const k of group)
