@@ -28,7 +28,7 @@ import { startEmulator, type KeysFile } from '../src/emulator/index.js';
 import { startPrivateRedis } from '../src/infra/redis-server.js';
 import { ApiError, RateLimitedError } from '../src/errors.js';
 import { silentLogger } from '../src/log.js';
-import type { BenchResult } from './types.js';
+import type { BenchResult } from './support/types.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');

@@ -27,10 +27,10 @@ import { openExporter } from '../src/pipeline/exporter.js';
 import { runSnapshot } from '../src/pipeline/run-snapshot.js';
 import { parseCompany } from '../src/pipeline/universe.js';
 import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
-import type { Manifest } from '../src/output/manifest.js';
-import { benchConfig } from './bench-config.js';
-import { parseCurlOutput } from './curl-output.js';
-import type { BenchResult } from './types.js';
+import type { Manifest } from '../src/output/catalog/manifest.js';
+import { benchConfig } from './support/bench-config.js';
+import { parseCurlOutput } from './support/curl-output.js';
+import type { BenchResult } from './support/types.js';
 
 const SYNTHETIC = Number(process.env.NIGHTS_BENCH_SYNTHETIC ?? 500);
 const APPLE_CIK = '0000320193';

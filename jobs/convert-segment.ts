@@ -1,6 +1,6 @@
 /**
  * Job `convert-segment`: converts rows of a big part to Parquet while the part is still being
- * staged, so publishing only has the rest left after the last byte (src/output/early-segments.ts).
+ * staged, so publishing only has the rest left after the last byte (src/output/convert/early-segments.ts).
  * Queued by the export-part job as the part's gzip members reach the disk; run by a control worker.
  * Best effort by design: whatever it cannot do (a staged file gone, a value that does not fit, a
  * snapshot already published) it skips, and publishing converts those rows itself.

@@ -12,8 +12,8 @@ import type { ExportPartPayload } from '../../src/pipeline/job-payloads.js';
 import type { ExportPartDeps } from '../../src/pipeline/job-processors.js';
 import type { ReusePorts } from '../../src/pipeline/ports.js';
 import { CHANGE_DATASET, decideReuse } from '../../src/pipeline/reuse-decision.js';
-import { stagedPartRelPath, toPosix } from '../../src/output/paths.js';
-import { isAbsent, retryRead } from '../../src/output/storage/read-retry.js';
+import { stagedPartRelPath, toPosix } from '../../src/output/catalog/index.js';
+import { isAbsent, retryRead } from '../../src/output/storage/index.js';
 import { assertNever, type PartPointer } from '../../src/types.js';
 import { holdForOutage, recordEnded, type PartAttempt } from './attempt.js';
 

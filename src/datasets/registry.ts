@@ -7,7 +7,7 @@
  *
  * Fixed schemas come from the interface (facts, evidence, issuer reference); series_catalog and
  * dims_catalog rows are not described by it, so their columns are inferred from the rows the API
- * returns and evolve additively (src/output/schema-registry.ts).
+ * returns and evolve additively (src/output/convert/schema-registry.ts).
  */
 import { EXTRA_COLUMN, LINEAGE_COLUMNS, type ColumnDef } from './columns.js';
 import { EVIDENCE_COLUMNS, EVIDENCE_SCHEMA_VERSION } from './evidence.js';

@@ -12,7 +12,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { systemClock, type Clock } from '../types.js';
 import { clientFetcher } from './client-fetcher.js';
 import { budgetConfigFrom, budgetPrefix, openPipeline, type PipelineContext } from './context.js';
-import { openStorage, s3Settings } from '../output/storage/open-storage.js';
+import { openStorage, s3Settings } from '../output/storage/index.js';
 import { outputPorts } from './output-adapter.js';
 import { startWorkers, type RunningWorkers } from './worker-runner.js';
 
@@ -36,6 +36,11 @@ export interface OpenExporterOptions {
   processors: JobProcessors;
   /** @defaultValue systemClock */
   clock?: Clock;
+}
+
+/** Whether the parts and the control role both run in this process (the default of startWorkers). */
+export function sharesProcess(roles: { parts?: boolean; control?: boolean } | undefined): boolean {
+  return (roles?.parts ?? true) && (roles?.control ?? true);
 }
 
 export async function openExporter(opts: OpenExporterOptions): Promise<Exporter> {
@@ -79,6 +84,9 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
           publishConversions: config.output.publish_conversions,
           openStorage: (root) => openStorage(root, { settings: s3Settings(config.output) }),
           ...(config.worker.tmp_dir !== null ? { tmpDir: config.worker.tmp_dir } : {}),
+          // Both roles in one process (`run --local`, a `worker` without --only): DuckDB's
+          // conversions share the memory of the parts being staged, so freed memory goes back at once.
+          ...(sharesProcess(roles) ? { releaseFreedMemory: true } : {}),
         })),
         budget,
         clock,

@@ -6,9 +6,8 @@
  */
 import type { Config } from '../config/load.js';
 // The modules themselves, not output/index.js: that also holds the publisher, which loads DuckDB.
-import type { Manifest } from '../output/manifest.js';
-import { openStorage, s3Settings } from '../output/storage/open-storage.js';
-import { latestPublishedBefore } from '../output/stored-snapshots.js';
+import { type Manifest, latestPublishedBefore } from '../output/catalog/index.js';
+import { openStorage, s3Settings } from '../output/storage/index.js';
 import { CHANGE_DATASET } from './reuse-decision.js';
 import type { SnapshotSpec } from './snapshot-store.js';
 

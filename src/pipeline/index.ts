@@ -3,8 +3,8 @@
  * lazily, when they run, so that registering them loads only commander.
  */
 export { effectiveRate } from '../budget/index.js';
-export { checkAnyOutputRoot, checkOutputRoot } from '../output/preflight.js';
-export { s3Settings } from '../output/storage/open-storage.js';
+export { checkAnyOutputRoot, checkOutputRoot } from '../output/staging/index.js';
+export { s3Settings } from '../output/storage/index.js';
 export {
   annualRevenueSql,
   annualRevenueTableSql,

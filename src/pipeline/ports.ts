@@ -2,12 +2,22 @@
  * What the job processors need from the client and the output, as small interfaces. The worker
  * runner adapts the real modules (src/api, src/output) to them; tests can pass the real ones too.
  */
-import type { CarryOverRequest, CarryOverResult } from '../output/carry-over.js';
-import type { Manifest } from '../output/manifest.js';
-import type { SegmentOutcome, SegmentRequest } from '../output/early-segments.js';
-import type { WrittenPrefix } from '../output/part-writer.js';
+// The shapes exchanged with output are stated in src/types.ts; only the published manifest's format
+// is output's own, read through its DuckDB-free catalog face.
+import type { Manifest } from '../output/catalog/index.js';
 import type { Company } from './universe.js';
-import type { DatasetName, OutputFormat, PartPointer, RateLimitState, StagedPart } from '../types.js';
+import type {
+  CarryOverRequest,
+  CarryOverResult,
+  DatasetName,
+  OutputFormat,
+  PartPointer,
+  RateLimitState,
+  SegmentOutcome,
+  SegmentRequest,
+  StagedPart,
+  WrittenPrefix,
+} from '../types.js';
 
 /** The rows of one response, streamed: memory stays flat whatever the company's size. */
 export interface PartResponse {
@@ -45,7 +55,7 @@ export interface PartWriter {
   written?(): WrittenPrefix | undefined;
 }
 
-/** Converts a segment of a part being staged (output/early-segments.ts), in a control worker. */
+/** Converts a segment of a part being staged (output/convert/early-segments.ts), in a control worker. */
 export type SegmentConverter = (req: SegmentRequest) => Promise<SegmentOutcome>;
 
 export interface PartWriterRequest {
@@ -88,7 +98,7 @@ export interface PublishRequest {
 export interface ReusePorts {
   /** The manifest of a published snapshot under `root` (cached); rejects when it is not there. */
   previousManifest(root: string, snapshotId: string): Promise<Manifest>;
-  /** Copies an archived part to this snapshot's staging and checks it (output/carry-over.ts). */
+  /** Copies an archived part to this snapshot's staging and checks it (output/publish/carry-over.ts). */
   carryOver(root: string, req: CarryOverRequest): Promise<CarryOverResult>;
   /** Whether published files are there at their manifest's size (a stat or HEAD each, no bytes read). */
   checkSourceFiles(root: string, files: readonly { path: string; bytes: number }[]): Promise<CarryOverResult>;

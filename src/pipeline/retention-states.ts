@@ -2,7 +2,7 @@
  * What the snapshot records say about snapshots found under an output root, in retention's terms:
  * prune never removes one the pipeline is running or may still retry.
  */
-import type { PipelineState } from '../output/retention.js';
+import type { PipelineState } from '../output/index.js';
 import { assertNever } from '../types.js';
 import type { SnapshotStore } from './snapshot-store.js';
 

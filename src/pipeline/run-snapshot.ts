@@ -4,8 +4,8 @@
  * Shared by `run` and `demo`.
  */
 import type { Metrics } from '../metrics/metrics.js';
-import { checkAnyOutputRoot } from '../output/preflight.js';
-import { s3Settings } from '../output/storage/open-storage.js';
+import { checkAnyOutputRoot } from '../output/staging/index.js';
+import { s3Settings } from '../output/storage/index.js';
 import { incrementalPlanner } from './incremental.js';
 import { outageStatus } from './outage.js';
 import { assertPlanFits, type Plan } from '../budget/index.js';

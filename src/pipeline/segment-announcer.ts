@@ -1,11 +1,11 @@
 /**
  * Cuts a part being staged into segments of whole row groups and queues each once the gzip members
- * holding it are on disk (output/early-segments.ts). Polled by the export-part job as rows arrive;
+ * holding it are on disk (output/convert/early-segments.ts). Polled by the export-part job as rows arrive;
  * enqueue failures are logged, never fail the part (publishing converts what no segment holds).
  */
 import { coerceError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { memberCut } from '../output/row-cuts.js';
+import { memberCut } from '../output/staging/index.js';
 import type { DatasetName } from '../types.js';
 import type { EarlyConversion } from './job-processors.js';
 import type { ConvertSegmentPayload } from './job-payloads.js';

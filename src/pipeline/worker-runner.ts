@@ -31,7 +31,7 @@ import type {
   SegmentConverter,
   SnapshotPublisher,
 } from './ports.js';
-import { segmentRows } from '../output/row-cuts.js';
+import { segmentRows } from '../output/staging/index.js';
 
 export interface WorkerRunnerDeps {
   ctx: PipelineContext;
