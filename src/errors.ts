@@ -42,6 +42,7 @@ export type ErrorCode =
   | 'PLAN_DOES_NOT_FIT'
   | 'SNAPSHOT_STOPPED'
   | 'OUTPUT_FAILED'
+  | 'REUSE_SOURCE_CHANGED'
   | 'STORAGE_UNAVAILABLE'
   | 'STORAGE_NOT_FOUND'
   | 'VERIFY_FAILED'
@@ -252,10 +253,18 @@ export class BudgetError extends FilingsExportError {
   }
 }
 
-/** Writing, publishing or verifying output failed. */
+/**
+ * Writing, publishing or verifying output failed. `REUSE_SOURCE_CHANGED` (a published file an
+ * incremental snapshot reuses went missing or changed after its parts were decided) is retryable:
+ * the retry decides those parts again, and fetches them.
+ */
 export class OutputError extends FilingsExportError {
-  constructor(code: 'OUTPUT_FAILED' | 'VERIFY_FAILED', message: string, options?: ErrorOptions) {
-    super(code, message, false, options);
+  constructor(
+    code: 'OUTPUT_FAILED' | 'VERIFY_FAILED' | 'REUSE_SOURCE_CHANGED',
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, code === 'REUSE_SOURCE_CHANGED', options);
   }
 }
 

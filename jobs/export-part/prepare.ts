@@ -139,6 +139,13 @@ async function carryOver(
         reusedFrom: from,
       };
       if (prev.rows === 0) return { kind: 'reused', pointer };
+      if (decision.files.length > 0) {
+        // Nothing is staged: publish takes the rows from these files, checked here by size only.
+        const there = await reuse.checkSourceFiles(p.outDir, decision.files);
+        if (!there.ok) return { kind: 'fetch', note: `fetched, not reused: ${there.reason}` };
+        return { kind: 'reused', pointer };
+      }
+      // A source published before files were reused: its archived staged part is carried over.
       const to = toPosix(stagedPartRelPath(p.snapshotId, p.dataset, key));
       const copied = await reuse.carryOver(p.outDir, {
         archive: prev.archive!,

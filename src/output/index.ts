@@ -65,7 +65,13 @@ export {
   type Storage,
   type StoredObject,
 } from './storage/index.js';
-export { carryOverPart, CHANGE_SOURCES, createRemotePartWriter, publishToStorage } from './publish/index.js';
+export {
+  carryOverPart,
+  CHANGE_SOURCES,
+  checkSourceFiles,
+  createRemotePartWriter,
+  publishToStorage,
+} from './publish/index.js';
 export type { CarryOverRequest, CarryOverResult } from './publish/index.js';
 export {
   convertSegment,

@@ -32,6 +32,8 @@ export interface OutputPortOptions {
   publishConversions?: number;
   /** Parquet row-group size in rows. @defaultValue the output module's (DEFAULT_ROW_GROUP_ROWS) */
   rowGroupRows?: number;
+  /** Target size of each published file, bytes. @defaultValue the output module's (128 MiB) */
+  targetFileBytes?: number;
   /** Opens the storage of an `s3://` root (settings and credentials). Required for such roots. */
   openStorage?: (root: string) => Storage;
   /** Parent of the local temp dirs of s3:// roots. @defaultValue os.tmpdir() */
@@ -83,6 +85,10 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
         ...req,
         ...(opts.tmpDir !== undefined && req.tmpDir === undefined ? { tmpDir: opts.tmpDir } : {}),
       });
+    },
+    checkSourceFiles: async (root, files) => {
+      const { checkSourceFiles } = await import('../output/index.js');
+      return checkSourceFiles(await anyStorage(root), files);
     },
     closeOutput: async () => {
       const open = [...storages.values()];
@@ -142,6 +148,7 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
           rateLimited429: req.rateLimited429,
         },
         ...(opts.rowGroupRows !== undefined ? { rowGroupRows: opts.rowGroupRows } : {}),
+        ...(opts.targetFileBytes !== undefined ? { targetFileBytes: opts.targetFileBytes } : {}),
         ...(opts.publishConversions !== undefined ? { conversions: opts.publishConversions } : {}),
         ...(req.incremental !== undefined ? { incremental: req.incremental } : {}),
         ...(req.changesAgainst !== undefined ? { changesAgainst: req.changesAgainst } : {}),

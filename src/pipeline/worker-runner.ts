@@ -36,6 +36,7 @@ export interface WorkerRunnerDeps {
   /** See ExportPartDeps.reuse. */
   previousManifest?: ReusePorts['previousManifest'];
   carryOver?: ReusePorts['carryOver'];
+  checkSourceFiles?: ReusePorts['checkSourceFiles'];
   publish: SnapshotPublisher;
   /** Converts segments of parts being staged (convert-segment jobs). @defaultValue none: such jobs are skipped */
   convertSegment?: SegmentConverter;
@@ -103,8 +104,14 @@ function jobEnv(deps: WorkerRunnerDeps, role: QueueRole, closing: AbortSignal): 
     fetcher: deps.fetcher,
     createWriter: deps.createWriter,
     ...(deps.stagedBytes ? { stagedBytes: deps.stagedBytes } : {}),
-    ...(deps.previousManifest && deps.carryOver
-      ? { reuse: { previousManifest: deps.previousManifest, carryOver: deps.carryOver } }
+    ...(deps.previousManifest && deps.carryOver && deps.checkSourceFiles
+      ? {
+          reuse: {
+            previousManifest: deps.previousManifest,
+            carryOver: deps.carryOver,
+            checkSourceFiles: deps.checkSourceFiles,
+          },
+        }
       : {}),
     publish: deps.publish,
     ...(deps.convertSegment ? { convertSegment: deps.convertSegment } : {}),

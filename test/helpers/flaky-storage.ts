@@ -30,6 +30,7 @@ export function flakyReads(
     url: (key) => inner.url(key),
     putFile: (key, path, opts) => inner.putFile(key, path, opts),
     putBytes: (key, data) => inner.putBytes(key, data),
+    copy: async (from, to) => (fail(from), inner.copy(from, to)),
     head: async (key) => (fail(key), inner.head(key)),
     getStream: async (key) => (fail(key), inner.getStream(key)),
     download: async (key, path) => (fail(key), inner.download(key, path)),

@@ -5,7 +5,7 @@
  * other part over from the first night, and holds exactly the rows a full snapshot of that night
  * holds (DuckDB, row for row). An altered archive is never reused.
  */
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ddl } from '../../src/output/readers/ddl.js';
@@ -15,6 +15,7 @@ import { formatVerifyReport, verifySnapshot } from '../../src/output/readers/ver
 import { incrementalPlanner, planIncremental } from '../../src/pipeline/queue/incremental.js';
 import { formatStatus, readStatus, statusReport } from '../../src/pipeline/status-view.js';
 import type { SnapshotRecord, SnapshotSpec } from '../../src/pipeline/record/snapshot-store.js';
+import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { DatasetName } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 
@@ -28,6 +29,8 @@ beforeAll(async () => {
   h = await startPipelineHarness({
     emulator: { asOf: '2025-10-30' },
     config: { 'output.formats': ['parquet'] },
+    // Files of ~512 KB: several per dataset, so a quiet night reuses some whole and rebuilds Apple's.
+    output: await outputPorts({ targetFileBytes: 512 * 1024, rowGroupRows: 4096 }),
   });
   await h.startWorkers();
   duck = await openDuck({ threads: 1 });
@@ -93,12 +96,20 @@ describe('incremental nights', () => {
         .sort(),
     );
     expect(reused.every((p) => p.reused_from === 'inc-1')).toBe(true);
-    // On a local root a carried-over part is a hard link of the earlier archive, not a copy.
-    const before = first.manifest.parts.find((p) => p.dataset === 'facts_full' && p.ticker === 'MSFT');
-    const after = second.manifest.parts.find((p) => p.dataset === 'facts_full' && p.ticker === 'MSFT');
-    expect((await stat(join(h.outDir, after!.archive!))).ino).toBe(
-      (await stat(join(h.outDir, before!.archive!))).ino,
-    );
+    // On a local root a file holding only unchanged companies is a hard link of the earlier file;
+    // the file holding Apple is rebuilt, and nothing is staged for a reused part.
+    const holding = (m: Manifest, t: string) =>
+      m.files.filter((f) => f.dataset === 'facts_full' && f.companies?.some((c) => c.ticker === t));
+    const msft = holding(second.manifest, 'MSFT');
+    expect(msft.length).toBeGreaterThan(0);
+    for (const f of msft) {
+      expect(f.reused_from?.snapshot_id).toBe('inc-1');
+      expect((await stat(join(h.outDir, f.path))).ino).toBe(
+        (await stat(join(h.outDir, f.reused_from!.path))).ino,
+      );
+    }
+    expect(holding(second.manifest, 'AAPL').every((f) => f.reused_from === undefined)).toBe(true);
+    expect(second.manifest.parts.every((p) => p.archive === undefined)).toBe(true);
     expect(second.rec.progress.facts_full).toMatchObject({ done: 8, reused: 7 });
     expect(second.rec.progress.series_catalog).toMatchObject({ done: 8, reused: 0 });
     const status = formatStatus(statusReport(second.rec, null));
@@ -153,11 +164,11 @@ describe('incremental nights', () => {
       expect(text, dialect).toContain("WHEN MATCHED AND c.change = 'removed' THEN DELETE");
     }
 
-    // Apple's new 10-K is there, and every row is this snapshot's.
+    // Apple's new 10-K is there, exported by this snapshot; a reused row keeps the snapshot that exported it.
     const ids = await duck.all(
-      `SELECT DISTINCT _snapshot_id AS id FROM read_parquet('${h.outDir}/facts_full/*/snapshot_id=inc-2/*.parquet')`,
+      `SELECT _requested_ticker AS t, any_value(_snapshot_id) AS id, count(DISTINCT _snapshot_id)::INT AS n FROM read_parquet('${h.outDir}/facts_full/*/snapshot_id=inc-2/*.parquet') GROUP BY ALL ORDER BY t`,
     );
-    expect(ids).toEqual([{ id: 'inc-2' }]);
+    expect(ids).toEqual(TICKERS.map((t) => ({ t, id: t === 'AAPL' ? 'inc-2' : 'inc-1', n: 1 })));
 
     // verify re-reads the changes files too: sound as published, caught once altered.
     const sound = await verifySnapshot(h.outDir, 'inc-2');
@@ -176,24 +187,35 @@ describe('incremental nights', () => {
     } finally {
       await writeFile(changesFile, original);
     }
-  });
+  }, 300_000);
 
-  it('never reuses an archive that fails its checksum: the company is fetched and the part says why', async () => {
+  it('never reuses a published file removed or altered behind its back: its companies are fetched and say why', async () => {
     const source = JSON.parse(
       await readFile(join(h.outDir, '_snapshots', 'inc-2-full', 'manifest.json'), 'utf8'),
     ) as Manifest;
-    const msft = source.parts.find((p) => p.dataset === 'facts_full' && p.ticker === 'MSFT');
-    expect(msft?.archive).toBeDefined();
-    await writeFile(join(h.outDir, msft!.archive!), 'not the rows');
+    const holding = (d: DatasetName, t: string) =>
+      source.files.find((f) => f.dataset === d && f.companies?.some((c) => c.ticker === t))!;
+    const removed = holding('facts_full', 'MSFT');
+    const altered = holding('evidence', 'NVDA');
+    await rm(join(h.outDir, removed.path));
+    await writeFile(join(h.outDir, altered.path), 'not the rows');
+    const hit = removed.companies!.length + altered.companies!.length;
     const third = await night('inc-3', '2025-11-06');
     expect(third.note).toMatch(/^incremental from inc-2-full: /);
-    expect(third.requests).toBe(TICKERS.length + 1);
+    expect(third.requests).toBe(TICKERS.length + hit);
     const status = formatStatus((await readStatus(h.ctx, 'inc-3', { all: false }))!);
-    expect(status).toMatch(/ {2}not reused: MSFT facts_full: fetched, not reused: .*fails its checksum/);
-    const part = third.manifest.parts.find((p) => p.dataset === 'facts_full' && p.ticker === 'MSFT');
+    expect(status).toMatch(
+      / {2}not reused: MSFT facts_full: fetched, not reused: .*part-\d+\.parquet is missing/,
+    );
+    const part = third.manifest.parts.find((p) => p.dataset === 'evidence' && p.ticker === 'NVDA');
     expect(part?.reused).toBeUndefined();
-    expect(part?.message).toMatch(/fetched, not reused: .*MSFT\.ndjson\.gz fails its checksum/);
-    expect(await rowsOf('facts_full', 'inc-3')).toEqual(await rowsOf('facts_full', 'inc-2-full'));
+    expect(part?.message).toMatch(
+      /fetched, not reused: .*part-\d+\.parquet holds 12 bytes, its manifest says \d+/,
+    );
+    for (const d of ['facts_full', 'evidence'] as const)
+      expect(await rowsOf(d, 'inc-3'), d).toEqual(await rowsOf(d, 'inc-2'));
+    const verified = await verifySnapshot(h.outDir, 'inc-3');
+    expect(verified.ok, formatVerifyReport(verified)).toBe(true);
   });
 });
 

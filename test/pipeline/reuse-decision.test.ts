@@ -1,13 +1,26 @@
 /** The per-part reuse rule, without Redis or files: what is carried over and what is fetched, and why. */
 import { describe, expect, it } from 'vitest';
-import type { Manifest, ManifestPart } from '../../src/output/catalog/manifest.js';
+import type { Manifest, ManifestFile, ManifestPart } from '../../src/output/catalog/manifest.js';
 import { CatalogFingerprint } from '../../src/pipeline/part/catalog-fingerprint.js';
 import { decideReuse } from '../../src/pipeline/part/reuse-decision.js';
 import type { PartPointer } from '../../src/types.js';
 
 const FP = 'fp1:aaa';
-const previous = (parts: ManifestPart[]): Manifest =>
-  ({ snapshot_id: 'night-1', parts }) as unknown as Manifest;
+/** A published file of night-1 holding MSFT's facts (and another company's). */
+const msftFile: ManifestFile = {
+  path: 'facts_full/snapshot_date=2026-11-20/snapshot_id=night-1/part-00000.parquet',
+  dataset: 'facts_full',
+  format: 'parquet',
+  rows: 9,
+  bytes: 900,
+  sha256: 'e'.repeat(64),
+  companies: [
+    { ticker: 'AMZN', first_row: 0, rows: 4 },
+    { ticker: 'MSFT', first_row: 4, rows: 5 },
+  ],
+};
+const previous = (parts: ManifestPart[], files: ManifestFile[] = []): Manifest =>
+  ({ snapshot_id: 'night-1', parts, files }) as unknown as Manifest;
 const catalog = (o: Partial<PartPointer> = {}): PartPointer => ({
   dataset: 'series_catalog',
   ticker: 'MSFT',
@@ -37,9 +50,16 @@ const prevFacts = (o: Partial<ManifestPart> = {}): ManifestPart => ({
 
 describe('decideReuse', () => {
   it('carries over only an unchanged company whose previous part was done', () => {
+    // From the published files that hold it; no staged copy needed.
+    const { archive: _a, ...published } = prevFacts();
+    expect(
+      decideReuse('facts_full', 'MSFT', catalog(), previous([prevCatalog, published], [msftFile])),
+    ).toEqual({ kind: 'reuse', previous: published, files: [msftFile] });
+    // A source published before files named their companies: its archived part.
     expect(decideReuse('facts_full', 'MSFT', catalog(), previous([prevCatalog, prevFacts()]))).toEqual({
       kind: 'reuse',
       previous: prevFacts(),
+      files: [],
     });
     expect(decideReuse('facts_full', 'MSFT', undefined, previous([prevCatalog, prevFacts()]))).toEqual({
       kind: 'wait',
@@ -59,7 +79,7 @@ describe('decideReuse', () => {
     expect(decideReuse('facts_full', 'MSFT', bare, p)).toMatchObject({ kind: 'fetch' });
   });
 
-  it('fetches a company whose previous part failed, was not found, or kept no archive', () => {
+  it('fetches a company whose previous part failed, was not found, or kept no copy', () => {
     for (const status of ['failed', 'not_found', 'bad_request'] as const)
       expect(
         decideReuse('facts_full', 'MSFT', catalog(), previous([prevCatalog, prevFacts({ status, rows: 0 })])),
@@ -70,7 +90,17 @@ describe('decideReuse', () => {
     const { archive: _a, ...noArchive } = prevFacts();
     expect(decideReuse('facts_full', 'MSFT', catalog(), previous([prevCatalog, noArchive]))).toMatchObject({
       kind: 'fetch',
+      reason: 'night-1 kept no Parquet copy of its facts_full part',
     });
+    // Only NDJSON published: nothing to rebuild a file from.
+    const ndjson = {
+      ...msftFile,
+      format: 'ndjson' as const,
+      path: msftFile.path.replace('.parquet', '.ndjson.gz'),
+    };
+    expect(
+      decideReuse('facts_full', 'MSFT', catalog(), previous([prevCatalog, noArchive], [ndjson])),
+    ).toMatchObject({ kind: 'fetch' });
     expect(decideReuse('facts_full', 'MSFT', catalog(), previous([prevCatalog]))).toMatchObject({
       kind: 'fetch',
     });

@@ -29,7 +29,6 @@ const LONG_FUNCTIONS: Record<string, string> = {
   'src/emulator/search/html-blocks.ts extractBlocks': 'being split by i25-emulator',
   'src/emulator/data/catalogs.ts buildSeries': 'being split by i25-emulator',
   'src/emulator/search/entity-registry.ts companyEntities': 'being split by i25-emulator',
-  'src/output/publish/publish.ts publishSnapshot': 'being split by i27-reuse',
   'src/output/convert/dataset-writer.ts writeDatasetFiles': 'being split by i27-reuse',
   'src/pipeline/output-adapter.ts outputPorts': 'being split by i27-reuse',
 };

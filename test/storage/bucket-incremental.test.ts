@@ -89,7 +89,7 @@ describe('incremental nights on a bucket', () => {
     expect(res.status).toBe(200);
     const second = await night('bn-2', '2025-11-05');
     expect(second.note).toMatch(/^incremental from bn-1: /);
-    // Two catalogs, then Apple's facts; Microsoft's facts come from bn-1's archive on the bucket.
+    // Two catalogs, then Apple's facts; Microsoft's facts come from bn-1's files on the bucket.
     expect(second.requests).toBe(TICKERS.length + 1);
     const msft = second.manifest.parts.find((p) => p.dataset === 'facts_full' && p.ticker === 'MSFT');
     expect(msft).toMatchObject({ reused: true, reused_from: 'bn-1' });
@@ -113,5 +113,19 @@ describe('incremental nights on a bucket', () => {
     } finally {
       duck.close();
     }
+
+    // A published object of bn-2 removed behind the exporter's back: its companies are fetched
+    // again (a HEAD finds it gone), and the night publishes whole.
+    const gone = second.manifest.files.find(
+      (f) => f.dataset === 'facts_full' && f.companies!.some((c) => c.ticker === 'MSFT'),
+    )!;
+    await storage.delete([gone.path]);
+    const third = await night('bn-3', '2025-11-05');
+    expect(third.note).toMatch(/^incremental from bn-2: /);
+    expect(third.requests).toBe(TICKERS.length + gone.companies!.length);
+    const refetched = third.manifest.parts.find((p) => p.dataset === 'facts_full' && p.ticker === 'MSFT');
+    expect(refetched?.reused).toBeUndefined();
+    expect(refetched?.message).toMatch(/fetched, not reused: s3:\/\/.*part-\d+\.parquet is missing/);
+    expect(third.manifest.datasets.facts_full?.rows).toBe(second.manifest.datasets.facts_full?.rows);
   });
 });

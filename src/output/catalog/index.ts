@@ -7,6 +7,7 @@ export {
   CHANGE_KINDS,
   type ChangeKind,
   type ChangesFile,
+  type FileCompany,
   isPublished,
   latestPublishedSnapshot,
   listSnapshots,

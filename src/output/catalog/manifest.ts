@@ -44,6 +44,21 @@ export interface ManifestFile {
   /** Earliest and latest period_end in the file (datasets with period_end only; null when all null). */
   min_period_end?: string | null;
   max_period_end?: string | null;
+  /**
+   * The companies whose rows the file holds, in row order, with their rows' place in the file
+   * (rows are ordered by requested company; a company may span files). What the next night
+   * reuses the file by; absent in snapshots written before files were reused.
+   */
+  companies?: FileCompany[];
+  /** A file reused whole from an earlier snapshot: the same bytes (sha256) as that file. */
+  reused_from?: { snapshot_id: string; path: string };
+}
+
+/** Rows [first_row, first_row + rows) of a file belong to `ticker` (its part key). */
+export interface FileCompany {
+  ticker: string;
+  first_row: number;
+  rows: number;
 }
 
 export interface ManifestPart {

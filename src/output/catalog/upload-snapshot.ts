@@ -42,7 +42,17 @@ export async function uploadSnapshot(o: UploadSnapshotOptions): Promise<LatestPo
   await Promise.all(
     manifest.files.map((f) =>
       limit(async () => {
-        await storage.putFile(f.path, join(o.localRoot, ...f.path.split('/')));
+        // A file reused whole is copied server-side from its source, never through this process.
+        if (f.reused_from !== undefined)
+          await storage.copy(f.reused_from.path, f.path).catch((err: unknown) => {
+            if (!isAbsent(err)) throw err;
+            throw new OutputError(
+              'REUSE_SOURCE_CHANGED',
+              `${storage.url(f.reused_from!.path)}, reused by ${id}, is missing; nothing was published: retry the snapshot (run --retry), and the parts it held are fetched`,
+              { cause: err },
+            );
+          });
+        else await storage.putFile(f.path, join(o.localRoot, ...f.path.split('/')));
         // The manifest is written only once each object it names is there at its full size.
         const stored = await storage.head(f.path);
         if (stored === null || stored.bytes !== f.bytes) {

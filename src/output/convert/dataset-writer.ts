@@ -12,12 +12,13 @@ import type { DatasetName, OutputFormat } from '../../types.js';
 import { maxLineBytesFor, ndjsonSelect, type ConvertSource } from './convert-sql.js';
 import { convertFile } from './convert-file.js';
 import { sqlString, type DuckSession } from './duckdb.js';
-import { nextSlice, type Cursor, type PlannedPart } from './file-plan.js';
+import { nextSlice, sliceCompanies, type Cursor, type PlannedPart } from './file-plan.js';
 import { concatFiles, fsyncFile, hashFile } from '../storage/index.js';
 import { dataFileName } from '../catalog/index.js';
 import { conversionSignature } from './early-segments.js';
 import { joinedMembers, usableSegments } from '../staging/index.js';
 import { hasPeriodEnd, type DatasetSchema } from '../../datasets/index.js';
+import type { FileCompany } from '../catalog/index.js';
 
 export interface DatasetWriteOptions {
   dataset: DatasetName;
@@ -55,6 +56,8 @@ export interface BuiltFile {
   sha256: string;
   min_period_end?: string | null;
   max_period_end?: string | null;
+  /** The companies of the file (parts with a ticker only). */
+  companies?: FileCompany[];
 }
 
 export interface DatasetWriteResult {
@@ -173,12 +176,16 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
         `${o.dataset}: ${dataFileName(index, 'parquet')} holds ${n} rows, expected ${slice.take} from ${slice.files.join(', ')} (a staged file is shorter than its pointer says)`,
       );
     }
-    const dates = withDates
-      ? {
-          min_period_end: (stats[0]?.lo as string | null) ?? null,
-          max_period_end: (stats[0]?.hi as string | null) ?? null,
-        }
-      : {};
+    const companies = sliceCompanies(o.parts, slice);
+    const dates = {
+      ...(withDates
+        ? {
+            min_period_end: (stats[0]?.lo as string | null) ?? null,
+            max_period_end: (stats[0]?.hi as string | null) ?? null,
+          }
+        : {}),
+      ...(companies.length > 0 ? { companies } : {}),
+    };
     rows += n;
 
     if (o.formats.includes('ndjson')) {
@@ -223,12 +230,13 @@ function maxLineBytesOf(
   return max;
 }
 
-async function finishFile(
+/** Fsyncs a built file and records its size and sha256. */
+export async function finishFile(
   path: string,
   name: string,
   format: OutputFormat,
   rows: number,
-  dates: Pick<BuiltFile, 'min_period_end' | 'max_period_end'>,
+  dates: Pick<BuiltFile, 'min_period_end' | 'max_period_end' | 'companies'>,
 ): Promise<BuiltFile> {
   await fsyncFile(path);
   const { sha256, bytes } = await hashFile(path);

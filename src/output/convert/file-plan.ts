@@ -9,6 +9,8 @@ import type { SegmentFile } from '../staging/index.js';
 export interface PlannedPart {
   /** Absolute path of the staged file. */
   path: string;
+  /** The part's company (part key), recorded in the manifest's file entries. @defaultValue none */
+  ticker?: string | undefined;
   rows: number;
   /** Staged (gzip NDJSON) bytes. */
   bytes: number;
@@ -105,4 +107,23 @@ export function nextSlice(
 
 function perRow(p: PlannedPart): number {
   return p.rows === 0 ? 0 : Math.max(p.bytes, 1) / p.rows;
+}
+
+/** The companies of a slice and their rows' place in its file, in row order. */
+export function sliceCompanies(
+  parts: readonly PlannedPart[],
+  slice: Pick<FileSlice, 'files' | 'skip' | 'take'>,
+): { ticker: string; first_row: number; rows: number }[] {
+  const byPath = new Map(parts.map((p) => [p.path, p]));
+  const out: { ticker: string; first_row: number; rows: number }[] = [];
+  let left = slice.take;
+  let at = 0;
+  slice.files.forEach((path, i) => {
+    const p = byPath.get(path);
+    const rows = Math.min(left, (p?.rows ?? 0) - (i === 0 ? slice.skip : 0));
+    if (rows > 0 && p?.ticker !== undefined) out.push({ ticker: p.ticker, first_row: at, rows });
+    at += Math.max(rows, 0);
+    left -= Math.max(rows, 0);
+  });
+  return out;
 }

@@ -2,7 +2,9 @@
  * Staged rows into typed files with DuckDB: the session, the conversion SQL, file sizing, row-range
  * conversion with Parquet concatenation, segments converted while staging, the schema registry.
  */
-export { writeDatasetFiles } from './dataset-writer.js';
+export { type BuiltFile, finishFile, writeDatasetFiles } from './dataset-writer.js';
+export { ndjsonSelect } from './convert-sql.js';
+export { concatParquet } from './parquet-concat.js';
 export {
   type DuckDbOptions,
   type DuckSession,

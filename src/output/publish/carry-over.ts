@@ -79,3 +79,23 @@ function checksumFailure(
     reason: `${storage.url(r.archive)} fails its checksum (${got.bytes} bytes, sha256 ${got.sha256.slice(0, 12)}…; the manifest says ${r.bytes} bytes, ${r.sha256.slice(0, 12)}…)`,
   };
 }
+
+/**
+ * Whether the published files a part is reused from are there at their manifest's size: one stat
+ * or HEAD each, no bytes read. A missing or resized file is refused with the reason (fetched).
+ */
+export async function checkSourceFiles(
+  storage: Storage,
+  files: readonly { path: string; bytes: number }[],
+): Promise<CarryOverResult> {
+  for (const f of files) {
+    const stored = await retryRead(storage.url(f.path), () => storage.head(f.path));
+    if (stored === null) return { ok: false, reason: `${storage.url(f.path)} is missing` };
+    if (stored.bytes !== f.bytes)
+      return {
+        ok: false,
+        reason: `${storage.url(f.path)} holds ${stored.bytes} bytes, its manifest says ${f.bytes}`,
+      };
+  }
+  return { ok: true };
+}

@@ -32,6 +32,10 @@ export const CHANGE_KEY: readonly string[] = ['fact_key', '_requested_ticker'];
 /** Lineage that differs between two exports of the same fact; never a change. */
 const NOT_COMPARED = ['_snapshot_id', '_fetched_at'];
 
+function allParquet(files: readonly ManifestFile[], d: DatasetName): string[] {
+  return files.filter((f) => f.dataset === d && f.format === 'parquet').map((f) => f.path);
+}
+
 export function changesRelDir(snapshotDate: string, snapshotId: string): string {
   return toPosix(join(CHANGES_DIR, `snapshot_date=${snapshotDate}`, `snapshot_id=${snapshotId}`));
 }
@@ -50,13 +54,24 @@ export async function writeChanges(
     datasets: readonly DatasetName[];
     /** This snapshot's companies (part keys) per dataset. */
     companies: Partial<Record<DatasetName, readonly string[]>>;
+    /**
+     * The companies whose rows may differ (fetched, not carried over from `previous`): only their
+     * rows are read and compared. @defaultValue every company of `companies`
+     */
+    fetched?: Partial<Record<DatasetName, readonly string[]>>;
     columns: Partial<Record<DatasetName, readonly string[]>>;
     files: readonly ManifestFile[];
     previous: Manifest;
   },
 ): Promise<ManifestChanges | null> {
-  const parquet = (files: readonly ManifestFile[], d: DatasetName): string[] =>
-    files.filter((f) => f.dataset === d && f.format === 'parquet').map((f) => join(o.root, f.path));
+  const parquet = (files: readonly ManifestFile[], d: DatasetName): string[] => {
+    const only = new Set(o.fetched?.[d] ?? o.companies[d] ?? []);
+    // Files that record their companies are read only when they hold one that may have changed.
+    return files
+      .filter((f) => f.dataset === d && f.format === 'parquet')
+      .filter((f) => f.companies === undefined || f.companies.some((c) => only.has(c.ticker)))
+      .map((f) => join(o.root, f.path));
+  };
   const rel = changesRelDir(o.snapshotDate, o.snapshotId);
   const dir = join(o.root, rel);
   await rm(dir, { recursive: true, force: true });
@@ -69,7 +84,8 @@ export async function writeChanges(
       o.datasets.includes(dataset) &&
       o.previous.datasets[dataset] !== undefined &&
       o.previous.formats.includes('parquet');
-    if (!both || (now.length === 0 && before.length === 0)) continue;
+    const anyFile = [...allParquet(o.previous.files, dataset), ...allParquet(o.files, dataset)];
+    if (!both || anyFile.length === 0) continue;
     // Only a company both snapshots asked for can have changed: the previous snapshot's other
     // companies were not asked for now (not removed), and with no company in common there is no
     // baseline at all. A company new to this snapshot counts as added (a MERGE then inserts it).
@@ -78,10 +94,12 @@ export async function writeChanges(
     if (!asked.some((t) => askedBefore.has(t))) continue;
     const path = join(dir, `part-${dataset}.parquet`);
     await mkdir(dirname(path), { recursive: true });
+    const fetched = o.fetched?.[dataset] ?? asked;
+    const inFetched = `_requested_ticker IN (${['', ...fetched].map(sqlString).join(', ')})`;
     const read = (files: string[]): string =>
       files.length === 0
-        ? `(SELECT * FROM read_parquet(${sqlPathList(before.length > 0 ? before : now)}) LIMIT 0)`
-        : `(SELECT * FROM read_parquet(${sqlPathList(files)}, union_by_name = true))`;
+        ? `(SELECT * FROM read_parquet(${sqlString(join(o.root, anyFile[0]!))}) LIMIT 0)`
+        : `(SELECT * FROM read_parquet(${sqlPathList(files)}, union_by_name = true) WHERE ${inFetched})`;
     // Compared: the columns both snapshots have, lineage aside (a schema change adds columns to one side).
     const previousColumns = new Set((o.previous.datasets[dataset]?.columns ?? []).map((c) => c.name));
     const compared = (o.columns[dataset] ?? []).filter(
@@ -92,7 +110,7 @@ export async function writeChanges(
     const keys = CHANGE_KEY.join(', ');
     const head = (kind: ChangeKind, alias: string): string =>
       `SELECT ${sqlString(kind)} AS change, ${sqlString(dataset)} AS source_dataset, ${sqlString(o.snapshotId)} AS _snapshot_id, ${alias}.* EXCLUDE (__h, _snapshot_id)`;
-    const previousAsked = `(SELECT * FROM ${read(before)} WHERE _requested_ticker IN (${asked.map(sqlString).join(', ')}))`;
+    const previousAsked = read(before);
     await duck.run(`COPY (
   WITH n AS ${read(now)}, o AS ${previousAsked},
     nh AS (SELECT n.*, ${hash('n')} AS __h FROM n),

@@ -11,5 +11,5 @@ export {
   publishSnapshot,
   type SnapshotStats,
 } from './publish.js';
-export { carryOverPart } from './carry-over.js';
+export { carryOverPart, checkSourceFiles } from './carry-over.js';
 export { createRemotePartWriter, publishToStorage } from './remote-root.js';

@@ -7,10 +7,10 @@
  * snapshot is published. Publishing one snapshot from two processes at once is not supported: the
  * pipeline's parent job is its single publisher.
  */
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { coerceError, InputError, OutputError, StorageError } from '../../errors.js';
+import { coerceError, InputError, OutputError } from '../../errors.js';
 import { silentLogger, type Logger } from '../../log.js';
 import { packagePath } from '../../package-root.js';
 import {
@@ -18,29 +18,14 @@ import {
   OUTPUT_FORMATS,
   systemClock,
   type Clock,
-  type DatasetName,
   type OutputFormat,
   type PartPointer,
   type PartStatus,
 } from '../../types.js';
 import { writeChanges } from './changes.js';
-import {
-  writeDatasetFiles,
-  listSegments,
-  type SegmentFile,
-  openDuck,
-  type DuckDbOptions,
-  type DuckSession,
-  resolveSchema,
-} from '../convert/index.js';
-import {
-  DEFAULT_ROW_GROUP_ROWS,
-  mergeFieldKinds,
-  kindsToNames,
-  checkStagedPart,
-  type CheckedPart,
-} from '../staging/index.js';
-import { fsyncDir, writeFileAtomic, LocalStorage, isAbsent, retryRead } from '../storage/index.js';
+import { openDuck, type DuckDbOptions, type DuckSession } from '../convert/index.js';
+import { DEFAULT_ROW_GROUP_ROWS } from '../staging/index.js';
+import { writeFileAtomic, isAbsent, retryRead } from '../storage/index.js';
 import {
   isPublished,
   MANIFEST_VERSION,
@@ -54,17 +39,16 @@ import {
   assertDataset,
   assertSnapshotDate,
   assertSnapshotId,
-  buildDir,
-  fieldsSidecarPath,
   manifestPath,
-  partitionRelDir,
   snapshotDir,
-  SNAPSHOTS_DIR,
   stagingSnapshotDir,
   successPath,
   toPosix,
 } from '../catalog/index.js';
 import type { DatasetSchema } from '../../datasets/index.js';
+import { publishDataset, type DatasetPublishContext } from './publish-dataset.js';
+import { reusedFromFiles, type ReuseSource } from './reuse-plan.js';
+import { localReuseSource } from './reused-files.js';
 
 /** What the export spent and went through; every field optional (unknown ones are recorded as null). */
 export interface SnapshotStats {
@@ -131,6 +115,11 @@ export interface PublishOptions {
    * snapshot then publishes without `changes`, and its manifest's `changes_missing` says this.
    */
   changesUnavailable?: string;
+  /**
+   * Where the parts reused from an earlier snapshot's files find them (a bucket's publisher gives
+   * its own). @defaultValue that snapshot under `root`, its files hard-linked
+   */
+  reuseSource?: ReuseSource;
 }
 
 export const DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024;
@@ -203,8 +192,6 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
   }
 
   const formats = OUTPUT_FORMATS.filter((f) => o.formats.includes(f));
-  const targetFileBytes = o.targetFileBytes ?? DEFAULT_TARGET_FILE_BYTES;
-  const rowGroupRows = o.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS;
   const staging = stagingSnapshotDir(o.root, o.snapshotId);
   await removeSnapshotOutput(o.root, o.snapshotId);
   await mkdir(staging, { recursive: true });
@@ -226,127 +213,31 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
     // Their spill folders sit inside the first session's, removed with it.
     for (let i = 1; i < (o.conversions ?? 1); i++)
       rangeDucks.push(await openDuck({ tempDirectory: join(tmp, String(i)), threads: 1, ...o.duckdb }));
-    const byDataset = new Map<DatasetName, PartPointer[]>();
-    for (const p of o.parts) byDataset.set(p.dataset, [...(byDataset.get(p.dataset) ?? []), p]);
-
+    const context: DatasetPublishContext = {
+      ...contextOf(o, formats, staging, log),
+      duck,
+      rangeDucks,
+      now: new Date(clock.now()),
+      reuse: await reuseSourceOf(o),
+    };
     for (const dataset of DATASETS) {
-      const parts = byDataset.get(dataset);
-      if (parts === undefined) continue;
-      const done = parts
-        .filter((p) => p.status === 'done' && p.rows > 0)
-        .sort((a, b) => (a.ticker < b.ticker ? -1 : a.ticker > b.ticker ? 1 : 0));
-      const checked: CheckedPart[] = [];
-      for (const p of done)
-        checked.push(await checkStagedPart(o.root, p, { verifyHashes: o.verifyStagedHashes }));
-      const observed = mergeFieldKinds(checked.map((c) => c.fields));
-      const resolved = await resolveSchema(o.root, dataset, observed, o.snapshotId, new Date(clock.now()));
-      for (const c of resolved.typeConflicts) {
-        warnings.push(
-          `${dataset}.${c.field}: seen as ${kindsToNames(c.kinds).join('/')}, column type is ${c.type}; values that do not fit are kept in _extra`,
-        );
-      }
-      if (resolved.added.length > 0) {
-        schemaChanges.push({ dataset, schema_version: resolved.schema.version, added: resolved.added });
-      }
-
-      const segmentsOf = new Map<string, SegmentFile[]>();
-      for (const c of checked)
-        if (c.stagingId !== undefined) segmentsOf.set(c.path, await listSegments(c.path, c.stagingId));
-      const rel = partitionRelDir(dataset, o.snapshotDate, o.snapshotId);
-      const dir = buildDir(o.root, o.snapshotId, dataset);
-      const started = Date.now();
-      const built = await writeDatasetFiles({
-        dataset,
-        snapshotId: o.snapshotId,
-        schema: resolved.schema,
-        kinds: observed,
-        extraFields: [...resolved.extraFields.keys()],
-        parts: checked.map((c) => ({
-          path: c.path,
-          rows: c.rows,
-          bytes: c.bytes,
-          maxLineChars: c.maxLineChars,
-          members: c.members,
-          segments: segmentsOf.get(c.path),
-        })),
-        formats,
-        dir,
-        scratchDir: join(staging, '_scratch'),
-        targetFileBytes,
-        rowGroupRows,
-        compression: o.compression ?? 'zstd',
-        duck,
-        rangeDucks,
-        logger: log,
-      });
-      for (const t of built.tolerantFiles) {
-        warnings.push(
-          `${dataset}/${t.file}: a value did not fit its column type and is kept in _extra (${t.reason})`,
-        );
-      }
-      const expected = checked.reduce((s, c) => s + c.rows, 0);
-      if (built.rows !== expected) {
-        throw new OutputError(
-          'OUTPUT_FAILED',
-          `${dataset}: wrote ${built.rows} rows, the parts hold ${expected}`,
-        );
-      }
-      if (built.files.length > 0) {
-        const final = join(o.root, rel);
-        await rm(final, { recursive: true, force: true });
-        await mkdir(dirname(final), { recursive: true });
-        await rename(dir, final);
-        await fsyncDir(dirname(final));
-      }
-      log.info(
-        { dataset, rows: built.rows, files: built.files.length, ms: Date.now() - started },
-        'dataset files written',
-      );
-
-      for (const f of built.files) {
-        files.push({ path: toPosix(join(rel, f.name)), dataset, ...withoutName(f) });
-      }
-      datasets[dataset] = datasetEntry(
-        resolved.schema,
-        rel,
-        built.rows,
-        built.files,
-        resolved.extraFields,
-        parts,
-      );
+      const parts = o.parts.filter((p) => p.dataset === dataset);
+      if (parts.length === 0) continue;
+      const done = await publishDataset(context, dataset, parts);
+      warnings.push(...done.warnings);
+      if (done.added.length > 0)
+        schemaChanges.push({ dataset, schema_version: done.schema.version, added: done.added });
+      files.push(...done.files);
+      datasets[dataset] = datasetEntry(done.schema, done.rel, done.rows, done.files, done.extraFields, parts);
     }
 
-    let changes: ManifestChanges | null = null;
-    let changesMissing: string | undefined = o.changesUnavailable;
-    if (o.changesAgainst !== undefined && changesMissing === undefined) {
-      // The snapshot stands without its changes, and its manifest says why (changes_missing).
-      try {
-        const previous = await readManifest(o.root, o.changesAgainst);
-        changes = await writeChanges(duck, {
-          root: o.root,
-          snapshotId: o.snapshotId,
-          snapshotDate: o.snapshotDate,
-          datasets: [...new Set(o.parts.map((p) => p.dataset))],
-          companies: Object.fromEntries(
-            DATASETS.map((d) => [d, o.parts.filter((p) => p.dataset === d).map((p) => p.ticker)]),
-          ),
-          columns: Object.fromEntries(
-            Object.entries(datasets).map(([d, e]) => [d, (e?.columns ?? []).map((c) => c.name)]),
-          ),
-          files,
-          previous,
-        });
-      } catch (err: unknown) {
-        changesMissing = coerceError(err).message;
-      }
-    }
+    const { changes, changesMissing } = await changesStep(o, duck, datasets, files);
     if (o.changesAgainst !== undefined && changesMissing !== undefined) {
       warnings.push(`changes against ${o.changesAgainst} not written: ${changesMissing}`);
       log.warn({ against: o.changesAgainst, reason: changesMissing }, 'changes not written');
     }
-    // Each part's staged rows stay with the snapshot, so the next night can carry them over.
-    const archives = await archiveParts(o.root, o.snapshotId, o.parts);
-    const manifest = buildManifest(o, formats, datasets, files, warnings, schemaChanges, clock, archives);
+    // No staged rows are kept: the next night reuses the published files themselves.
+    const manifest = buildManifest(o, formats, datasets, files, warnings, schemaChanges, clock);
     if (changes !== null) manifest.changes = changes;
     if (o.changesAgainst !== undefined && changesMissing !== undefined)
       manifest.changes_missing = { against: o.changesAgainst, reason: changesMissing };
@@ -371,11 +262,45 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
   }
 }
 
-function withoutName(
-  f: { name: string } & Omit<ManifestFile, 'path' | 'dataset'>,
-): Omit<ManifestFile, 'path' | 'dataset'> {
-  const { name: _name, ...rest } = f;
-  return rest;
+/** The `changes` dataset against the previous snapshot; a failure leaves it out, with the reason. */
+async function changesStep(
+  o: PublishOptions,
+  duck: DuckSession,
+  datasets: Manifest['datasets'],
+  files: ManifestFile[],
+): Promise<{ changes: ManifestChanges | null; changesMissing: string | undefined }> {
+  let changes: ManifestChanges | null = null;
+  let changesMissing: string | undefined = o.changesUnavailable;
+  if (o.changesAgainst !== undefined && changesMissing === undefined) {
+    // The snapshot stands without its changes, and its manifest says why (changes_missing).
+    try {
+      const previous = await readManifest(o.root, o.changesAgainst);
+      changes = await writeChanges(duck, {
+        root: o.root,
+        snapshotId: o.snapshotId,
+        snapshotDate: o.snapshotDate,
+        datasets: [...new Set(o.parts.map((p) => p.dataset))],
+        companies: Object.fromEntries(
+          DATASETS.map((d) => [d, o.parts.filter((p) => p.dataset === d).map((p) => p.ticker)]),
+        ),
+        // A company carried over from the compared snapshot holds its rows: no change to look for.
+        fetched: Object.fromEntries(
+          DATASETS.map((d) => [
+            d,
+            o.parts.filter((p) => p.dataset === d && p.reusedFrom !== o.changesAgainst).map((p) => p.ticker),
+          ]),
+        ),
+        columns: Object.fromEntries(
+          Object.entries(datasets).map(([d, e]) => [d, (e?.columns ?? []).map((c) => c.name)]),
+        ),
+        files,
+        previous,
+      });
+    } catch (err: unknown) {
+      changesMissing = coerceError(err).message;
+    }
+  }
+  return { changes, changesMissing };
 }
 
 function datasetEntry(
@@ -433,7 +358,6 @@ function buildManifest(
   warnings: string[],
   schemaChanges: Manifest['schema_changes'],
   clock: Clock,
-  archives: ReadonlyMap<PartPointer, string>,
 ): Manifest {
   const now = new Date(clock.now()).toISOString();
   const startedAt = iso(o.stats?.startedAt, 'startedAt');
@@ -454,7 +378,6 @@ function buildManifest(
       ...(p.message === undefined ? {} : { message: p.message }),
       ...(p.fingerprint === undefined ? {} : { fingerprint: p.fingerprint }),
       ...(p.reusedFrom === undefined ? {} : { reused: true, reused_from: p.reusedFrom }),
-      ...(archives.has(p) ? { archive: archives.get(p), bytes: p.bytes, sha256: p.sha256 } : {}),
     }));
   const reusedParts = o.parts.filter((p) => p.reusedFrom !== undefined).length;
   const rows = Object.values(datasets).reduce((s, d) => s + (d?.rows ?? 0), 0);
@@ -495,35 +418,50 @@ function buildManifest(
   };
 }
 
-/**
- * Keeps each done part's staged rows (and field sidecar) under `_snapshots/<id>/parts/`: a hard link
- * where the file system allows, else a copy. Returns the archive key of each part.
- */
-async function archiveParts(
-  root: string,
-  snapshotId: string,
-  parts: readonly PartPointer[],
-): Promise<Map<PartPointer, string>> {
-  const out = new Map<PartPointer, string>();
-  const storage = new LocalStorage(root);
-  for (const p of parts) {
-    if (p.status !== 'done' || p.file === undefined || p.rows === 0) continue;
-    const key = toPosix(join(SNAPSHOTS_DIR, snapshotId, 'parts', p.dataset, basename(p.file)));
-    for (const [from, to] of [
-      [p.file, key],
-      [fieldsSidecarPath(p.file), fieldsSidecarPath(key)],
-    ] as const) {
-      try {
-        await storage.linkFile(toPosix(from), toPosix(to));
-      } catch (err: unknown) {
-        // No sidecar: the publisher scanned the part.
-        if (from !== p.file && err instanceof StorageError && err.code === 'STORAGE_NOT_FOUND') continue;
-        throw err;
-      }
-    }
-    out.set(p, key);
+/** The settings every dataset of the snapshot is published with. */
+function contextOf(
+  o: PublishOptions,
+  formats: OutputFormat[],
+  staging: string,
+  log: Logger,
+): Omit<DatasetPublishContext, 'duck' | 'rangeDucks' | 'now' | 'reuse'> {
+  return {
+    root: o.root,
+    snapshotId: o.snapshotId,
+    snapshotDate: o.snapshotDate,
+    formats,
+    staging,
+    targetFileBytes: o.targetFileBytes ?? DEFAULT_TARGET_FILE_BYTES,
+    rowGroupRows: o.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS,
+    compression: o.compression ?? 'zstd',
+    verifyStagedHashes: o.verifyStagedHashes,
+    log,
+  };
+}
+
+/** The source of the parts reused from an earlier snapshot's files (none when no part is). */
+async function reuseSourceOf(o: PublishOptions): Promise<ReuseSource | undefined> {
+  const from = new Set(o.parts.filter(reusedFromFiles).map((p) => p.reusedFrom!));
+  if (from.size === 0) return undefined;
+  if (from.size > 1)
+    throw new InputError(`parts: reused from ${[...from].join(', ')}; one snapshot reuses from one source`);
+  const id = [...from][0]!;
+  if (o.reuseSource !== undefined) {
+    if (o.reuseSource.manifest.snapshot_id !== id)
+      throw new InputError(`reuseSource is ${o.reuseSource.manifest.snapshot_id}, the parts reuse ${id}`);
+    return o.reuseSource;
   }
-  return out;
+  let manifest: Manifest;
+  try {
+    manifest = await readManifest(o.root, id);
+  } catch (err: unknown) {
+    throw new OutputError(
+      'REUSE_SOURCE_CHANGED',
+      `${id}, whose files this snapshot reuses, cannot be read (${coerceError(err).message}); retry the snapshot (run --retry) to fetch its parts`,
+      { cause: err },
+    );
+  }
+  return localReuseSource(o.root, manifest);
 }
 
 /** Removes what an earlier, unfinished publish of this snapshot left in the layout. */

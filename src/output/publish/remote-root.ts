@@ -15,6 +15,7 @@ import type { DatasetName } from '../../types.js';
 import { CHANGE_SOURCES } from './changes.js';
 import {
   type Manifest,
+  type ManifestFile,
   fieldsSidecarPath,
   MANIFEST_FILE,
   SCHEMAS_DIR,
@@ -32,6 +33,7 @@ import {
   type StagedPart,
 } from '../staging/index.js';
 import type { PublishOptions } from './publish.js';
+import { checkSha, reusedFromFiles, sourceChanged, type ReuseSource } from './reuse-plan.js';
 import { isAbsent, retryRead, type ReadRetryOptions, joinKey, type Storage } from '../storage/index.js';
 
 /** Objects moved at once when downloading staged parts or deleting staging. */
@@ -131,10 +133,17 @@ export async function publishToStorage(storage: Storage, o: RemotePublishOptions
         }),
       ),
     );
+    // Only the files holding a company that may have changed are compared (changes.ts).
+    const fetched = new Set(
+      o.parts.filter((p) => p.reusedFrom !== o.changesAgainst).map((p) => `${p.dataset}/${p.ticker}`),
+    );
     const unavailable =
       o.changesAgainst === undefined
         ? undefined
-        : await fetchForChanges(storage, o.changesAgainst, local, limit, o.readRetry);
+        : await fetchForChanges(storage, o.changesAgainst, local, limit, o.readRetry, fetched);
+    const reuseFrom = o.parts.find(reusedFromFiles)?.reusedFrom;
+    const reuseSource =
+      reuseFrom === undefined ? undefined : await bucketReuseSource(storage, reuseFrom, local, o.readRetry);
     // DuckDB loads with the publisher only: a worker that only stages parts never carries it.
     const { publishSnapshot } = await import('./publish.js');
     const { tmpDir: _tmpDir, readRetry: _readRetry, ...publish } = o;
@@ -143,6 +152,7 @@ export async function publishToStorage(storage: Storage, o: RemotePublishOptions
       root: local,
       keepStaging: false,
       ...(unavailable !== undefined ? { changesUnavailable: unavailable } : {}),
+      ...(reuseSource !== undefined ? { reuseSource } : {}),
     });
     // Schemas first: a reader of the manifest may look its schema version up.
     await Promise.all(
@@ -176,6 +186,7 @@ async function fetchForChanges(
   local: string,
   limit: ReturnType<typeof pLimit>,
   retry: ReadRetryOptions | undefined,
+  fetched: ReadonlySet<string>,
 ): Promise<string | undefined> {
   let previous: Manifest;
   try {
@@ -188,6 +199,9 @@ async function fetchForChanges(
     manifestKey,
     ...previous.files
       .filter((f) => f.format === 'parquet' && CHANGE_SOURCES.includes(f.dataset))
+      .filter(
+        (f) => f.companies === undefined || f.companies.some((c) => fetched.has(`${f.dataset}/${c.ticker}`)),
+      )
       .map((f) => f.path),
   ];
   try {
@@ -205,4 +219,43 @@ async function fetchForChanges(
     return `previous snapshot ${previousId}: ${coerceError(err).message}`;
   }
   return undefined;
+}
+
+/**
+ * The source snapshot on the bucket: a file reused whole is only checked here (HEAD, its size)
+ * and copied server-side by the upload; a file rebuilt from is downloaded once and checked.
+ */
+async function bucketReuseSource(
+  storage: Storage,
+  snapshotId: string,
+  local: string,
+  retry: ReadRetryOptions | undefined,
+): Promise<ReuseSource> {
+  let manifest: Manifest;
+  try {
+    manifest = await readStoredManifest(storage, snapshotId, retry);
+  } catch (err: unknown) {
+    throw sourceChanged(
+      snapshotId,
+      joinKey(SNAPSHOTS_DIR, snapshotId, MANIFEST_FILE),
+      `cannot be read (${coerceError(err).message})`,
+    );
+  }
+  const sized = async (f: ManifestFile): Promise<void> => {
+    const stored = await retryRead(storage.url(f.path), () => storage.head(f.path), retry);
+    if (stored === null) throw sourceChanged(snapshotId, f.path, 'is missing');
+    if (stored.bytes !== f.bytes)
+      throw sourceChanged(snapshotId, f.path, `holds ${stored.bytes} bytes, its manifest says ${f.bytes}`);
+  };
+  return {
+    manifest,
+    placeWhole: async (f) => (await sized(f), false),
+    readable: async (f) => {
+      await sized(f);
+      const dst = join(local, '_reuse', ...f.path.split('/'));
+      await retryRead(storage.url(f.path), () => storage.download(f.path, dst), retry);
+      await checkSha(snapshotId, f, dst);
+      return dst;
+    },
+  };
 }

@@ -5,6 +5,7 @@
  * Also flags files in the snapshot's partition folders that the manifest does not list, and checks
  * the `changes` files (bytes, sha256, rows per change kind).
  */
+import { reusedFileProblems, type SourceManifests } from './verify-reused.js';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { coerceError } from '../../errors.js';
@@ -108,9 +109,10 @@ export async function verifySnapshot(
   try {
     for (const m of EXACT_DECIMAL_MACROS) await duck.run(m);
     const rowsPerDataset = new Map<string, number>();
+    const sources: SourceManifests = new Map();
     for (const f of manifest.files) {
       const ds = manifest.datasets[f.dataset];
-      const check = await verifyFile(duck, root, f, ds, opts, report);
+      const check = await verifyFile(duck, root, f, ds, opts, report, sources);
       report.files.push(check);
       if (check.rows !== null) {
         const key = `${f.dataset}/${f.format}`;
@@ -147,6 +149,7 @@ async function verifyFile(
   ds: ManifestDataset | undefined,
   opts: VerifyOptions,
   report: VerifyReport,
+  sources: SourceManifests,
 ): Promise<FileCheck> {
   const checkValues = opts.checkValues !== false;
   const check: FileCheck = {
@@ -169,6 +172,7 @@ async function verifyFile(
   if (size !== f.bytes) check.problems.push(`size ${size} bytes, manifest says ${f.bytes}`);
   const { sha256 } = await hashFile(abs);
   if (sha256 !== f.sha256) check.problems.push(`sha256 ${sha256} differs from the manifest's ${f.sha256}`);
+  check.problems.push(...(await reusedFileProblems(root, f, sha256, sources)));
   if (ds === undefined) {
     check.problems.push(`dataset ${f.dataset} is not described in the manifest`);
     return check;

@@ -86,6 +86,11 @@ export class LocalStorage implements Storage {
     return { key: to, bytes: (await stat(dst)).size };
   }
 
+  /** A hard link (a copy across file systems): the copy never depends on the original. */
+  copy(from: string, to: string): Promise<StoredObject> {
+    return this.linkFile(from, to);
+  }
+
   async head(key: string): Promise<StoredObject | null> {
     try {
       const s = await stat(this.url(key));

@@ -242,6 +242,35 @@ export class S3Storage implements Storage {
     return { key, bytes: (await stat(localPath)).size };
   }
 
+  /** Server-side CopyObject: the bytes never pass through this process (objects up to 5 GB). */
+  async copy(from: string, to: string): Promise<StoredObject> {
+    const { client, s3 } = await this.sdk();
+    const source = `${this.location.bucket}/${this.fullKey(from)}`;
+    try {
+      await client.send(
+        new s3.CopyObjectCommand({
+          Bucket: this.location.bucket,
+          Key: this.fullKey(to),
+          CopySource: encodeURI(source),
+        }),
+      );
+    } catch (err: unknown) {
+      if (isNotFound(err))
+        throw new StorageError('STORAGE_NOT_FOUND', `${this.url(from)}: no such object`, false, {
+          cause: err,
+        });
+      throw err;
+    }
+    const stored = await this.head(to);
+    if (stored === null)
+      throw new StorageError(
+        'STORAGE_UNAVAILABLE',
+        `${this.url(to)}: not there after copying ${this.url(from)}`,
+        true,
+      );
+    return stored;
+  }
+
   async head(key: string): Promise<StoredObject | null> {
     const { client, s3 } = await this.sdk();
     try {

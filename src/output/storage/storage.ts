@@ -33,6 +33,12 @@ export interface Storage {
   getStream(key: string): Promise<NodeJS.ReadableStream>;
   /** Copies the object to a local file (temp + rename), returns its size. */
   download(key: string, localPath: string): Promise<StoredObject>;
+  /**
+   * Copies an object to another key without moving its bytes through this process: a hard link
+   * on a local root, a server-side CopyObject on a bucket. Rejects with a not-found StorageError
+   * when `from` does not exist. Returns the stored size.
+   */
+  copy(from: string, to: string): Promise<StoredObject>;
   /** Size of the object, or null when there is none. */
   head(key: string): Promise<StoredObject | null>;
   /** Every object under `prefix` (a key prefix, `''` for all), all pages, sorted by key. */

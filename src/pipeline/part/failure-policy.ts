@@ -100,6 +100,10 @@ export const FAILURE_POLICY: Readonly<Record<ErrorCode, FailureRule>> = {
   PLAN_DOES_NOT_FIT: { action: 'fail', why: 'the plan cannot fit the quota' },
   SNAPSHOT_STOPPED: { action: 'fail', why: 'the snapshot was stopped' },
   OUTPUT_FAILED: { action: 'fail', why: 'local output fault (path named)' },
+  REUSE_SOURCE_CHANGED: {
+    action: 'fail',
+    why: 'a reused published file went missing or changed: run --retry decides its parts again',
+  },
   VERIFY_FAILED: { action: 'fail', why: 'written files do not match' },
   WAREHOUSE_UNAVAILABLE: { action: 'retry', why: 'the warehouse is unreachable or another load holds it' },
   WAREHOUSE_REFUSED: { action: 'fail', why: 'the warehouse refused the login or a table no longer fits' },

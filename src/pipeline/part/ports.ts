@@ -100,6 +100,8 @@ export interface ReusePorts {
   previousManifest(root: string, snapshotId: string): Promise<Manifest>;
   /** Copies an archived part to this snapshot's staging and checks it (output/publish/carry-over.ts). */
   carryOver(root: string, req: CarryOverRequest): Promise<CarryOverResult>;
+  /** Whether published files are there at their manifest's size (a stat or HEAD each, no bytes read). */
+  checkSourceFiles(root: string, files: readonly { path: string; bytes: number }[]): Promise<CarryOverResult>;
 }
 
 export interface PublishResult {

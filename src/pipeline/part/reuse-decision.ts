@@ -5,7 +5,7 @@
  * else (catalog changed, failed, without fingerprint; previous part failed, not found, missing) is
  * fetched, with the reason kept for the status.
  */
-import type { Manifest, ManifestPart } from '../../output/index.js';
+import type { Manifest, ManifestFile, ManifestPart } from '../../output/index.js';
 import type { DatasetName, PartPointer } from '../../types.js';
 
 /** The dataset whose part decides for the others. */
@@ -13,7 +13,13 @@ export const CHANGE_DATASET: DatasetName = 'series_catalog';
 
 export type ReuseDecision =
   /** This snapshot's catalog part of the company has not ended yet. */
-  { kind: 'wait' } | { kind: 'fetch'; reason: string } | { kind: 'reuse'; previous: ManifestPart };
+  | { kind: 'wait' }
+  | { kind: 'fetch'; reason: string }
+  /**
+   * `files`: the source's published files holding the company's rows (reused from them, nothing
+   * staged); empty when the source predates that and its archived staged part is carried over.
+   */
+  | { kind: 'reuse'; previous: ManifestPart; files: ManifestFile[] };
 
 export function decideReuse(
   dataset: DatasetName,
@@ -38,7 +44,12 @@ export function decideReuse(
     return { kind: 'fetch', reason: `${previous.snapshot_id} has no ${dataset} part for ${ticker}` };
   if (part.status !== 'done')
     return { kind: 'fetch', reason: `its ${dataset} part in ${previous.snapshot_id} was ${part.status}` };
-  if (part.rows > 0 && (part.archive === undefined || part.sha256 === undefined || part.bytes === undefined))
-    return { kind: 'fetch', reason: `${previous.snapshot_id} kept no copy of its ${dataset} part` };
-  return { kind: 'reuse', previous: part };
+  if (part.rows === 0) return { kind: 'reuse', previous: part, files: [] };
+  const files = previous.files.filter(
+    (f) => f.dataset === dataset && (f.companies ?? []).some((c) => c.ticker === ticker),
+  );
+  if (files.some((f) => f.format === 'parquet')) return { kind: 'reuse', previous: part, files };
+  if (part.archive !== undefined && part.sha256 !== undefined && part.bytes !== undefined)
+    return { kind: 'reuse', previous: part, files: [] };
+  return { kind: 'fetch', reason: `${previous.snapshot_id} kept no Parquet copy of its ${dataset} part` };
 }

@@ -1,0 +1,171 @@
+/**
+ * The files of an incremental snapshot that come from the source snapshot's published files
+ * (reuse-plan.ts): a file reused whole keeps its bytes (a hard link on a local root; a server-side
+ * copy on a bucket, done by the upload), and the reused rows of any other file are rebuilt from
+ * its Parquet with DuckDB, cast to this snapshot's columns. A source file that is missing or not
+ * what its manifest says fails the publish with a retryable REUSE_SOURCE_CHANGED: nothing is ever
+ * published short, and the retry decides those parts again (and fetches them).
+ */
+import { copyFile, link, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { OutputError } from '../../errors.js';
+import { hasPeriodEnd, type DatasetSchema } from '../../datasets/index.js';
+import type { OutputFormat } from '../../types.js';
+import type { FileCompany, Manifest, ManifestFile } from '../catalog/index.js';
+import {
+  concatParquet,
+  finishFile,
+  ndjsonSelect,
+  sqlIdent,
+  sqlString,
+  type BuiltFile,
+  type DuckSession,
+} from '../convert/index.js';
+import { checkSha, sourceChanged, type KeptRange, type ReuseSource } from './reuse-plan.js';
+
+/** The source snapshot under the same local root: files are hard-linked where they lie. */
+export function localReuseSource(root: string, manifest: Manifest): ReuseSource {
+  const sizeChecked = async (f: ManifestFile): Promise<string> => {
+    const path = join(root, ...f.path.split('/'));
+    const size = await stat(path).then(
+      (s) => s.size,
+      () => null,
+    );
+    if (size === null) throw sourceChanged(manifest.snapshot_id, f.path, 'is missing');
+    if (size !== f.bytes)
+      throw sourceChanged(manifest.snapshot_id, f.path, `holds ${size} bytes, its manifest says ${f.bytes}`);
+    return path;
+  };
+  return {
+    manifest,
+    async placeWhole(f, dst) {
+      const path = await sizeChecked(f);
+      await mkdir(dirname(dst), { recursive: true });
+      // A link, never a reference: pruning the source leaves this snapshot's file whole.
+      await link(path, dst).catch(() => copyFile(path, dst));
+      return true;
+    },
+    async readable(f) {
+      const path = await sizeChecked(f);
+      await checkSha(manifest.snapshot_id, f, path);
+      return path;
+    },
+  };
+}
+
+/** One output file's worth of files (one per format), before it gets its name. */
+export interface Unit {
+  /** Row order: the first company's ticker and its first row in the source. */
+  order: { ticker: string; row: number };
+  /** Per format: the built file (its `name` is its path in the build folder). */
+  files: (BuiltFile & { reused_from?: { snapshot_id: string; path: string } })[];
+}
+
+export interface RebuildOptions {
+  schema: DatasetSchema;
+  /** The source's columns of the dataset (any not among them are NULL). */
+  sourceColumns: readonly string[];
+  formats: readonly OutputFormat[];
+  compression: 'zstd' | 'snappy';
+  rowGroupRows: number;
+  duck: DuckSession;
+}
+
+/** A file reused whole: placed (or left to the upload's copy), with the source's bytes and sha256. */
+export async function wholeUnit(
+  source: ReuseSource,
+  files: readonly ManifestFile[],
+  companies: FileCompany[],
+  dir: string,
+  index: number,
+): Promise<Unit> {
+  const out: Unit['files'] = [];
+  for (const f of files) {
+    const name = `reused-${index}${f.format === 'parquet' ? '.parquet' : '.ndjson.gz'}`;
+    await source.placeWhole(f, join(dir, name));
+    const { path: _p, dataset: _d, companies: _c, reused_from: _r, ...rest } = f;
+    out.push({
+      ...rest,
+      name,
+      companies,
+      reused_from: { snapshot_id: source.manifest.snapshot_id, path: f.path },
+    });
+  }
+  return { order: { ticker: companies[0]!.ticker, row: companies[0]!.first_row }, files: out };
+}
+
+/**
+ * Rebuilds the kept rows of source Parquet files into one new file (and its NDJSON): DuckDB reads
+ * only those row ranges (`file_row_number`) and casts them to this snapshot's columns.
+ */
+export async function rebuiltUnit(
+  source: ReuseSource,
+  group: readonly KeptRange[],
+  o: RebuildOptions,
+  dir: string,
+  index: number,
+): Promise<Unit> {
+  const have = new Set(o.sourceColumns);
+  const cols = o.schema.columns
+    .map((c) =>
+      have.has(c.name)
+        ? `CAST(${sqlIdent(c.name)} AS ${c.type}) AS ${sqlIdent(c.name)}`
+        : `CAST(NULL AS ${c.type}) AS ${sqlIdent(c.name)}`,
+    )
+    .join(', ');
+  // One COPY per range: a single filtered scan keeps the rows in file order and streams (an ORDER BY
+  // over a whole file's rows would hold them all); the ranges are then concatenated byte for byte.
+  await mkdir(dir, { recursive: true });
+  const pieces: string[] = [];
+  for (const [i, k] of group.entries()) {
+    const path = await source.readable(k.file);
+    const piece = join(dir, `rebuilt-${index}-${i}.parquet`);
+    await o.duck.run(
+      `COPY (SELECT ${cols} FROM read_parquet(${sqlString(path)}, file_row_number = true, hive_partitioning = false) WHERE file_row_number >= ${k.first_row} AND file_row_number < ${k.first_row + k.rows}) TO ${sqlString(piece)} (FORMAT parquet, COMPRESSION ${o.compression}, ROW_GROUP_SIZE ${o.rowGroupRows})`,
+    );
+    pieces.push(piece);
+  }
+  const parquetPath = join(dir, `rebuilt-${index}.parquet`);
+  if (pieces.length === 1) await rename(pieces[0]!, parquetPath);
+  else {
+    await concatParquet(pieces, parquetPath);
+    for (const piece of pieces) await rm(piece, { force: true });
+  }
+  const companies: FileCompany[] = [];
+  let at = 0;
+  for (const k of group)
+    for (const c of k.companies) {
+      companies.push({ ticker: c.ticker, first_row: at, rows: c.rows });
+      at += c.rows;
+    }
+  const withDates = hasPeriodEnd(o.schema);
+  const stats = await o.duck.all(
+    withDates
+      ? `SELECT count(*)::BIGINT AS n, CAST(min(period_end) AS VARCHAR) AS lo, CAST(max(period_end) AS VARCHAR) AS hi FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`
+      : `SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`,
+  );
+  const n = Number(stats[0]?.n ?? -1);
+  if (n !== at)
+    throw new OutputError('OUTPUT_FAILED', `rebuilt-${index}.parquet holds ${n} rows, expected ${at}`);
+  const dates = {
+    ...(withDates
+      ? {
+          min_period_end: (stats[0]?.lo as string | null) ?? null,
+          max_period_end: (stats[0]?.hi as string | null) ?? null,
+        }
+      : {}),
+    companies,
+  };
+  const files: Unit['files'] = [];
+  if (o.formats.includes('ndjson')) {
+    const ndjsonPath = join(dir, `rebuilt-${index}.ndjson.gz`);
+    await o.duck.run(
+      `COPY (${ndjsonSelect(o.schema, `read_parquet(${sqlString(parquetPath)})`)}) TO ${sqlString(ndjsonPath)} (FORMAT json, COMPRESSION gzip)`,
+    );
+    files.push(await finishFile(ndjsonPath, `rebuilt-${index}.ndjson.gz`, 'ndjson', n, dates));
+  }
+  if (o.formats.includes('parquet'))
+    files.push(await finishFile(parquetPath, `rebuilt-${index}.parquet`, 'parquet', n, dates));
+  else await rm(parquetPath, { force: true });
+  return { order: { ticker: companies[0]!.ticker, row: group[0]!.first_row }, files };
+}
