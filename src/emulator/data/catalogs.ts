@@ -2,7 +2,7 @@
  * Per-company catalogs derived from the fact rows: series catalog rows, dimension catalog rows,
  * series metadata (2.8) and the immutable series blobs behind serving.blob_url.
  */
-import type { FactRow, Row, SeriesMetadata } from '../store.js';
+import type { DimsCatalogRow, FactRow, SeriesBlob, SeriesCatalogRow, SeriesMetadata } from '../store.js';
 import { integerDigits, parseDecimal } from './decimal.js';
 import { blobUrlOf, seriesIdOf, sha256Hex } from './keys.js';
 import { localName } from './labels.js';
@@ -15,8 +15,8 @@ export interface SeriesEntry {
   /** Rows of the series, oldest period first. */
   rows: FactRow[];
   metadata: SeriesMetadata;
-  catalogRow: Row;
-  blob: Row;
+  catalogRow: SeriesCatalogRow;
+  blob: SeriesBlob;
 }
 
 const GEO_AXIS_RE = /Geograph|Country|Countries|Region|State|Jurisdiction|Domestic|Foreign/i;
@@ -94,7 +94,7 @@ export function buildSeries(
     const last = list[list.length - 1];
     if (first === undefined || last === undefined) continue;
     const seriesId = seriesIdOf(company.cik, seriesKey);
-    const dimsKey = (first.dims_key as string | null | undefined) ?? null;
+    const dimsKey = first.dims_key ?? null;
     const accessions = new Set(list.map((r) => r.source_accession));
     let latestFiled = '';
     for (const r of list) if (r.source_filed_at > latestFiled) latestFiled = r.source_filed_at;
@@ -115,7 +115,7 @@ export function buildSeries(
     const etag = `"${sha256Hex(JSON.stringify(points)).slice(0, 32)}"`;
     const kinds = new Set(list.map((r) => r.period_kind));
     const seriesKind = kinds.size > 1 ? 'mixed' : first.period_kind === 'instant' ? 'stock' : 'flow';
-    const sliceLabel = (first.dimension_path_label as string | null | undefined) ?? 'Consolidated';
+    const sliceLabel = first.dimension_path_label ?? 'Consolidated';
     const yLabel = unitLabelOf(first);
     const description = descriptions.get(first.metric_id) ?? '';
     const dimsHash = dimsKey === null ? '' : sha256Hex(dimsKey);
@@ -158,7 +158,7 @@ export function buildSeries(
         blob_url: blobUrl,
       },
     };
-    const catalogRow: Row = {
+    const catalogRow: SeriesCatalogRow = {
       series_key: seriesKey,
       series_id: seriesId,
       cik: company.cik,
@@ -166,7 +166,7 @@ export function buildSeries(
       metric_id: first.metric_id,
       metric_label: first.metric_label,
       dims_key: dimsKey,
-      dimension_path_label: (first.dimension_path_label as string | null | undefined) ?? null,
+      dimension_path_label: first.dimension_path_label ?? null,
       axis_types: first.axis_types ?? [],
       unit_signature: first.unit_signature,
       unit_class: first.unit_class,
@@ -183,7 +183,7 @@ export function buildSeries(
       series_version: version,
       blob_url: blobUrl,
     };
-    const blob: Row = {
+    const blob: SeriesBlob = {
       series_id: seriesId,
       series_key: seriesKey,
       series_version: version,
@@ -208,8 +208,8 @@ function unitLabelOf(r: FactRow): string {
 }
 
 /** Series catalog order: metric, consolidated first, then slice, then unit. */
-export function compareCatalogRows(a: Row, b: Row): number {
-  const k = (r: Row): string => `${String(r.metric_id)}\u0000${r.dims_key === null ? '' : `\u0001${String(r.dims_key)}`}\u0000${String(r.unit_signature)}`;
+export function compareCatalogRows(a: SeriesCatalogRow, b: SeriesCatalogRow): number {
+  const k = (r: SeriesCatalogRow): string => `${r.metric_id}\u0000${r.dims_key === null ? '' : `\u0001${r.dims_key}`}\u0000${r.unit_signature}`;
   const x = k(a);
   const y = k(b);
   return x < y ? -1 : x > y ? 1 : 0;
@@ -219,7 +219,7 @@ export function compareCatalogRows(a: Row, b: Row): number {
 export function buildDimsCatalog(
   items: readonly { row: FactRow; group: FactGroup }[],
   labelOf: (qname: string, kind: 'axis' | 'member') => string,
-): Row[] {
+): DimsCatalogRow[] {
   const by = new Map<
     string,
     { group: FactGroup; label: string | null; facts: number; series: Set<string>; metrics: Set<string>; first: string; last: string }
@@ -230,7 +230,7 @@ export function buildDimsCatalog(
     if (e === undefined) {
       e = {
         group,
-        label: (row.dimension_path_label as string | null | undefined) ?? null,
+        label: row.dimension_path_label ?? null,
         facts: 0,
         series: new Set(),
         metrics: new Set(),
@@ -245,7 +245,7 @@ export function buildDimsCatalog(
     if (row.period_end < e.first) e.first = row.period_end;
     if (row.period_end > e.last) e.last = row.period_end;
   }
-  const rows: Row[] = [];
+  const rows: DimsCatalogRow[] = [];
   for (const [dimsKey, e] of by) {
     const dims = e.group.dims;
     rows.push({
@@ -269,5 +269,5 @@ export function buildDimsCatalog(
       last_period_end: e.last,
     });
   }
-  return rows.sort((a, b) => (String(a.dims_key) < String(b.dims_key) ? -1 : 1));
+  return rows.sort((a, b) => (a.dims_key < b.dims_key ? -1 : 1));
 }

@@ -5,7 +5,7 @@
  * (index, length, iteration, JSON.stringify work), so thousands of clones cost no memory and a
  * request for one costs only the hashing of the rows it returns.
  */
-import type { EvidenceLocation, EvidenceRow, FactRow, Row, SeriesMetadata } from '../store.js';
+import type { EvidenceLocation, EvidenceRow, FactRow, SeriesBlob, SeriesCatalogRow, SeriesMetadata } from '../store.js';
 import { blobUrlOf, evidenceUrlOf, seriesIdentity, seriesIdOf, sha256Hex, viewerUrlOf } from './keys.js';
 
 export interface CloneIdentity {
@@ -71,7 +71,7 @@ export class CloneRewriter {
   }
 
   fact = (r: FactRow): FactRow => {
-    const dimsKey = (r.dims_key as string | null | undefined) ?? null;
+    const dimsKey = r.dims_key ?? null;
     const evidenceKey = this.evidenceKey(r.evidence_key);
     const out: FactRow = {
       ...r,
@@ -91,16 +91,16 @@ export class CloneRewriter {
 
   evidence = (e: EvidenceRow): EvidenceRow => {
     const key = this.evidenceKey(e.evidence_key) ?? e.evidence_key;
-    const metricId = String(e.metric_id);
-    const dimsKey = (e.dims_key as string | null | undefined) ?? null;
-    const unit = String(e.unit_signature);
+    const metricId = e.metric_id;
+    const dimsKey = e.dims_key;
+    const unit = e.unit_signature;
     return {
       ...e,
       evidence_key: key,
       cik: this.id.cik,
       evidence_url: evidenceUrlOf(key),
       viewer_url: e.viewer_url === null ? null : viewerUrlOf(key),
-      fact_key: this.factKey(metricId, dimsKey, unit, String(e.period_key)),
+      fact_key: this.factKey(metricId, dimsKey, unit, e.period_key),
       series_key: this.seriesKey(metricId, dimsKey, unit),
     };
   };
@@ -112,8 +112,8 @@ export class CloneRewriter {
     return { key, id: seriesIdOf(this.id.cik, key) };
   }
 
-  catalogRow = (r: Row): Row => {
-    const s = this.cloneSeriesId(String(r.metric_id), (r.dims_key as string | null) ?? null, String(r.unit_signature));
+  catalogRow = (r: SeriesCatalogRow): SeriesCatalogRow => {
+    const s = this.cloneSeriesId(r.metric_id, r.dims_key, r.unit_signature);
     return { ...r, series_key: s.key, series_id: s.id, cik: this.id.cik, current_ticker: this.id.ticker, blob_url: blobUrlOf(s.id, Number(r.series_version)) };
   };
 
@@ -132,22 +132,22 @@ export class CloneRewriter {
     };
   };
 
-  blob = (b: Row): Row => {
+  blob = (b: SeriesBlob): SeriesBlob => {
     const metricId = String(b.metric_id);
-    const dimsKey = (b.dims_key as string | null) ?? null;
+    const dimsKey = b.dims_key ?? null;
     const unit = String(b.unit_signature);
     const s = this.cloneSeriesId(metricId, dimsKey, unit);
-    const points = (b.points as Row[]).map((p) => ({ ...p, fact_key: this.factKey(metricId, dimsKey, unit, String(p.period_key)) }));
+    const points = b.points.map((p) => ({ ...p, fact_key: this.factKey(metricId, dimsKey, unit, p.period_key) }));
     return { ...b, series_id: s.id, series_key: s.key, cik: this.id.cik, ticker: this.id.ticker, points };
   };
 
   /** The source series_id behind a clone series_id. */
-  sourceSeriesId(cloneId: string, sourceCatalog: readonly Row[]): string | undefined {
+  sourceSeriesId(cloneId: string, sourceCatalog: readonly SeriesCatalogRow[]): string | undefined {
     if (this.idMap === undefined) {
       this.idMap = new Map();
       for (const r of sourceCatalog) {
-        const s = this.cloneSeriesId(String(r.metric_id), (r.dims_key as string | null) ?? null, String(r.unit_signature));
-        this.idMap.set(s.id, String(r.series_id));
+        const s = this.cloneSeriesId(r.metric_id, r.dims_key, r.unit_signature);
+        this.idMap.set(s.id, r.series_id);
       }
     }
     return this.idMap.get(cloneId);

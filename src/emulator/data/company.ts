@@ -4,7 +4,7 @@
  * given identity (CIK, ticker, name), so a synthetic clone is the same build over the source
  * company's inputs under its own identity.
  */
-import type { EvidenceLocation, EvidenceRow, FactRow, Row } from '../store.js';
+import type { DimsCatalogRow, EvidenceLocation, EvidenceRow, FactRow, SeriesCatalogRow } from '../store.js';
 import { buildDimsCatalog, buildSeries, compareCatalogRows, type SeriesEntry } from './catalogs.js';
 import { normaliseCore } from './core-normalise.js';
 import type { FilingDocument } from './filing-documents.js';
@@ -43,8 +43,8 @@ export interface MetricSlice {
   core: FactRow[];
   latest: FactRow[];
   evidence: EvidenceRow[];
-  seriesCatalog: Row[];
-  dimsCatalog: Row[];
+  seriesCatalog: SeriesCatalogRow[];
+  dimsCatalog: DimsCatalogRow[];
 }
 
 function durationMs(r: FactRow): number {
@@ -85,8 +85,8 @@ export class CompanyData {
   private evidenceRows?: EvidenceRow[];
   private locations?: Map<string, EvidenceLocation>;
   private seriesMap?: Map<string, SeriesEntry>;
-  private seriesRows?: Row[];
-  private dimsRows?: Row[];
+  private seriesRows?: SeriesCatalogRow[];
+  private dimsRows?: DimsCatalogRow[];
 
   constructor(identity: CompanyIdentity, inputs: CompanyInputs) {
     this.identity = identity;
@@ -151,11 +151,11 @@ export class CompanyData {
     return (this.seriesMap ??= buildSeries(this.full, this.identity, this.descriptions, this.asOfDate));
   }
 
-  get seriesCatalog(): Row[] {
+  get seriesCatalog(): SeriesCatalogRow[] {
     return (this.seriesRows ??= [...this.series.values()].map((s) => s.catalogRow).sort(compareCatalogRows));
   }
 
-  get dimsCatalog(): Row[] {
+  get dimsCatalog(): DimsCatalogRow[] {
     return (this.dimsRows ??= buildDimsCatalog(this.built, this.labelOf));
   }
 

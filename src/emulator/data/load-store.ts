@@ -12,7 +12,7 @@ import type {
   EvidenceLocation,
   FactRow,
   IssuerReferenceRow,
-  Row,
+  SeriesBlob,
   SeriesMetadata,
 } from '../store.js';
 import { CompanyData, type CompanyIdentity, type CompanyInputs, type MetricSlice } from './company.js';
@@ -293,7 +293,7 @@ export async function loadStore(opts: LoadStoreOptions = {}): Promise<DataStore>
       if (found === undefined) return undefined;
       return found.rewriter ? found.rewriter.metadata(found.entry.metadata) : found.entry.metadata;
     },
-    async seriesBlob(seriesId, version): Promise<Row | undefined> {
+    async seriesBlob(seriesId, version): Promise<SeriesBlob | undefined> {
       const found = await seriesEntry(asOf, seriesId);
       if (found === undefined || found.entry.metadata.serving.series_version !== version) return undefined;
       return found.rewriter ? found.rewriter.blob(found.entry.blob) : found.entry.blob;

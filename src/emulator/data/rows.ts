@@ -72,8 +72,8 @@ export function quarterOf(date: string): number {
   return Math.ceil(Number.parseInt(date.slice(5, 7), 10) / 3);
 }
 
-/** axis_types of every consolidated row: one frozen array (rows are read-only). */
-const NO_AXES: readonly string[] = Object.freeze([]);
+/** axis_types of every consolidated row: one frozen array, typed mutable as the contract's field (rows are read-only). */
+const NO_AXES = Object.freeze([]) as never[] as string[];
 
 /** Builds the facts/full row for one winning group (field order of 2.2, then the dims fields). */
 export function buildFactRow(
@@ -254,8 +254,8 @@ export function compareFactRows(a: FactRow, b: FactRow): number {
   const bs = b.period_start ?? '9999';
   if (as !== bs) return as < bs ? 1 : -1;
   if (a.metric_id !== b.metric_id) return a.metric_id < b.metric_id ? -1 : 1;
-  const ad = (a.dims_key as string | null | undefined) ?? '';
-  const bd = (b.dims_key as string | null | undefined) ?? '';
+  const ad = a.dims_key ?? '';
+  const bd = b.dims_key ?? '';
   if (ad !== bd) return ad < bd ? -1 : 1;
   return a.unit_signature < b.unit_signature ? -1 : a.unit_signature > b.unit_signature ? 1 : 0;
 }

@@ -72,7 +72,7 @@ export function virtualFactRows(base: readonly FactRow[], total: number): readon
     if (b === undefined) return undefined;
     if (k === 0) return b;
     const member = `syn:Copy${String(k).padStart(width, '0')}Member`;
-    const baseDims = (b.dims_key as string | null | undefined) ?? null;
+    const baseDims = b.dims_key ?? null;
     const pairs = baseDims === null ? [] : baseDims.split(';');
     pairs.push(`${COPY_AXIS}=${member}`);
     pairs.sort();
@@ -83,9 +83,9 @@ export function virtualFactRows(base: readonly FactRow[], total: number): readon
       seriesKey = sha256Hex(identity);
       seriesKeys.set(identity, seriesKey);
     }
-    const baseLabel = (b.dimension_path_label as string | null | undefined) ?? null;
+    const baseLabel = b.dimension_path_label ?? null;
     const copyLabel = `Synthetic Copy: ${k}`;
-    const basePath = (b.dims_path as string | null | undefined) ?? null;
+    const basePath = b.dims_path ?? null;
     return {
       ...b,
       fact_key: sha256Hex(`${identity}|${b.period_key}`),
