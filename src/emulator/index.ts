@@ -11,7 +11,7 @@ import { silentLogger } from './runtime.js';
 import { systemClock, timerDelay, type Clock, type Delay } from './runtime.js';
 import { Authenticator } from './auth/authenticator.js';
 import { loadKeysFile, parseKeysFile, type KeysFile } from './auth/keys-file.js';
-import { checkAsOf } from './data/as-of.js';
+import { checkAsOf } from './data/index.js';
 import { defaultDataDir, loadStore } from './data/index.js';
 import { packagePath } from '../package-root.js';
 import { FaultPlan, seededRandom } from './faults/fault-plan.js';

@@ -15,18 +15,18 @@ import type {
   SeriesBlob,
   SeriesMetadata,
 } from '../store.js';
-import { CompanyData, type CompanyIdentity, type CompanyInputs, type MetricSlice } from './company.js';
-import { loadFilingDocuments, loadLabelLinkbases, type FilingDocument } from './filing-documents.js';
-import { defaultDataDir, readDataFile, scanDataDir, type DataFile } from './files.js';
-import { issuerReference } from './issuer.js';
-import type { SeriesEntry } from './catalogs.js';
-import { filedBy } from './as-of.js';
-import { CloneRewriter, mappedView } from './clone.js';
-import { cikOfId } from './keys.js';
+import { CompanyData, type CompanyIdentity, type CompanyInputs, type MetricSlice } from './rows/index.js';
+import { loadFilingDocuments, loadLabelLinkbases, type FilingDocument } from './sec/index.js';
+import { defaultDataDir, readDataFile, scanDataDir, type DataFile } from './sec/index.js';
+import { issuerReference } from './rows/index.js';
+import type { SeriesEntry } from './rows/index.js';
+import { filedBy } from './rows/index.js';
+import { CloneRewriter, mappedView } from './companies/index.js';
+import { cikOfId } from './fields/index.js';
 import { PromiseLru } from './lru.js';
-import { buildRegistry, type RealCompany } from './company-registry.js';
-import { parseCompanyFacts } from './sec-json.js';
-import { planSynthetic, virtualFactRows } from './synthetic.js';
+import { buildRegistry, type RealCompany } from './companies/index.js';
+import { parseCompanyFacts } from './sec/index.js';
+import { planSynthetic, virtualFactRows } from './companies/index.js';
 
 export interface LoadStoreOptions {
   /** Directory in the layout of data/sec. @defaultValue the bundled data/sec of the package */
