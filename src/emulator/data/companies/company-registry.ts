@@ -56,39 +56,85 @@ async function peekCik(files: readonly DataFile[]): Promise<{ cik: string; name:
 }
 
 export async function buildRegistry(layout: DataLayout, logger: Logger, validateCompanyFacts: boolean): Promise<Registry> {
-  const tickersMap = layout.tickersFile
+  const tickers = await readTickersMap(layout);
+  const readme = layout.readme ? parseReadmeCatalog((await readDataFile(layout.readme)).toString('utf8')) : new Map();
+  const byCik = new Map<string, RealCompany>();
+  const { entityNames, preparsed } = await addCompanyFacts(layout, byCik, validateCompanyFacts);
+  await addSubmissions(layout, byCik, logger);
+  // After submissions: a filings folder may be named by a ticker only the submissions list.
+  const registrantNames = await addFilingFolders(layout, byCik, tickers.byTicker, logger);
+  for (const c of byCik.values()) {
+    const fromMap = (tickers.byCik.get(c.cik) ?? []).map((e) => e.ticker);
+    const fromSubs = c.submissions?.tickers ?? [];
+    c.tickers = [...new Set([...fromSubs, ...fromMap, ...c.tickers])];
+    c.ticker = fromSubs[0] ?? fromMap[0] ?? c.tickers[0] ?? null;
+    c.name =
+      c.submissions?.name ??
+      tickers.byCik.get(c.cik)?.[0]?.title ??
+      entityNames.get(c.cik) ??
+      registrantNames.get(c.cik) ??
+      c.ticker ??
+      `CIK ${c.cik}`;
+  }
+  const companies = [...byCik.values()].sort((a, b) =>
+    (a.ticker ?? `~${a.cik}`).localeCompare(b.ticker ?? `~${b.cik}`),
+  );
+  if (companies.length === 0) {
+    throw new EmulatorDataError(
+      `data dir ${layout.dataDir} holds no company data (expected companyfacts/CIK##########.json, submissions/CIK##########.json or filings/<TICKER>/, optionally .gz)`,
+      { code: 'DATA_INVALID' },
+    );
+  }
+  return { companies, preparsed, tickersMap: tickers.entries, readme };
+}
+
+/** The tickers map, by CIK (every ticker of a company) and by ticker (its first entry). */
+async function readTickersMap(
+  layout: DataLayout,
+): Promise<{ entries: TickerEntry[]; byCik: Map<string, TickerEntry[]>; byTicker: Map<string, TickerEntry> }> {
+  const entries = layout.tickersFile
     ? parseTickers((await readDataFile(layout.tickersFile)).toString('utf8'), layout.tickersFile.abs)
     : [];
-  const mapByCik = new Map<string, TickerEntry[]>();
-  const mapByTicker = new Map<string, TickerEntry>();
-  for (const e of tickersMap) {
-    const l = mapByCik.get(e.cik) ?? [];
+  const byCik = new Map<string, TickerEntry[]>();
+  const byTicker = new Map<string, TickerEntry>();
+  for (const e of entries) {
+    const l = byCik.get(e.cik) ?? [];
     l.push(e);
-    mapByCik.set(e.cik, l);
-    if (!mapByTicker.has(e.ticker)) mapByTicker.set(e.ticker, e);
+    byCik.set(e.cik, l);
+    if (!byTicker.has(e.ticker)) byTicker.set(e.ticker, e);
   }
-  const readme = layout.readme ? parseReadmeCatalog((await readDataFile(layout.readme)).toString('utf8')) : new Map();
+  return { entries, byCik, byTicker };
+}
 
-  const byCik = new Map<string, RealCompany>();
-  const entry = (cik: string): RealCompany => {
-    let c = byCik.get(cik);
-    if (c === undefined) {
-      c = { cik, ticker: null, tickers: [], name: '', companyfactsFile: undefined, submissions: null, filingFiles: [], dataBytes: 0 };
-      byCik.set(cik, c);
-    }
-    return c;
-  };
+/** The company of a CIK, opened empty on first mention. */
+function companyOf(byCik: Map<string, RealCompany>, cik: string): RealCompany {
+  let c = byCik.get(cik);
+  if (c === undefined) {
+    c = { cik, ticker: null, tickers: [], name: '', companyfactsFile: undefined, submissions: null, filingFiles: [], dataBytes: 0 };
+    byCik.set(cik, c);
+  }
+  return c;
+}
 
+/**
+ * Every companyfacts file, parsed when validating (a broken one stops the start); the parsed form
+ * is kept when all of them are small enough to hold (≤ 64 MB on disk).
+ */
+async function addCompanyFacts(
+  layout: DataLayout,
+  byCik: Map<string, RealCompany>,
+  validate: boolean,
+): Promise<{ entityNames: Map<string, string>; preparsed: Map<string, CompanyFacts> }> {
   const entityNames = new Map<string, string>();
   const preparsed = new Map<string, CompanyFacts>();
   let totalBytes = 0;
   for (const f of layout.companyfacts.values()) totalBytes += f.bytes;
   const keep = totalBytes <= 64 * 1024 * 1024;
   for (const [cik, file] of layout.companyfacts) {
-    const c = entry(cik);
+    const c = companyOf(byCik, cik);
     c.companyfactsFile = file;
     c.dataBytes += file.bytes;
-    if (validateCompanyFacts) {
+    if (validate) {
       const parsed = parseCompanyFacts((await readDataFile(file)).toString('utf8'), file.abs);
       if (parsed.cik !== cik) {
         throw new EmulatorDataError(`data file ${file.abs}: cik ${parsed.cik} does not match the file name`, { code: 'DATA_INVALID' });
@@ -97,6 +143,11 @@ export async function buildRegistry(layout: DataLayout, logger: Logger, validate
       if (keep) preparsed.set(cik, parsed);
     }
   }
+  return { entityNames, preparsed };
+}
+
+/** Every submissions file, its overflow pages merged into the main one. */
+async function addSubmissions(layout: DataLayout, byCik: Map<string, RealCompany>, logger: Logger): Promise<void> {
   for (const [cik, files] of layout.submissions) {
     let merged: Submissions | null = null;
     for (const f of files) {
@@ -112,8 +163,20 @@ export async function buildRegistry(layout: DataLayout, logger: Logger, validate
         merged = s;
       } else merged.filings.push(...s.filings);
     }
-    if (merged !== null) entry(cik).submissions = merged;
+    if (merged !== null) companyOf(byCik, cik).submissions = merged;
   }
+}
+
+/**
+ * Every filings/<TICKER>/ folder, given to the company its ticker names (tickers map, then
+ * submissions), else the CIK its documents state; returns the registrant names read on the way.
+ */
+async function addFilingFolders(
+  layout: DataLayout,
+  byCik: Map<string, RealCompany>,
+  mapByTicker: ReadonlyMap<string, TickerEntry>,
+  logger: Logger,
+): Promise<Map<string, string>> {
   const registrantNames = new Map<string, string>();
   for (const [folder, files] of layout.filings) {
     const upper = folder.toUpperCase();
@@ -130,34 +193,10 @@ export async function buildRegistry(layout: DataLayout, logger: Logger, validate
       logger.warn({ folder: `filings/${folder}` }, 'filings folder: company not identified (no ticker match, no dei:EntityCentralIndexKey): ignored');
       continue;
     }
-    const c = entry(cik);
+    const c = companyOf(byCik, cik);
     c.filingFiles.push(...files);
     for (const f of files) c.dataBytes += f.bytes;
     if (!c.tickers.includes(upper)) c.tickers.push(upper);
   }
-
-  for (const c of byCik.values()) {
-    const fromMap = (mapByCik.get(c.cik) ?? []).map((e) => e.ticker);
-    const fromSubs = c.submissions?.tickers ?? [];
-    const all = [...new Set([...fromSubs, ...fromMap, ...c.tickers])];
-    c.tickers = all;
-    c.ticker = fromSubs[0] ?? fromMap[0] ?? c.tickers[0] ?? null;
-    c.name =
-      c.submissions?.name ??
-      mapByCik.get(c.cik)?.[0]?.title ??
-      entityNames.get(c.cik) ??
-      registrantNames.get(c.cik) ??
-      c.ticker ??
-      `CIK ${c.cik}`;
-  }
-  const companies = [...byCik.values()].sort((a, b) =>
-    (a.ticker ?? `~${a.cik}`).localeCompare(b.ticker ?? `~${b.cik}`),
-  );
-  if (companies.length === 0) {
-    throw new EmulatorDataError(
-      `data dir ${layout.dataDir} holds no company data (expected companyfacts/CIK##########.json, submissions/CIK##########.json or filings/<TICKER>/, optionally .gz)`,
-      { code: 'DATA_INVALID' },
-    );
-  }
-  return { companies, preparsed, tickersMap, readme };
+  return registrantNames;
 }

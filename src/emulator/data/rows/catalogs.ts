@@ -61,146 +61,213 @@ function addMonths(date: string, months: number): string {
 }
 
 /**
- * Builds series entries from full fact rows. `groupOf` gives the fact group behind a row (for
- * dims). `asOfDate` anchors is_active (last period within 18 months of it).
+ * Builds series entries from full fact rows. `asOfDate` anchors is_active (last period within 18
+ * months of it).
  */
 export function buildSeries(
   rows: readonly FactRow[],
-  company: { cik: string; ticker: string | null; name: string },
+  company: SeriesCompany,
   descriptions: Map<string, string>,
   asOfDate: string | null,
 ): Map<string, SeriesEntry> {
+  const activeFrom = asOfDate !== null ? addMonths(asOfDate, -18) : null;
+  const out = new Map<string, SeriesEntry>();
+  for (const [seriesKey, list] of groupBySeries(rows)) {
+    list.sort(oldestFirst);
+    const s = summarise(seriesKey, list, company);
+    if (s === undefined) continue;
+    const description = descriptions.get(s.first.metric_id) ?? '';
+    out.set(s.seriesId, {
+      seriesKey,
+      seriesId: s.seriesId,
+      rows: list,
+      metadata: seriesMetadata(s, company, description, activeFrom),
+      catalogRow: catalogRow(s, company),
+      blob: seriesBlob(s, company),
+    });
+  }
+  return out;
+}
+
+/** The company a series belongs to. */
+type SeriesCompany = { cik: string; ticker: string | null; name: string };
+
+/** What the metadata, the catalog row and the blob of one series are made of, computed once. */
+interface SeriesSummary {
+  seriesKey: string;
+  seriesId: string;
+  /** Rows oldest period first; first and last of them. */
+  list: FactRow[];
+  first: FactRow;
+  last: FactRow;
+  dimsKey: string | null;
+  latestFiled: string;
+  version: number;
+  etag: string;
+  points: SeriesBlob['points'];
+  seriesKind: string;
+  sliceLabel: string;
+  blobUrl: string;
+  builtAt: string;
+}
+
+function groupBySeries(rows: readonly FactRow[]): Map<string, FactRow[]> {
   const bySeries = new Map<string, FactRow[]>();
   for (const r of rows) {
     let list = bySeries.get(r.series_key);
     if (list === undefined) bySeries.set(r.series_key, (list = []));
     list.push(r);
   }
-  const activeFrom = asOfDate !== null ? addMonths(asOfDate, -18) : null;
-  const out = new Map<string, SeriesEntry>();
-  for (const [seriesKey, list] of bySeries) {
-    list.sort((a, b) =>
-      a.period_end !== b.period_end
-        ? a.period_end < b.period_end
-          ? -1
-          : 1
-        : (a.period_start ?? '') < (b.period_start ?? '')
-          ? 1
-          : (a.period_start ?? '') > (b.period_start ?? '')
-            ? -1
-            : 0,
-    );
-    const first = list[0];
-    const last = list[list.length - 1];
-    if (first === undefined || last === undefined) continue;
-    const seriesId = seriesIdOf(company.cik, seriesKey);
-    const dimsKey = first.dims_key ?? null;
-    const accessions = new Set(list.map((r) => r.source_accession));
-    let latestFiled = '';
-    for (const r of list) if (r.source_filed_at > latestFiled) latestFiled = r.source_filed_at;
-    // The version is the latest filing date behind the points as YYYYMMDD: a point can only change
-    // through a newer filing, so a (series_id, version) URL always serves the same blob.
-    const version = Number.parseInt(latestFiled.replace(/-/g, ''), 10) || 0;
-    const points = list.map((r) => ({
-      period_key: r.period_key,
-      period_start: r.period_start,
-      period_end: r.period_end,
-      value_num: r.value_num,
-      value_scaled_int: r.value_scaled_int,
-      scale: r.scale,
-      fact_key: r.fact_key,
-      source_accession: r.source_accession,
-      source_filed_at: r.source_filed_at,
-    }));
-    const etag = `"${sha256Hex(JSON.stringify(points)).slice(0, 32)}"`;
-    const kinds = new Set(list.map((r) => r.period_kind));
-    const seriesKind = kinds.size > 1 ? 'mixed' : first.period_kind === 'instant' ? 'stock' : 'flow';
-    const sliceLabel = first.dimension_path_label ?? 'Consolidated';
-    const yLabel = unitLabelOf(first);
-    const description = descriptions.get(first.metric_id) ?? '';
-    const dimsHash = dimsKey === null ? '' : sha256Hex(dimsKey);
-    const blobUrl = blobUrlOf(seriesId, version);
-    const builtAt = `${latestFiled}T00:00:00Z`;
-    const metadata: SeriesMetadata = {
-      series_id: seriesId,
-      series_key: seriesKey,
-      cik: company.cik,
-      ticker: company.ticker ?? '',
-      current_ticker: company.ticker ?? '',
-      company_name: company.name,
-      metric_id: first.metric_id,
-      dims_hash: dimsHash,
-      dims_key: dimsKey ?? '',
-      unit_signature: first.unit_signature,
-      title: first.metric_label,
-      subtitle: `${company.name} · ${sliceLabel} · ${yLabel}`,
-      y_label: yLabel,
-      preferred_scale: preferredScale(list, first.unit_class),
-      series_kind: seriesKind,
-      is_active: activeFrom !== null && last.period_end >= activeFrom,
-      first_period_end: first.period_end,
-      last_period_end: last.period_end,
-      point_count: list.length,
-      meaning_hint: description.split(/(?<=\.)\s/)[0] ?? '',
-      meaning_disclaimer:
-        dimsKey === null
-          ? 'Consolidated value as reported in the filing.'
-          : `Dimensional slice (${sliceLabel}); not the consolidated total.`,
-      meaning_tooltip: description,
-      needs_meaning_tooltip: dimsKey !== null || description.length > 0,
-      serving: {
-        series_version: version,
-        etag,
-        points_count: list.length,
-        first_period: first.period_key,
-        last_period: last.period_key,
-        built_at: builtAt,
-        blob_url: blobUrl,
-      },
-    };
-    const catalogRow: SeriesCatalogRow = {
-      series_key: seriesKey,
-      series_id: seriesId,
-      cik: company.cik,
-      current_ticker: company.ticker,
-      metric_id: first.metric_id,
-      metric_label: first.metric_label,
-      dims_key: dimsKey,
-      dimension_path_label: first.dimension_path_label ?? null,
-      axis_types: first.axis_types ?? [],
-      unit_signature: first.unit_signature,
-      unit_class: first.unit_class,
-      currency: first.currency,
-      is_consolidated: first.is_consolidated,
-      series_kind: seriesKind,
-      observation_count: list.length,
-      first_period_end: first.period_end,
-      last_period_end: last.period_end,
-      latest_period_key: last.period_key,
-      latest_value_num: last.value_num,
-      latest_filed_at: latestFiled,
-      filing_count: accessions.size,
-      series_version: version,
-      blob_url: blobUrl,
-    };
-    const blob: SeriesBlob = {
-      series_id: seriesId,
-      series_key: seriesKey,
-      series_version: version,
-      etag,
-      cik: company.cik,
-      ticker: company.ticker,
-      metric_id: first.metric_id,
-      metric_label: first.metric_label,
-      dims_key: dimsKey,
-      unit_signature: first.unit_signature,
-      built_at: builtAt,
-      points_count: points.length,
-      points,
-    };
-    out.set(seriesId, { seriesKey, seriesId, rows: list, metadata, catalogRow, blob });
-  }
-  return out;
+  return bySeries;
+}
+
+/** Oldest period end first; for one end, the longest period (earliest start) first. */
+function oldestFirst(a: FactRow, b: FactRow): number {
+  return a.period_end !== b.period_end
+    ? a.period_end < b.period_end
+      ? -1
+      : 1
+    : (a.period_start ?? '') < (b.period_start ?? '')
+      ? 1
+      : (a.period_start ?? '') > (b.period_start ?? '')
+        ? -1
+        : 0;
+}
+
+function summarise(seriesKey: string, list: FactRow[], company: SeriesCompany): SeriesSummary | undefined {
+  const first = list[0];
+  const last = list[list.length - 1];
+  if (first === undefined || last === undefined) return undefined;
+  const seriesId = seriesIdOf(company.cik, seriesKey);
+  let latestFiled = '';
+  for (const r of list) if (r.source_filed_at > latestFiled) latestFiled = r.source_filed_at;
+  // The version is the latest filing date behind the points as YYYYMMDD: a point can only change
+  // through a newer filing, so a (series_id, version) URL always serves the same blob.
+  const version = Number.parseInt(latestFiled.replace(/-/g, ''), 10) || 0;
+  const points = list.map((r) => ({
+    period_key: r.period_key,
+    period_start: r.period_start,
+    period_end: r.period_end,
+    value_num: r.value_num,
+    value_scaled_int: r.value_scaled_int,
+    scale: r.scale,
+    fact_key: r.fact_key,
+    source_accession: r.source_accession,
+    source_filed_at: r.source_filed_at,
+  }));
+  const kinds = new Set(list.map((r) => r.period_kind));
+  return {
+    seriesKey,
+    seriesId,
+    list,
+    first,
+    last,
+    dimsKey: first.dims_key ?? null,
+    latestFiled,
+    version,
+    etag: `"${sha256Hex(JSON.stringify(points)).slice(0, 32)}"`,
+    points,
+    seriesKind: kinds.size > 1 ? 'mixed' : first.period_kind === 'instant' ? 'stock' : 'flow',
+    sliceLabel: first.dimension_path_label ?? 'Consolidated',
+    blobUrl: blobUrlOf(seriesId, version),
+    builtAt: `${latestFiled}T00:00:00Z`,
+  };
+}
+
+/** Series metadata of section 2.8. */
+function seriesMetadata(
+  s: SeriesSummary,
+  company: SeriesCompany,
+  description: string,
+  activeFrom: string | null,
+): SeriesMetadata {
+  const { first, last, dimsKey } = s;
+  const yLabel = unitLabelOf(first);
+  return {
+    series_id: s.seriesId,
+    series_key: s.seriesKey,
+    cik: company.cik,
+    ticker: company.ticker ?? '',
+    current_ticker: company.ticker ?? '',
+    company_name: company.name,
+    metric_id: first.metric_id,
+    dims_hash: dimsKey === null ? '' : sha256Hex(dimsKey),
+    dims_key: dimsKey ?? '',
+    unit_signature: first.unit_signature,
+    title: first.metric_label,
+    subtitle: `${company.name} · ${s.sliceLabel} · ${yLabel}`,
+    y_label: yLabel,
+    preferred_scale: preferredScale(s.list, first.unit_class),
+    series_kind: s.seriesKind,
+    is_active: activeFrom !== null && last.period_end >= activeFrom,
+    first_period_end: first.period_end,
+    last_period_end: last.period_end,
+    point_count: s.list.length,
+    meaning_hint: description.split(/(?<=\.)\s/)[0] ?? '',
+    meaning_disclaimer:
+      dimsKey === null
+        ? 'Consolidated value as reported in the filing.'
+        : `Dimensional slice (${s.sliceLabel}); not the consolidated total.`,
+    meaning_tooltip: description,
+    needs_meaning_tooltip: dimsKey !== null || description.length > 0,
+    serving: {
+      series_version: s.version,
+      etag: s.etag,
+      points_count: s.list.length,
+      first_period: first.period_key,
+      last_period: last.period_key,
+      built_at: s.builtAt,
+      blob_url: s.blobUrl,
+    },
+  };
+}
+
+function catalogRow(s: SeriesSummary, company: SeriesCompany): SeriesCatalogRow {
+  const { first, last } = s;
+  return {
+    series_key: s.seriesKey,
+    series_id: s.seriesId,
+    cik: company.cik,
+    current_ticker: company.ticker,
+    metric_id: first.metric_id,
+    metric_label: first.metric_label,
+    dims_key: s.dimsKey,
+    dimension_path_label: first.dimension_path_label ?? null,
+    axis_types: first.axis_types ?? [],
+    unit_signature: first.unit_signature,
+    unit_class: first.unit_class,
+    currency: first.currency,
+    is_consolidated: first.is_consolidated,
+    series_kind: s.seriesKind,
+    observation_count: s.list.length,
+    first_period_end: first.period_end,
+    last_period_end: last.period_end,
+    latest_period_key: last.period_key,
+    latest_value_num: last.value_num,
+    latest_filed_at: s.latestFiled,
+    filing_count: new Set(s.list.map((r) => r.source_accession)).size,
+    series_version: s.version,
+    blob_url: s.blobUrl,
+  };
+}
+
+function seriesBlob(s: SeriesSummary, company: SeriesCompany): SeriesBlob {
+  const { first } = s;
+  return {
+    series_id: s.seriesId,
+    series_key: s.seriesKey,
+    series_version: s.version,
+    etag: s.etag,
+    cik: company.cik,
+    ticker: company.ticker,
+    metric_id: first.metric_id,
+    metric_label: first.metric_label,
+    dims_key: s.dimsKey,
+    unit_signature: first.unit_signature,
+    built_at: s.builtAt,
+    points_count: s.points.length,
+    points: s.points,
+  };
 }
 
 function unitLabelOf(r: FactRow): string {

@@ -154,22 +154,24 @@ export interface CollectedFacts {
   asOfDate: string | null;
 }
 
-export function collectFacts(
-  companyfacts: CompanyFacts | null,
-  submissions: Submissions | null,
-  docs: readonly FilingDocument[],
-): CollectedFacts {
-  // Groups by series (metric | dims_key | unit), then by period_key; `all` keeps the order of
-  // their first report. Two levels spare a long key string per observation.
-  const all: FactGroup[] = [];
-  const bySeries = new Map<string, Map<string, FactGroup>>();
-  const seriesGroups = (metricId: string, dimsKey: string | null, unit: string): Map<string, FactGroup> => {
+/**
+ * Fact groups by series (metric | dims_key | unit), then by period_key; `all` keeps the order of
+ * their first report. Two levels spare a long key string per observation.
+ */
+class GroupCollector {
+  readonly all: FactGroup[] = [];
+  private readonly bySeries = new Map<string, Map<string, FactGroup>>();
+
+  /** The groups of one series by period_key. */
+  seriesGroups(metricId: string, dimsKey: string | null, unit: string): Map<string, FactGroup> {
     const key = `${metricId}|${dimsKey ?? ''}|${unit}`;
-    let m = bySeries.get(key);
-    if (m === undefined) bySeries.set(key, (m = new Map()));
+    let m = this.bySeries.get(key);
+    if (m === undefined) this.bySeries.set(key, (m = new Map()));
     return m;
-  };
-  const newGroup = (
+  }
+
+  /** Opens the group of a fact at its first report. */
+  open(
     groups: Map<string, FactGroup>,
     metricId: string,
     qname: string,
@@ -180,7 +182,7 @@ export function collectFacts(
     periodKey: string,
     dimsOf: ContextDims | undefined,
     cand: Candidate,
-  ): void => {
+  ): void {
     const g: FactGroup = {
       metricId,
       qname,
@@ -196,52 +198,74 @@ export function collectFacts(
       winner: cand,
     };
     groups.set(periodKey, g);
-    all.push(g);
-  };
-
-  let asOfDate: string | null = null;
-  const seeDate = (d: string | null): void => {
-    if (d !== null && (asOfDate === null || d > asOfDate)) asOfDate = d;
-  };
-
-  if (companyfacts) {
-    // Observations come grouped by concept and unit: names and the series map are looked up once per run.
-    let lastTaxonomy = '';
-    let lastConcept = '';
-    let lastUnit = '';
-    let metricId = '';
-    let qname = '';
-    let groups = new Map<string, FactGroup>();
-    for (const o of companyfacts.observations) {
-      const value = parseDecimal(o.val);
-      if (value === undefined) continue;
-      seeDate(o.filed);
-      if (o.concept !== lastConcept || o.taxonomy !== lastTaxonomy || o.unit !== lastUnit) {
-        lastTaxonomy = o.taxonomy;
-        lastConcept = o.concept;
-        lastUnit = o.unit;
-        metricId = `${o.taxonomy}#${o.concept}`;
-        qname = `${o.taxonomy}:${o.concept}`;
-        groups = seriesGroups(metricId, null, o.unit);
-      }
-      const periodKind = o.start === null ? 'instant' : 'duration';
-      const periodKey = periodKeyOf(periodKind, o.start, o.end);
-      const cand: Candidate = {
-        value,
-        accession: o.accn,
-        form: o.form === '' ? null : o.form,
-        filed: o.filed,
-        doc: null,
-        fact: null,
-        cf: o,
-      };
-      const g = groups.get(periodKey);
-      if (g !== undefined) g.candidates.push(cand);
-      else newGroup(groups, metricId, qname, o.unit, periodKind, o.start, o.end, periodKey, undefined, cand);
-    }
+    this.all.push(g);
   }
+}
+
+/** The later of two dates (null: none). */
+function laterDate(a: string | null, b: string | null): string | null {
+  return b !== null && (a === null || b > a) ? b : a;
+}
+
+export function collectFacts(
+  companyfacts: CompanyFacts | null,
+  submissions: Submissions | null,
+  docs: readonly FilingDocument[],
+): CollectedFacts {
+  const collector = new GroupCollector();
+  let asOfDate = companyfacts ? collectCompanyFacts(companyfacts, collector) : null;
+  asOfDate = laterDate(asOfDate, collectDocumentFacts(docs, collector));
+  const { reportPeriods, primaryDocuments, latestFiled } = filingFacts(companyfacts, submissions, docs);
+  asOfDate = laterDate(asOfDate, latestFiled);
+  for (const g of collector.all) if (g.candidates.length > 1) g.winner = chooseWinner(g.candidates);
+  return { groups: collector.all, reportPeriods, primaryDocuments, asOfDate };
+}
+
+/** Adds every companyfacts observation with a value; returns the latest filing date among them. */
+function collectCompanyFacts(companyfacts: CompanyFacts, collector: GroupCollector): string | null {
+  let latest: string | null = null;
+  // Observations come grouped by concept and unit: names and the series map are looked up once per run.
+  let lastTaxonomy = '';
+  let lastConcept = '';
+  let lastUnit = '';
+  let metricId = '';
+  let qname = '';
+  let groups = new Map<string, FactGroup>();
+  for (const o of companyfacts.observations) {
+    const value = parseDecimal(o.val);
+    if (value === undefined) continue;
+    if (latest === null || o.filed > latest) latest = o.filed;
+    if (o.concept !== lastConcept || o.taxonomy !== lastTaxonomy || o.unit !== lastUnit) {
+      lastTaxonomy = o.taxonomy;
+      lastConcept = o.concept;
+      lastUnit = o.unit;
+      metricId = `${o.taxonomy}#${o.concept}`;
+      qname = `${o.taxonomy}:${o.concept}`;
+      groups = collector.seriesGroups(metricId, null, o.unit);
+    }
+    const periodKind = o.start === null ? 'instant' : 'duration';
+    const periodKey = periodKeyOf(periodKind, o.start, o.end);
+    const cand: Candidate = {
+      value,
+      accession: o.accn,
+      form: o.form === '' ? null : o.form,
+      filed: o.filed,
+      doc: null,
+      fact: null,
+      cf: o,
+    };
+    const g = groups.get(periodKey);
+    if (g !== undefined) g.candidates.push(cand);
+    else collector.open(groups, metricId, qname, o.unit, periodKind, o.start, o.end, periodKey, undefined, cand);
+  }
+  return latest;
+}
+
+/** Adds every numeric fact of the bundled documents; returns the latest filing date of the documents. */
+function collectDocumentFacts(docs: readonly FilingDocument[], collector: GroupCollector): string | null {
+  let latest: string | null = null;
   for (const doc of docs) {
-    seeDate(doc.filedAt);
+    latest = laterDate(latest, doc.filedAt);
     const { contexts, units } = doc.parsed;
     const byContext = new Map<string, ContextDims>();
     for (const fact of doc.parsed.facts) {
@@ -250,21 +274,12 @@ export function collectFacts(
       const unit = fact.unitRef !== null ? units.get(fact.unitRef)?.name : undefined;
       if (unit === undefined) continue;
       let dimsOf = byContext.get(fact.contextRef);
-      if (dimsOf === undefined) {
-        const dims = [...ctx.dims].sort((a, b) => (a.axis < b.axis ? -1 : a.axis > b.axis ? 1 : 0));
-        dimsOf = {
-          dims,
-          dimsKey: dimsKeyOf(dims),
-          dimsPath: ctx.dims.length === 0 ? null : ctx.dims.map((d) => `${d.axis}/${d.member}`).join('|'),
-          periodKey: periodKeyOf(ctx.periodKind, ctx.start, ctx.end),
-        };
-        byContext.set(fact.contextRef, dimsOf);
-      }
+      if (dimsOf === undefined) byContext.set(fact.contextRef, (dimsOf = contextDims(ctx)));
       const colon = fact.concept.indexOf(':');
       const prefix = colon > 0 ? fact.concept.slice(0, colon) : 'unknown';
       const local = colon > 0 ? fact.concept.slice(colon + 1) : fact.concept;
       const metricId = `${prefix}#${local}`;
-      const groups = seriesGroups(metricId, dimsOf.dimsKey, unit);
+      const groups = collector.seriesGroups(metricId, dimsOf.dimsKey, unit);
       const cand: Candidate = {
         value: fact.value,
         accession: doc.accession,
@@ -277,37 +292,42 @@ export function collectFacts(
       const g = groups.get(dimsOf.periodKey);
       if (g !== undefined) g.candidates.push(cand);
       else {
-        newGroup(groups, metricId, fact.concept, unit, ctx.periodKind, ctx.start, ctx.end, dimsOf.periodKey, dimsOf, cand);
+        collector.open(groups, metricId, fact.concept, unit, ctx.periodKind, ctx.start, ctx.end, dimsOf.periodKey, dimsOf, cand);
       }
     }
   }
+  return latest;
+}
 
-  // Report period of each filing: the document's dei period › submissions reportDate › the latest
-  // period end carried by at least 3 of the filing's us-gaap observations in companyfacts (the
-  // current period is the latest one a filing reports; the threshold skips odd subsequent-event dates).
-  const reportPeriods = new Map<string, string>();
+type DocumentContext = FilingDocument['parsed']['contexts'] extends Map<string, infer C> ? C : never;
+
+/** The dimensions of one context (sorted by axis, and in document order for the raw path). */
+function contextDims(ctx: DocumentContext): ContextDims {
+  const dims = [...ctx.dims].sort((a, b) => (a.axis < b.axis ? -1 : a.axis > b.axis ? 1 : 0));
+  return {
+    dims,
+    dimsKey: dimsKeyOf(dims),
+    dimsPath: ctx.dims.length === 0 ? null : ctx.dims.map((d) => `${d.axis}/${d.member}`).join('|'),
+    periodKey: periodKeyOf(ctx.periodKind, ctx.start, ctx.end),
+  };
+}
+
+/**
+ * What each filing says of itself: its report period and primary document, and the latest filing
+ * date of the submissions. Report period: the document's dei period › submissions reportDate › the
+ * latest period end carried by at least 3 of the filing's us-gaap observations in companyfacts (the
+ * current period is the latest one a filing reports; the threshold skips odd subsequent-event dates).
+ */
+function filingFacts(
+  companyfacts: CompanyFacts | null,
+  submissions: Submissions | null,
+  docs: readonly FilingDocument[],
+): { reportPeriods: Map<string, string>; primaryDocuments: Map<string, string>; latestFiled: string | null } {
+  const reportPeriods = companyfacts ? observedReportPeriods(companyfacts) : new Map<string, string>();
   const primaryDocuments = new Map<string, string>();
-  if (companyfacts) {
-    const counts = new Map<string, Map<string, number>>();
-    for (const o of companyfacts.observations) {
-      if (o.taxonomy !== 'us-gaap') continue;
-      let m = counts.get(o.accn);
-      if (m === undefined) counts.set(o.accn, (m = new Map()));
-      m.set(o.end, (m.get(o.end) ?? 0) + 1);
-    }
-    for (const [acc, m] of counts) {
-      let best: string | null = null;
-      let fallback: string | null = null;
-      for (const [end, n] of m) {
-        if (fallback === null || end > fallback) fallback = end;
-        if (n >= 3 && (best === null || end > best)) best = end;
-      }
-      const period = best ?? fallback;
-      if (period !== null) reportPeriods.set(acc, period);
-    }
-  }
+  let latestFiled: string | null = null;
   for (const f of submissions?.filings ?? []) {
-    seeDate(f.filingDate);
+    latestFiled = laterDate(latestFiled, f.filingDate);
     if (f.reportDate !== null) reportPeriods.set(f.accession, f.reportDate);
     if (f.primaryDocument !== null) primaryDocuments.set(f.accession, f.primaryDocument);
   }
@@ -315,6 +335,28 @@ export function collectFacts(
     if (d.periodEnd !== null) reportPeriods.set(d.accession, d.periodEnd);
     primaryDocuments.set(d.accession, d.documentName);
   }
-  for (const g of all) if (g.candidates.length > 1) g.winner = chooseWinner(g.candidates);
-  return { groups: all, reportPeriods, primaryDocuments, asOfDate };
+  return { reportPeriods, primaryDocuments, latestFiled };
+}
+
+/** Accession → the latest period end carried by at least 3 us-gaap observations (else the latest one). */
+function observedReportPeriods(companyfacts: CompanyFacts): Map<string, string> {
+  const reportPeriods = new Map<string, string>();
+  const counts = new Map<string, Map<string, number>>();
+  for (const o of companyfacts.observations) {
+    if (o.taxonomy !== 'us-gaap') continue;
+    let m = counts.get(o.accn);
+    if (m === undefined) counts.set(o.accn, (m = new Map()));
+    m.set(o.end, (m.get(o.end) ?? 0) + 1);
+  }
+  for (const [acc, m] of counts) {
+    let best: string | null = null;
+    let fallback: string | null = null;
+    for (const [end, n] of m) {
+      if (fallback === null || end > fallback) fallback = end;
+      if (n >= 3 && (best === null || end > best)) best = end;
+    }
+    const period = best ?? fallback;
+    if (period !== null) reportPeriods.set(acc, period);
+  }
+  return reportPeriods;
 }

@@ -68,154 +68,173 @@ interface OpenElement {
  * Works on a latin1 view so string indexes are byte offsets; text is re-decoded as UTF-8 per run.
  */
 export function extractBlocks(raw: Buffer): TextBlock[] {
-  const html = raw.toString('latin1');
-  const blocks: TextBlock[] = [];
-  const stack: OpenElement[] = [];
-  let hiddenDepth = 0;
-  let boldDepth = 0;
-  let tableDepth = 0;
+  return new BlockScanner(raw.toString('latin1')).scan();
+}
 
+/** One pass of the tag tokenizer over a document, with the paragraph or table being accumulated. */
+class BlockScanner {
+  private readonly blocks: TextBlock[] = [];
+  private readonly stack: OpenElement[] = [];
+  private hiddenDepth = 0;
+  private boldDepth = 0;
+  private tableDepth = 0;
   // Current paragraph (or table) being accumulated.
-  let parts: string[] = [];
-  let start = -1;
-  let end = -1;
-  let allBold = true;
-  let tableRows: TableRow[] = [];
-  let rowCells: string[] = [];
-  let rowStart = -1;
-  let rowEnd = -1;
+  private parts: string[] = [];
+  private start = -1;
+  private end = -1;
+  private allBold = true;
+  private tableRows: TableRow[] = [];
+  private rowCells: string[] = [];
+  private rowStart = -1;
+  private rowEnd = -1;
 
-  const flushPara = (): void => {
-    if (tableDepth > 0) return; // inside a table, cells are collected separately
-    const text = collapse(parts.join(''));
-    if (text.length > 0 && start >= 0) blocks.push({ text, start, end, kind: 'para', bold: allBold });
-    parts = [];
-    start = -1;
-    end = -1;
-    allBold = true;
-  };
-  const flushCell = (): void => {
-    const text = collapse(parts.join(''));
-    parts = [];
-    if (text.length > 0) rowCells.push(text);
-  };
-  const flushRow = (): void => {
-    flushCell();
-    const text = rowCells.join(' ');
-    if (text.length > 0 && rowStart >= 0) tableRows.push({ text, start: rowStart, end: rowEnd });
-    rowCells = [];
-    rowStart = -1;
-    rowEnd = -1;
-  };
+  constructor(private readonly html: string) {}
 
-  TAG_RE.lastIndex = 0;
-  let pos = 0;
-  let m: RegExpExecArray | null;
-  while ((m = TAG_RE.exec(html)) !== null) {
-    if (m.index > pos && hiddenDepth === 0) {
-      addText(pos, m.index);
+  scan(): TextBlock[] {
+    const html = this.html;
+    TAG_RE.lastIndex = 0;
+    let pos = 0;
+    let m: RegExpExecArray | null;
+    while ((m = TAG_RE.exec(html)) !== null) {
+      if (m.index > pos && this.hiddenDepth === 0) this.addText(pos, m.index);
+      pos = TAG_RE.lastIndex;
+      const name = m[2]?.toLowerCase();
+      if (name === undefined) continue; // comment, doctype, processing instruction
+      if (m[1] === '/') this.closeTag(name);
+      else this.openTag(name, m[3] ?? '');
     }
-    pos = TAG_RE.lastIndex;
-    const name = m[2]?.toLowerCase();
-    if (name === undefined) continue; // comment, doctype, processing instruction
-    const closing = m[1] === '/';
-    const attrs = m[3] ?? '';
-    if (closing) {
-      // Pop to the matching element (tolerates unclosed inline elements).
-      let i = stack.length - 1;
-      while (i >= 0 && stack[i]?.name !== name) i--;
-      if (i < 0) continue;
-      while (stack.length > i) {
-        const el = stack.pop();
-        if (!el) break;
-        if (el.hidden) hiddenDepth--;
-        if (el.bold) boldDepth--;
-        closeElement(el.name);
-      }
-      continue;
+    if (this.hiddenDepth === 0 && pos < html.length) this.addText(pos, html.length);
+    this.flushPara();
+    return this.blocks;
+  }
+
+  /** Pops to the matching element (tolerates unclosed inline elements). */
+  private closeTag(name: string): void {
+    const stack = this.stack;
+    let i = stack.length - 1;
+    while (i >= 0 && stack[i]?.name !== name) i--;
+    if (i < 0) return;
+    while (stack.length > i) {
+      const el = stack.pop();
+      if (!el) break;
+      if (el.hidden) this.hiddenDepth--;
+      if (el.bold) this.boldDepth--;
+      this.closeElement(el.name);
     }
+  }
+
+  private openTag(name: string, attrs: string): void {
     const selfClosing = attrs.trimEnd().endsWith('/') || VOID_TAGS.has(name);
-    if (hiddenDepth === 0) openElement(name);
+    if (this.hiddenDepth === 0) this.openElement(name);
     if (selfClosing) {
-      if (hiddenDepth === 0 && BLOCK_TAGS.has(name)) {
-        if (tableDepth > 0) parts.push(' ');
-        else flushPara();
+      if (this.hiddenDepth === 0 && BLOCK_TAGS.has(name)) {
+        if (this.tableDepth > 0) this.parts.push(' ');
+        else this.flushPara();
       }
-      continue;
+      return;
     }
     const style = /\bstyle\s*=\s*"([^"]*)"/i.exec(attrs)?.[1] ?? '';
     const hidden = SKIP_TAGS.has(name) || HIDDEN_STYLE_RE.test(style);
     const bold = name === 'b' || name === 'strong' || BOLD_STYLE_RE.test(style);
-    stack.push({ name, hidden, bold });
-    if (hidden) hiddenDepth++;
-    if (bold) boldDepth++;
+    this.stack.push({ name, hidden, bold });
+    if (hidden) this.hiddenDepth++;
+    if (bold) this.boldDepth++;
   }
-  if (hiddenDepth === 0 && pos < html.length) addText(pos, html.length);
-  flushPara();
-  return blocks;
 
-  function openElement(name: string): void {
+  private openElement(name: string): void {
     if (name === 'table') {
-      if (tableDepth === 0) {
-        flushPara();
-        tableRows = [];
-        rowCells = [];
-        parts = [];
+      if (this.tableDepth === 0) {
+        this.flushPara();
+        this.tableRows = [];
+        this.rowCells = [];
+        this.parts = [];
       }
-      tableDepth++;
-    } else if (tableDepth > 0) {
-      if (name === 'tr') flushRow();
-      else if (name === 'td' || name === 'th') flushCell();
-      else if (BLOCK_TAGS.has(name)) parts.push(' ');
+      this.tableDepth++;
+    } else if (this.tableDepth > 0) {
+      if (name === 'tr') this.flushRow();
+      else if (name === 'td' || name === 'th') this.flushCell();
+      else if (BLOCK_TAGS.has(name)) this.parts.push(' ');
     } else if (BLOCK_TAGS.has(name)) {
-      flushPara();
+      this.flushPara();
     }
   }
 
-  function closeElement(name: string): void {
-    if (hiddenDepth > 0) return;
-    if (name === 'table' && tableDepth > 0) {
-      tableDepth--;
-      if (tableDepth === 0) {
-        flushRow();
-        const rows = tableRows;
-        const text = rows.map((r) => r.text).join('\n');
-        if (text.length > 0 && start >= 0) {
-          blocks.push({ text, start, end, kind: 'table', bold: allBold, rows });
-        }
-        tableRows = [];
-        parts = [];
-        start = -1;
-        end = -1;
-        allBold = true;
-      }
-    } else if (tableDepth > 0) {
-      if (name === 'td' || name === 'th') flushCell();
-      else if (name === 'tr') flushRow();
+  private closeElement(name: string): void {
+    if (this.hiddenDepth > 0) return;
+    if (name === 'table' && this.tableDepth > 0) {
+      this.tableDepth--;
+      if (this.tableDepth === 0) this.flushTable();
+    } else if (this.tableDepth > 0) {
+      if (name === 'td' || name === 'th') this.flushCell();
+      else if (name === 'tr') this.flushRow();
     } else if (BLOCK_TAGS.has(name)) {
-      flushPara();
+      this.flushPara();
     }
   }
 
-  function addText(from: number, to: number): void {
-    const rawText = html.slice(from, to);
+  private addText(from: number, to: number): void {
+    const rawText = this.html.slice(from, to);
     const lead = rawText.search(/\S/);
     if (lead < 0) {
-      if (parts.length > 0) parts.push(' ');
+      if (this.parts.length > 0) this.parts.push(' ');
       return;
     }
     const trail = rawText.length - (rawText.length - rawText.trimEnd().length);
-    if (start < 0) start = from + lead;
-    end = from + trail;
-    if (tableDepth > 0) {
-      if (rowStart < 0) rowStart = from + lead;
-      rowEnd = from + trail;
+    if (this.start < 0) this.start = from + lead;
+    this.end = from + trail;
+    if (this.tableDepth > 0) {
+      if (this.rowStart < 0) this.rowStart = from + lead;
+      this.rowEnd = from + trail;
     }
     const text = decodeEntities(Buffer.from(rawText, 'latin1').toString('utf8'));
-    if (text.trim().length > 0 && text.replace(/[\s\u00a0]/g, '').length > 0 && boldDepth === 0) {
-      allBold = false;
+    if (text.trim().length > 0 && text.replace(/[\s\u00a0]/g, '').length > 0 && this.boldDepth === 0) {
+      this.allBold = false;
     }
-    parts.push(text);
+    this.parts.push(text);
+  }
+
+  private flushPara(): void {
+    if (this.tableDepth > 0) return; // inside a table, cells are collected separately
+    const text = collapse(this.parts.join(''));
+    if (text.length > 0 && this.start >= 0) {
+      this.blocks.push({ text, start: this.start, end: this.end, kind: 'para', bold: this.allBold });
+    }
+    this.resetBlock();
+  }
+
+  private flushCell(): void {
+    const text = collapse(this.parts.join(''));
+    this.parts = [];
+    if (text.length > 0) this.rowCells.push(text);
+  }
+
+  private flushRow(): void {
+    this.flushCell();
+    const text = this.rowCells.join(' ');
+    if (text.length > 0 && this.rowStart >= 0)
+      this.tableRows.push({ text, start: this.rowStart, end: this.rowEnd });
+    this.rowCells = [];
+    this.rowStart = -1;
+    this.rowEnd = -1;
+  }
+
+  /** The end of an outermost table: its rows become one block. */
+  private flushTable(): void {
+    this.flushRow();
+    const rows = this.tableRows;
+    const text = rows.map((r) => r.text).join('\n');
+    if (text.length > 0 && this.start >= 0) {
+      this.blocks.push({ text, start: this.start, end: this.end, kind: 'table', bold: this.allBold, rows });
+    }
+    this.tableRows = [];
+    this.resetBlock();
+  }
+
+  private resetBlock(): void {
+    this.parts = [];
+    this.start = -1;
+    this.end = -1;
+    this.allBold = true;
   }
 }
 

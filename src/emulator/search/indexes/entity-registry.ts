@@ -76,14 +76,29 @@ function taxonomyOf(metricId: string): string {
   return metricId.split('#')[0] ?? metricId;
 }
 
-/** Entities of one company from its catalogs. */
+/** Entities of one company from its catalogs: its series, then its metrics, then its members. */
 export async function companyEntities(store: EmulatorStore, cik: string): Promise<Entity[]> {
-  const company = store.resolve({ cik });
-  const name = company?.name ?? null;
+  const name = store.resolve({ cik })?.name ?? null;
   const [seriesRows, dimsRows] = await Promise.all([store.seriesCatalog(cik), store.dimsCatalog(cik)]);
-  const entities: Entity[] = [];
-  const metrics = new Map<string, { label: string; rows: Row[]; consolidated: Row | undefined }>();
+  const { series, metrics } = await seriesEntities(store, cik, seriesRows);
+  return [...series, ...metricEntities(metrics, series, cik, name), ...memberEntities(dimsRows, cik)];
+}
 
+/** The series catalog rows of one metric, and its consolidated series (if any). */
+interface MetricRows {
+  label: string;
+  rows: Row[];
+  consolidated: Row | undefined;
+}
+
+/** One entity per series (with its metadata), and the series grouped by metric. */
+async function seriesEntities(
+  store: EmulatorStore,
+  cik: string,
+  seriesRows: readonly Row[],
+): Promise<{ series: Entity[]; metrics: Map<string, MetricRows> }> {
+  const series: Entity[] = [];
+  const metrics = new Map<string, MetricRows>();
   for (const r of seriesRows) {
     const metricId = str(r.metric_id);
     const seriesKey = str(r.series_key);
@@ -98,7 +113,7 @@ export async function companyEntities(store: EmulatorStore, cik: string): Promis
     const metadata = (await store.seriesById(seriesId)) ?? null;
     const slice = str(r.dimension_path_label) ?? 'Consolidated';
     const unit = str(r.unit_signature);
-    entities.push({
+    series.push({
       fields: {
         entity_type: 'series',
         entity_id: seriesId,
@@ -121,16 +136,26 @@ export async function companyEntities(store: EmulatorStore, cik: string): Promis
       text: searchText([label, slice, unit], [metricId]),
     });
   }
+  return { series, metrics };
+}
 
+/** One entity per metric; meaning fields from its consolidated series' metadata. */
+function metricEntities(
+  metrics: ReadonlyMap<string, MetricRows>,
+  series: readonly Entity[],
+  cik: string,
+  name: string | null,
+): Entity[] {
+  const out: Entity[] = [];
   for (const [metricId, m] of metrics) {
     const c = m.consolidated;
-    const meta = c ? entities.find((e) => e.fields.series_key === str(c.series_key))?.metadata : undefined;
+    const meta = c ? series.find((e) => e.fields.series_key === str(c.series_key))?.metadata : undefined;
     let last: string | null = null;
     for (const r of m.rows) {
       const l = str(r.last_period_end);
       if (l !== null && (last === null || l > last)) last = l;
     }
-    entities.push({
+    out.push({
       fields: {
         entity_type: 'metric',
         entity_id: metricId,
@@ -153,7 +178,14 @@ export async function companyEntities(store: EmulatorStore, cik: string): Promis
       text: searchText([m.label], [metricId]),
     });
   }
+  return out;
+}
 
+/**
+ * One entity per explicit dimension member (typed members are values, not entities), first seen
+ * first; its dims_key when it slices alone, its latest period over every combination.
+ */
+function memberEntities(dimsRows: readonly Row[], cik: string): Entity[] {
   const members = new Map<string, Entity>();
   for (const r of dimsRows) {
     const list = Array.isArray(r.members) ? (r.members as Row[]) : [];
@@ -170,42 +202,47 @@ export async function companyEntities(store: EmulatorStore, cik: string): Promis
           existing.fields.series_last_period = last;
         continue;
       }
-      const memberLabel = str(mem.member_label) ?? splitCamel(member);
-      const axisLabel = str(mem.axis_label) ?? splitCamel(axis);
-      const category =
-        r.is_geographic_like === true
-          ? 'geographic'
-          : r.is_business_segment_like === true
-            ? 'business_segment'
-            : r.is_product_like === true
-              ? 'product'
-              : 'other';
-      members.set(member, {
-        fields: {
-          entity_type: 'member',
-          entity_id: member,
-          cik,
-          title: memberLabel,
-          subtitle: axisLabel,
-          category,
-          series_point_count: null,
-          series_last_period: last,
-          metric_id: null,
-          dims_key: single ? str(r.dims_key) : null,
-          unit_signature: null,
-          series_key: null,
-          meaning_hint: null,
-          meaning_disclaimer: null,
-          meaning_tooltip: null,
-          needs_meaning_tooltip: false,
-        },
-        metadata: null,
-        text: searchText([memberLabel, axisLabel], [member, axis]),
-      });
+      members.set(member, memberEntity(r, mem, cik, single ? str(r.dims_key) : null, last));
     }
   }
-  entities.push(...members.values());
-  return entities;
+  return [...members.values()];
+}
+
+function memberEntity(r: Row, mem: Row, cik: string, dimsKey: string | null, last: string | null): Entity {
+  const member = str(mem.member) ?? '';
+  const axis = str(mem.axis) ?? '';
+  const memberLabel = str(mem.member_label) ?? splitCamel(member);
+  const axisLabel = str(mem.axis_label) ?? splitCamel(axis);
+  const category =
+    r.is_geographic_like === true
+      ? 'geographic'
+      : r.is_business_segment_like === true
+        ? 'business_segment'
+        : r.is_product_like === true
+          ? 'product'
+          : 'other';
+  return {
+    fields: {
+      entity_type: 'member',
+      entity_id: member,
+      cik,
+      title: memberLabel,
+      subtitle: axisLabel,
+      category,
+      series_point_count: null,
+      series_last_period: last,
+      metric_id: null,
+      dims_key: dimsKey,
+      unit_signature: null,
+      series_key: null,
+      meaning_hint: null,
+      meaning_disclaimer: null,
+      meaning_tooltip: null,
+      needs_meaning_tooltip: false,
+    },
+    metadata: null,
+    text: searchText([memberLabel, axisLabel], [member, axis]),
+  };
 }
 
 interface Population {
