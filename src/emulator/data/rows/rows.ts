@@ -164,7 +164,54 @@ export function buildEvidence(
           ? edgarDocumentUrl(cik, w.accession, primary)
           : edgarFilingIndexUrl(cik, w.accession)
         : null;
-  const payload: Record<string, unknown> = inline
+  const payload = highlightPayload(row, g, documentName);
+  const evidence: EvidenceRow = {
+    evidence_key: evidenceKey,
+    cik,
+    source_accession: w.accession,
+    source_form_type: row.source_form_type,
+    source_is_amendment: row.source_is_amendment,
+    source_filed_at: w.filed,
+    filing_url: inline ? filingViewerUrlOf(doc.path) : null,
+    document_url: documentUrl,
+    evidence_url: row.evidence_url,
+    viewer_url: inline ? viewerUrlOf(evidenceKey) : null,
+    snippet_text: fact?.snippet ?? null,
+    locator_type: inline ? 'ixbrl' : 'xbrl',
+    html_start_offset: inline ? fact.start : null,
+    html_end_offset: inline ? fact.end : null,
+    document_name: documentName,
+    document_sequence: null,
+    section_title: fact?.section ?? null,
+    highlight_payload_json: payload,
+    fact_key: row.fact_key,
+    series_key: row.series_key,
+    metric_id: row.metric_id,
+    period_key: row.period_key,
+    dims_key: g.dimsKey,
+    unit_signature: row.unit_signature,
+    value_num: row.value_num,
+  };
+  const location: EvidenceLocation = {
+    evidence,
+    documentPath: inline ? doc.path : null,
+    start: inline ? fact.start : null,
+    end: inline ? fact.end : null,
+  };
+  return { evidence, location };
+}
+
+/** highlight_payload_json: where the figure is in its document (ixbrl, instance) or in companyfacts. */
+function highlightPayload(
+  row: FactRow,
+  g: FactGroup,
+  documentName: string | null,
+): Record<string, unknown> {
+  const w = g.winner;
+  const doc = w.doc;
+  const fact = w.fact;
+  const inline = doc !== null && fact !== null && doc.kind === 'ixbrl' && fact.start !== null;
+  return inline
     ? {
         locator_type: 'ixbrl',
         document_name: documentName,
@@ -205,40 +252,6 @@ export function buildEvidence(
           fp: w.cf?.fp ?? null,
           frame: w.cf?.frame ?? null,
         };
-  const evidence: EvidenceRow = {
-    evidence_key: evidenceKey,
-    cik,
-    source_accession: w.accession,
-    source_form_type: row.source_form_type,
-    source_is_amendment: row.source_is_amendment,
-    source_filed_at: w.filed,
-    filing_url: inline ? filingViewerUrlOf(doc.path) : null,
-    document_url: documentUrl,
-    evidence_url: row.evidence_url,
-    viewer_url: inline ? viewerUrlOf(evidenceKey) : null,
-    snippet_text: fact?.snippet ?? null,
-    locator_type: inline ? 'ixbrl' : 'xbrl',
-    html_start_offset: inline ? fact.start : null,
-    html_end_offset: inline ? fact.end : null,
-    document_name: documentName,
-    document_sequence: null,
-    section_title: fact?.section ?? null,
-    highlight_payload_json: payload,
-    fact_key: row.fact_key,
-    series_key: row.series_key,
-    metric_id: row.metric_id,
-    period_key: row.period_key,
-    dims_key: g.dimsKey,
-    unit_signature: row.unit_signature,
-    value_num: row.value_num,
-  };
-  const location: EvidenceLocation = {
-    evidence,
-    documentPath: inline ? doc.path : null,
-    start: inline ? fact.start : null,
-    end: inline ? fact.end : null,
-  };
-  return { evidence, location };
 }
 
 /** Core/latest rows: the 2.2 fields without the facts/full dimensional fields. */

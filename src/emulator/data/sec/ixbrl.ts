@@ -351,6 +351,22 @@ class InlineFact implements DocumentFact {
   }
 }
 
+/**
+ * Index of the close tag of the ix:nonFraction whose content starts at `from`, nested ones allowed;
+ * -1 if it is never closed.
+ */
+function matchingClose(doc: string, from: number): number {
+  let depth = 1;
+  const tagRe = /<(\/?)ix:nonFraction\b[^>]*?(\/?)>/gi;
+  tagRe.lastIndex = from;
+  for (let t = tagRe.exec(doc); t !== null; t = tagRe.exec(doc)) {
+    if (t[1] === '/') depth -= 1;
+    else if (t[2] !== '/') depth += 1;
+    if (depth === 0) return t.index;
+  }
+  return -1;
+}
+
 /** Scans an inline XBRL document. `buf` is the raw file (any encoding; offsets are byte offsets). */
 export function parseInlineXbrl(buf: Buffer): ParsedFilingDocument {
   const doc = buf.toString('latin1');
@@ -367,21 +383,7 @@ export function parseInlineXbrl(buf: Buffer): ParsedFilingDocument {
     const attrs = parseAttributes(m[1] ?? '');
     if (m[2] === '/' || attrs.get('xsi:nil') === 'true') continue;
     const innerStart = m.index + m[0].length;
-    // Find the matching close tag, allowing nested ix:nonFraction.
-    let depth = 1;
-    let cursor = innerStart;
-    let close = -1;
-    const tagRe = /<(\/?)ix:nonFraction\b[^>]*?(\/?)>/gi;
-    tagRe.lastIndex = innerStart;
-    for (let t = tagRe.exec(doc); t !== null; t = tagRe.exec(doc)) {
-      if (t[1] === '/') depth -= 1;
-      else if (t[2] !== '/') depth += 1;
-      cursor = t.index;
-      if (depth === 0) {
-        close = cursor;
-        break;
-      }
-    }
+    const close = matchingClose(doc, innerStart);
     if (close < 0) {
       skipped += 1;
       continue;
