@@ -146,93 +146,103 @@ function normaliseTitle(raw: string): string | null {
 
 /** Classifies the blocks of one document of form `form` (`10-K`, `10-Q`, amendments too). */
 export function classifyBlocks(blocks: readonly TextBlock[], form: string): ClassifiedBlock[] {
-  const isQuarterly = /^10-Q/i.test(form);
+  const state = new SectionState(/^10-Q/i.test(form));
   const out: ClassifiedBlock[] = [];
-  let part: string | null = null;
-  let item: string | null = null;
-  let itemTitle: string | null = null;
-  let note: string | null = null;
-  let noteTitle: string | null = null;
-  let type: ChunkType = 'compliance';
-  let confidence: number = CONFIDENCE.preamble;
-  let itemType: ChunkType = 'compliance';
-  let itemConfidence: number = CONFIDENCE.preamble;
-  let seenItem = false;
+  for (const block of blocks) {
+    if (NOISE_RE.some((re) => re.test(block.text))) continue;
+    const text = headingText(block);
+    const isHeading = text === null ? false : state.heading(block, text);
+    // A Part heading only sets context; its two words would make a chunk of their own.
+    if (isHeading === undefined) continue;
+    out.push({ block, isHeading, section: state.section() });
+  }
+  return out;
+}
 
-  const rulesFor = (num: string, title: string): ItemRule | undefined => {
-    if (!isQuarterly) return TEN_K[num];
-    if (part === 'Part II') return TEN_Q_PART_II[num];
-    if (part === 'Part I') return TEN_Q_PART_I[num];
+/** Where a document's walk stands: its Part, Item and Note, and the chunk type they give. */
+class SectionState {
+  private part: string | null = null;
+  private item: string | null = null;
+  private itemTitle: string | null = null;
+  private note: string | null = null;
+  private noteTitle: string | null = null;
+  private type: ChunkType = 'compliance';
+  private confidence: number = CONFIDENCE.preamble;
+  private itemType: ChunkType = 'compliance';
+  private itemConfidence: number = CONFIDENCE.preamble;
+  private seenItem = false;
+
+  constructor(private readonly isQuarterly: boolean) {}
+
+  section(): SectionContext {
+    const { type, confidence, part, item, note } = this;
+    return { type, confidence, part, item, note, heading: this.noteTitle ?? this.itemTitle };
+  }
+
+  /**
+   * Applies a block that may be a heading: true when it is one (it may start a chunk), false for
+   * body text, undefined for a Part heading (context only, no block of its own).
+   */
+  heading(block: TextBlock, text: string): boolean | undefined {
+    const pm = PART_RE.exec(text);
+    const im = ITEM_RE.exec(text);
+    const nm = NOTE_RE.exec(text);
+    const fuzzy = block.bold && !this.seenItem ? FUZZY_TITLES.find((f) => f.re.test(text)) : undefined;
+    if (pm?.[1] && text.length <= 80) {
+      this.part = romanPart(pm[1]);
+      return undefined;
+    }
+    if (im?.[1] && !/\bof (this|the) (form|report|annual)/i.test(text)) {
+      this.startItem(im[1].toUpperCase(), im[2] ?? '');
+    } else if (nm?.[1]) {
+      this.startNote(`Note ${nm[1]}`, normaliseTitle(nm[2] ?? ''), 'notes', CONFIDENCE.exact);
+    } else if (block.bold && AUDITOR_RE.test(text)) {
+      const title = 'Report of Independent Registered Public Accounting Firm';
+      this.startNote(null, title, 'compliance', CONFIDENCE.fuzzy);
+    } else if (block.bold && STATEMENT_RE.test(text) && this.seenItem) {
+      this.startNote(null, normaliseTitle(text), 'notes', CONFIDENCE.financialStatements);
+    } else if (fuzzy) {
+      this.itemTitle = text;
+      this.type = fuzzy.type;
+      this.confidence = CONFIDENCE.fuzzy;
+    } else {
+      return block.bold; // a subheading: keeps the section, may start a new chunk
+    }
+    return true;
+  }
+
+  private startItem(num: string, title: string): void {
+    const rule = this.rulesFor(num, title);
+    this.item = `Item ${num}`;
+    this.itemTitle = normaliseTitle(title);
+    this.note = null;
+    this.noteTitle = null;
+    this.seenItem = true;
+    if (rule) {
+      this.itemType = rule.type;
+      this.itemConfidence = rule.title.test(title) ? CONFIDENCE.exact : CONFIDENCE.itemNumberOnly;
+    } else {
+      this.itemType = 'compliance';
+      this.itemConfidence = CONFIDENCE.fuzzy;
+    }
+    this.type = this.itemType;
+    this.confidence = this.itemType === 'notes' ? CONFIDENCE.financialStatements : this.itemConfidence;
+  }
+
+  private startNote(note: string | null, title: string | null, type: ChunkType, confidence: number): void {
+    this.note = note;
+    this.noteTitle = title;
+    this.type = type;
+    this.confidence = confidence;
+  }
+
+  private rulesFor(num: string, title: string): ItemRule | undefined {
+    if (!this.isQuarterly) return TEN_K[num];
+    if (this.part === 'Part II') return TEN_Q_PART_II[num];
+    if (this.part === 'Part I') return TEN_Q_PART_I[num];
     // Part unknown: pick the table whose title matches.
     const p2 = TEN_Q_PART_II[num];
     if (p2 && p2.title.test(title)) return p2;
     return TEN_Q_PART_I[num] ?? p2;
-  };
-
-  for (const block of blocks) {
-    if (NOISE_RE.some((re) => re.test(block.text))) continue;
-    const text = headingText(block);
-    let isHeading = false;
-    if (text !== null) {
-      const pm = PART_RE.exec(text);
-      const im = ITEM_RE.exec(text);
-      const nm = NOTE_RE.exec(text);
-      const fuzzy = block.bold && !seenItem ? FUZZY_TITLES.find((f) => f.re.test(text)) : undefined;
-      if (pm?.[1] && text.length <= 80) {
-        // A Part heading only sets context; its two words would make a chunk of their own.
-        part = romanPart(pm[1]);
-        continue;
-      } else if (im?.[1] && !/\bof (this|the) (form|report|annual)/i.test(text)) {
-        const num = im[1].toUpperCase();
-        const title = im[2] ?? '';
-        const rule = rulesFor(num, title);
-        item = `Item ${num}`;
-        itemTitle = normaliseTitle(title);
-        note = null;
-        noteTitle = null;
-        seenItem = true;
-        isHeading = true;
-        if (rule) {
-          itemType = rule.type;
-          itemConfidence = rule.title.test(title) ? CONFIDENCE.exact : CONFIDENCE.itemNumberOnly;
-        } else {
-          itemType = 'compliance';
-          itemConfidence = CONFIDENCE.fuzzy;
-        }
-        type = itemType;
-        confidence = itemType === 'notes' ? CONFIDENCE.financialStatements : itemConfidence;
-      } else if (nm?.[1]) {
-        note = `Note ${nm[1]}`;
-        noteTitle = normaliseTitle(nm[2] ?? '');
-        type = 'notes';
-        confidence = CONFIDENCE.exact;
-        isHeading = true;
-      } else if (block.bold && AUDITOR_RE.test(text)) {
-        note = null;
-        noteTitle = 'Report of Independent Registered Public Accounting Firm';
-        type = 'compliance';
-        confidence = CONFIDENCE.fuzzy;
-        isHeading = true;
-      } else if (block.bold && STATEMENT_RE.test(text) && seenItem) {
-        note = null;
-        noteTitle = normaliseTitle(text);
-        type = 'notes';
-        confidence = CONFIDENCE.financialStatements;
-        isHeading = true;
-      } else if (fuzzy) {
-        itemTitle = text;
-        type = fuzzy.type;
-        confidence = CONFIDENCE.fuzzy;
-        isHeading = true;
-      } else if (block.bold) {
-        isHeading = true; // a subheading: keeps the section, may start a new chunk
-      }
-    }
-    out.push({
-      block,
-      isHeading,
-      section: { type, confidence, part, item, note, heading: noteTitle ?? itemTitle },
-    });
   }
-  return out;
 }
