@@ -50,7 +50,7 @@ export type FactRow = Schema<'ConsolidatedFactRow'> & Partial<DimensionFields>;
  * evidence to facts without a second lookup, and metric_id filters evidence like facts.
  *
  * URL paths the HTTP layer serves (src/emulator/server/routes/viewer.ts); the store builds URL fields
- * with exactly these absolute paths (data/keys.ts), the HTTP layer prefixes the public base URL:
+ * with exactly these absolute paths (data/fields/keys.ts), the HTTP layer prefixes the public base URL:
  * - evidence_url: `/api/evidence/<evidence_key>/open` (302 to viewer_url)
  * - viewer_url:   `/viewer/evidence/<evidence_key>` (the document with the figure highlighted)
  * - filing_url:   `/viewer/document/<documentPath>` (the whole document, no highlight)

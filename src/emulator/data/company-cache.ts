@@ -33,7 +33,7 @@ export class CompanyCache {
     return asOf === null ? inputs : filedBy(inputs, asOf);
   }
 
-  /** Built data of a real company as of a date (clones are views over their source's, see clone.ts). */
+  /** Built data of a real company as of a date (clones are views over their source's, see companies/clone.ts). */
   companyData(cik: string, asOf: string | null): Promise<CompanyData> {
     return this.data.get(asOf === null ? cik : `${cik}@${asOf}`, async () => {
       const e = this.companies.entryOf(cik);

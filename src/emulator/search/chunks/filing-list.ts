@@ -2,8 +2,8 @@
  * The bundled filing documents the search index is built from: every `*.htm`/`*.html` (optionally
  * `.gz`) under `<dataDir>/filings/<TICKER>/`, with the filing metadata a chunk needs (form, period,
  * accession, filing date). Metadata comes from the document's own iXBRL cover facts, then
- * filing-identity.ts over the bundled submissions and companyfacts files, the same rules the data
- * layer uses; nothing is invented (see docs/emulator.md, Search).
+ * data/sec/filing-identity.ts over the bundled submissions and companyfacts files, the same rules
+ * the data layer uses; nothing is invented (see docs/emulator.md, Search).
  */
 import { readDataFile, scanDataDir, type DataFile } from '../../data/index.js';
 import {
