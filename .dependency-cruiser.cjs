@@ -4,8 +4,22 @@
  *   bin (composition root) → jobs/ → src/cli → src/pipeline → src/{budget, output, api, config, infra}
  *   → src/{errors, types, log}.ts → src/contract;   src/emulator → the contract only
  *   (src/api/openapi.gen.ts, src/contract/), src/package-root.ts (where bundled files are) and its own modules.
+ * Inside src/output, sub-folders point down (storage → catalog → staging → convert → publish → readers)
+ * and meet through their index.ts; the rest of src/ sees output only through its faces (OUTPUT_FACES).
+ * The pipeline has one public face, src/pipeline/index.ts; inside it the wiring (its top-level
+ * files) sits over three sub-folders, each reached through its own index.ts, one way:
+ *   src/pipeline/*.ts → queue/ → part/ → record/
  * Folder-level cycles are checked by the script as well (dependency-cruiser sees files only).
  */
+/** What the rest of src/ and jobs/ may import of src/output (output-only-through-its-faces). */
+const OUTPUT_FACES = [
+  '^src/output/index\\.ts$',
+  '^src/output/(storage|catalog|staging)/index\\.ts$',
+  '^src/output/readers/ddl-dialects\\.ts$',
+];
+/** src/output's sub-folders from the bottom up (output-subfolders-point-down). */
+const OUTPUT_ORDER = ['storage', 'catalog', 'staging', 'convert', 'publish', 'readers'];
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -82,12 +96,89 @@ module.exports = {
       to: { path: '^src/pipeline/' },
     },
     {
+      name: 'pipeline-only-through-its-index',
+      comment:
+        'jobs/, the CLI, the dashboard and every other floor allowed to use the pipeline import only its public face, src/pipeline/index.ts.',
+      severity: 'error',
+      from: { path: '^(src|jobs)/', pathNot: '^src/(pipeline|budget|output|api|config|infra|warehouse)/' },
+      to: { path: '^src/pipeline/', pathNot: '^src/pipeline/index\\.ts$' },
+    },
+    {
+      name: 'pipeline-subfolders-through-their-index',
+      comment:
+        'A pipeline sub-folder (record/, part/, queue/) reaches another one only through its index.ts.',
+      severity: 'error',
+      from: { path: '^src/pipeline/([^/]+)/' },
+      to: { path: '^src/pipeline/[^/]+/', pathNot: ['^src/pipeline/$1/', '^src/pipeline/[^/]+/index\\.ts$'] },
+    },
+    {
+      name: 'pipeline-wiring-through-subfolder-index',
+      comment:
+        "The pipeline's wiring (its own files) reaches a sub-folder only through the sub-folder's index.ts.",
+      severity: 'error',
+      from: { path: '^src/pipeline/[^/]+\\.ts$' },
+      to: { path: '^src/pipeline/[^/]+/', pathNot: '^src/pipeline/[^/]+/index\\.ts$' },
+    },
+    {
+      name: 'pipeline-subfolders-below-the-wiring',
+      comment: "A sub-folder of the pipeline never imports the wiring above it (src/pipeline's own files).",
+      severity: 'error',
+      from: { path: '^src/pipeline/[^/]+/' },
+      to: { path: '^src/pipeline/[^/]+\\.ts$' },
+    },
+    {
+      name: 'pipeline-subfolders-one-way',
+      comment: 'queue/ → part/ → record/: a lower sub-folder never imports a higher one.',
+      severity: 'error',
+      from: { path: '^src/pipeline/(record|part)/' },
+      to: { path: '^src/pipeline/(part|queue)/', pathNot: '^src/pipeline/$1/' },
+    },
+    {
       name: 'client-below-output-and-budget',
       comment: 'The API client knows neither the budget nor the output.',
       severity: 'error',
       from: { path: '^src/api/' },
       to: { path: '^src/(budget|output)/' },
     },
+    {
+      name: 'output-only-through-its-faces',
+      comment:
+        'Outside src/output, only its faces: index.ts (everything), the DuckDB-free storage/, catalog/ and ' +
+        'staging/ indexes (the parts worker, `run` and the CLI load no DuckDB), and the leaf readers/ddl-dialects.ts.',
+      severity: 'error',
+      from: { path: '^(src|jobs)/', pathNot: '^src/output/' },
+      to: { path: '^src/output/', pathNot: OUTPUT_FACES },
+    },
+    {
+      name: 'output-light-faces-load-no-duckdb',
+      comment:
+        'The storage/, catalog/ and staging/ faces and the dialect list are public because loading them ' +
+        'loads no DuckDB (~30 MB of native code): nothing they import may reach it.',
+      severity: 'error',
+      from: { path: OUTPUT_FACES.slice(1) },
+      to: { path: 'node_modules/@duckdb/', reachable: true },
+    },
+    {
+      name: 'output-subfolders-through-their-index',
+      comment: "Inside src/output, a sub-folder reaches another only through that one's index.ts.",
+      severity: 'error',
+      from: { path: '^src/output/([^/]+)/' },
+      to: { path: '^src/output/[^/]+/', pathNot: ['^src/output/$1/', '^src/output/[^/]+/index\\.ts$'] },
+    },
+    {
+      name: 'output-index-over-subfolder-faces',
+      comment: "src/output/index.ts re-exports the sub-folders' indexes, never a file past them.",
+      severity: 'error',
+      from: { path: '^src/output/[^/]+\\.ts$' },
+      to: { path: '^src/output/[^/]+/', pathNot: '^src/output/[^/]+/index\\.ts$' },
+    },
+    ...OUTPUT_ORDER.slice(0, -1).map((sub, i) => ({
+      name: 'output-subfolders-point-down',
+      comment: `src/output's sub-folders, bottom to top: ${OUTPUT_ORDER.join(' → ')}; none imports one above it.`,
+      severity: 'error',
+      from: { path: `^src/output/${sub}/` },
+      to: { path: `^src/output/(${OUTPUT_ORDER.slice(i + 1).join('|')})/` },
+    })),
     {
       name: 'no-circular',
       comment: 'No import cycle between files.',

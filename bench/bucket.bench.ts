@@ -11,14 +11,14 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openStorage } from '../src/output/storage/open-storage.js';
+import { openStorage } from '../src/output/index.js';
 import { outputPorts } from '../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../src/types.js';
 import { syntheticFactRow } from '../test/helpers/synthetic-rows.js';
-import { runBenchChild } from './child-process.js';
-import { startS3rverProcess } from './s3rver-process.js';
-import { median } from './stats.js';
-import type { BenchResult } from './types.js';
+import { runBenchChild } from './support/child-process.js';
+import { startS3rverProcess } from './support/s3rver-process.js';
+import { median } from './support/stats.js';
+import type { BenchResult } from './support/types.js';
 
 const CHILD_FLAG = '--bucket-bench-child';
 const MARK = 'BUCKET_BENCH_RESULT ';

@@ -21,14 +21,14 @@ import { Queue, RateLimitError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { FilingsClient } from '../src/api/index.js';
 import { createBudget, resolveBudgetConfig } from '../src/budget/index.js';
-import { concurrencyFor, limiterFor } from '../src/pipeline/worker-limits.js';
-import { withBudget } from '../src/pipeline/part-budget.js';
-import { SnapshotStore } from '../src/pipeline/snapshot-store.js';
+import { concurrencyFor, limiterFor } from '../src/pipeline/part/worker-limits.js';
+import { withBudget } from '../src/pipeline/part/part-budget.js';
+import { SnapshotStore } from '../src/pipeline/record/snapshot-store.js';
 import { startEmulator, type KeysFile } from '../src/emulator/index.js';
 import { startPrivateRedis } from '../src/infra/redis-server.js';
 import { ApiError, RateLimitedError } from '../src/errors.js';
 import { silentLogger } from '../src/log.js';
-import type { BenchResult } from './types.js';
+import type { BenchResult } from './support/types.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');

@@ -17,9 +17,9 @@ import TokenParser from '@streamparser/json/tokenparser.js';
 import { FilingsClient } from '../src/api/index.js';
 import { createRowExtractor } from '../src/api/row-extractor.js';
 import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
-import { createTokenRowExtractor } from './stream-json-rows.js';
-import { median } from './stats.js';
-import type { BenchResult } from './types.js';
+import { createTokenRowExtractor } from './support/stream-json-rows.js';
+import { median } from './support/stats.js';
+import type { BenchResult } from './support/types.js';
 
 const MB = 1024 * 1024;
 const RUNS = 3;

@@ -6,8 +6,8 @@
  * Medians of 3 fresh stores, no background warm-up (warm: 0) so the cold path is what is timed.
  */
 import { loadStore } from '../src/emulator/data/index.js';
-import { median } from './stats.js';
-import type { BenchResult } from './types.js';
+import { median } from './support/stats.js';
+import type { BenchResult } from './support/types.js';
 
 async function largest(): Promise<{ cik: string; ticker: string; rows: number }> {
   const store = await loadStore({ warm: 0 });

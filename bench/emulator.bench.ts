@@ -14,8 +14,8 @@ import { promisify } from 'node:util';
 import { loadStore } from '../src/emulator/data/index.js';
 import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
 import { startEmulator } from '../src/emulator/index.js';
-import { median } from './stats.js';
-import type { BenchResult } from './types.js';
+import { median } from './support/stats.js';
+import type { BenchResult } from './support/types.js';
 
 const RUNS = 5;
 const CHILD_ENV = 'FFX_EMULATOR_BENCH_CHILD';

@@ -6,8 +6,8 @@
 import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { BenchModule, BenchResult } from './types.js';
-import { benchVerdict, formatValue, parseBenchArgs, type FailedModule } from './verdict.js';
+import type { BenchModule, BenchResult } from './support/types.js';
+import { benchVerdict, formatValue, parseBenchArgs, type FailedModule } from './support/verdict.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { advisory, only } = parseBenchArgs(process.argv.slice(2));

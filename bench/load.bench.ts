@@ -17,13 +17,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { startPrivatePostgres } from '../src/infra/postgres-server.js';
-import { sqlPathList } from '../src/output/duckdb.js';
-import { createPartWriter, publishSnapshot, type Manifest } from '../src/output/index.js';
-import { openStorage } from '../src/output/storage/open-storage.js';
+import {
+  createPartWriter,
+  openStorage,
+  publishSnapshot,
+  sqlPathList,
+  type Manifest,
+} from '../src/output/index.js';
 import type { PartPointer } from '../src/types.js';
 import { loadSnapshots, openWarehouse } from '../src/warehouse/index.js';
 import { syntheticFactRow } from '../test/helpers/synthetic-rows.js';
-import type { BenchResult } from './types.js';
+import type { BenchResult } from './support/types.js';
 
 const PARTS = 8;
 

@@ -21,9 +21,9 @@ import { startPrivateRedis } from '../src/infra/redis-server.js';
 import { silentLogger } from '../src/log.js';
 import { openExporter } from '../src/pipeline/exporter.js';
 import { runSnapshot } from '../src/pipeline/run-snapshot.js';
-import { parseCompany } from '../src/pipeline/universe.js';
-import { benchConfig } from './bench-config.js';
-import type { BenchResult } from './types.js';
+import { parseCompany } from '../src/pipeline/record/universe.js';
+import { benchConfig } from './support/bench-config.js';
+import type { BenchResult } from './support/types.js';
 
 const SYNTHETIC = Number(process.env.NIGHTS_BENCH_SYNTHETIC ?? 500);
 const APPLE_CIK = '0000320193';

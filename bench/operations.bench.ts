@@ -17,8 +17,8 @@ import { startPrivateRedis } from '../src/infra/redis-server.js';
 import { silentLogger } from '../src/log.js';
 import { createMetrics } from '../src/metrics/metrics.js';
 import { openExporter, parseCompany, runSnapshot } from '../src/pipeline/index.js';
-import { median } from './stats.js';
-import type { BenchResult } from './types.js';
+import { median } from './support/stats.js';
+import type { BenchResult } from './support/types.js';
 
 const repo = join(import.meta.dirname, '..');
 const COMPANIES = 2000;

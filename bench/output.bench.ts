@@ -17,13 +17,19 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openDuck, sqlPathList, sqlString } from '../src/output/duckdb.js';
-import { createPartWriter, DEFAULT_ROW_GROUP_ROWS, publishSnapshot } from '../src/output/index.js';
+import {
+  createPartWriter,
+  DEFAULT_ROW_GROUP_ROWS,
+  openDuck,
+  publishSnapshot,
+  sqlPathList,
+  sqlString,
+} from '../src/output/index.js';
 import { FACT_COLUMNS } from '../src/datasets/index.js';
 import { syntheticFactRow } from '../test/helpers/synthetic-rows.js';
 import type { PartPointer } from '../src/types.js';
-import { runBenchChild } from './child-process.js';
-import type { BenchResult } from './types.js';
+import { runBenchChild } from './support/child-process.js';
+import type { BenchResult } from './support/types.js';
 
 const CHILD_FLAG = '--output-bench-child';
 const MARK = 'OUTPUT_BENCH_RESULT ';

@@ -4,18 +4,20 @@
  * cold (the emulator builds each company on first use) and warm; (2) end to end, SYNBIG (a
  * synthetic issuer with 1,000,000 fact rows) to a published Parquet snapshot with
  * `filings-export run --local --wait` against curl downloading the same body from the same
- * emulator in the same run, medians of interleaved runs (goal <= 1.5x), with the default
+ * emulator in the same run, medians of interleaved runs (goal <= 1.5x), and the peak RSS of that
+ * one process (goal <= 256 MB), with the default
  * settings, with `output.publish_conversions: 2` (row ranges on both cores) and with
  * `output.convert_while_staging: false` (no segments); (3) the peak RSS (VmHWM)
  * and CPU of a separate `filings-export worker --only parts` process while it exports SYNBIG's
  * facts/full, alone and with a CPU-bound process sharing the cores (goal <= 200 MB), and of the
  * control worker publishing it (also with 2 conversions). (2) and (3) run the compiled entry (build/, what the installed
  * package and the image run); (3) also once from the sources through tsx, for reference.
+ * `PIPELINE_BENCH_ONLY=e2e` runs (2) alone.
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { loadConfig, requireApiKey, type Config } from '../src/config/load.js';
@@ -27,13 +29,13 @@ import { silentLogger } from '../src/log.js';
 import { DEFAULT_ROW_GROUP_ROWS } from '../src/output/index.js';
 import { jobProcessors } from '../jobs/index.js';
 import { openExporter } from '../src/pipeline/exporter.js';
-import { followSnapshot } from '../src/pipeline/follow.js';
+import { followSnapshot } from '../src/pipeline/queue/follow.js';
 import { runSnapshot } from '../src/pipeline/run-snapshot.js';
-import { parseCompany } from '../src/pipeline/universe.js';
-import { benchConfig } from './bench-config.js';
-import { parseCurlOutput } from './curl-output.js';
-import { median } from './stats.js';
-import type { BenchResult } from './types.js';
+import { parseCompany } from '../src/pipeline/record/universe.js';
+import { benchConfig } from './support/bench-config.js';
+import { parseCurlOutput } from './support/curl-output.js';
+import { median } from './support/stats.js';
+import type { BenchResult } from './support/types.js';
 // @ts-expect-error: a plain ES module of bin/ (no types).
 import { staleReason as staleReasonUntyped } from '../bin/entry-point.mjs';
 
@@ -43,7 +45,9 @@ const BIG_ROWS = 1_000_000;
 const RSS_LIMIT_MB = 256;
 const PARTS_RSS_GOAL_MB = 200;
 const E2E_GOAL_RATIO = 1.5;
-const E2E_RUNS = 2;
+/** Peak RSS of the one `run --local` process (every role in it), with the defaults. */
+const LOCAL_RSS_GOAL_MB = 256;
+const E2E_RUNS = 3;
 /**
  * Settings of the end-to-end runs: the defaults; one range per core of the bench box
  * (`output.publish_conversions: 2`); and everything converted at publish, as before segments
@@ -83,8 +87,26 @@ export async function run(): Promise<BenchResult[]> {
   const redisUrl = process.env.REDIS_URL ?? redis?.url ?? '';
   const prefix = `bench${randomBytes(4).toString('hex')}`;
   const outDir = await mkdtemp(join(tmpdir(), 'fx-bench-pipeline-'));
+  const only = process.env.PIPELINE_BENCH_ONLY;
+  if (only !== undefined && only !== 'e2e')
+    throw new Error(`PIPELINE_BENCH_ONLY=${only}: the only part that runs alone is e2e`);
   try {
     // (1) the bundled universe, no rate limit
+    if (only === undefined) results.push(...(await bundledUniverse(redisUrl, outDir, prefix)));
+    // (2) and (3): SYNBIG, 1,000,000 fact rows
+    results.push(...(await synbig(redisUrl, outDir, prefix, only === undefined)));
+  } finally {
+    await rm(outDir, { recursive: true, force: true });
+    if (redis) await redis.close();
+    else await dropKeys(redisUrl, prefix);
+  }
+  return results;
+}
+
+/** (1) A snapshot of the bundled universe, cold and warm, in this process. */
+async function bundledUniverse(redisUrl: string, outDir: string, prefix: string): Promise<BenchResult[]> {
+  const results: BenchResult[] = [];
+  {
     const store = await loadStore({ validate: false });
     const emulator = await startEmulator({ port: 0, store, rateLimitPerMinute: null });
     try {
@@ -145,8 +167,19 @@ export async function run(): Promise<BenchResult[]> {
       await emulator.close();
       await store.close();
     }
+  }
+  return results;
+}
 
-    // (2) and (3): SYNBIG, 1,000,000 fact rows
+/** (2) end to end against curl, then (3) the workers' memory (with `workers`). */
+async function synbig(
+  redisUrl: string,
+  outDir: string,
+  prefix: string,
+  workers: boolean,
+): Promise<BenchResult[]> {
+  const results: BenchResult[] = [];
+  {
     const big = await startEmulator({ port: 0, rateLimitPerMinute: null, syntheticLargeRows: BIG_ROWS });
     try {
       // The entry the installed package and the image run: build/, rebuilt here when stale.
@@ -162,6 +195,7 @@ export async function run(): Promise<BenchResult[]> {
         LOG_LEVEL: 'info',
       };
       results.push(...(await endToEnd(big.url, { ...env, FILINGS_EXPORT_PREFIX: `${prefix}e2e` }, outDir)));
+      if (!workers) return results;
       for (const hog of [false, true]) {
         const config = benchConfig(big.url, redisUrl, outDir, `${prefix}big${hog ? 'hog' : ''}`);
         results.push(
@@ -195,10 +229,6 @@ export async function run(): Promise<BenchResult[]> {
     } finally {
       await big.close();
     }
-  } finally {
-    await rm(outDir, { recursive: true, force: true });
-    if (redis) await redis.close();
-    else await dropKeys(redisUrl, prefix);
   }
   return results;
 }
@@ -234,21 +264,42 @@ async function curlSeconds(url: string): Promise<{ seconds: number; bytes: numbe
   return parseCurlOutput(out);
 }
 
-/** Runs the CLI to its end; returns its wall time in seconds, its stdout and stderr, and when it started. */
+/**
+ * Runs the CLI to its end; returns its wall time in seconds, its stdout and stderr, when it started,
+ * and its peak RSS in MB: the kernel's high-water mark (VmHWM), read every 50 ms, so only growth in
+ * the last 50 ms before the process exits could be missed.
+ */
 async function cliSeconds(
   args: string[],
   env: NodeJS.ProcessEnv,
-): Promise<{ seconds: number; out: string; err: string; startedAt: number }> {
+): Promise<{ seconds: number; out: string; err: string; startedAt: number; peakMb: number }> {
   const startedAt = Date.now();
   const t0 = performance.now();
-  const { out, err } = await new Promise<{ out: string; err: string }>((resolve, reject) =>
-    execFile(process.execPath, [BIN, ...args], { env, maxBuffer: 16 * 1024 * 1024 }, (e, stdout, stderr) =>
-      e
-        ? reject(new Error(`${args.join(' ')}: ${e.message} ${stderr.slice(-2000)}`))
-        : resolve({ out: stdout, err: stderr }),
-    ),
-  );
-  return { seconds: (performance.now() - t0) / 1000, out, err, startedAt };
+  let peakMb = NaN;
+  let timer: NodeJS.Timeout | undefined;
+  const { out, err } = await new Promise<{ out: string; err: string }>((resolve, reject) => {
+    const child = execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env, maxBuffer: 16 * 1024 * 1024 },
+      (e, stdout, stderr) =>
+        e
+          ? reject(new Error(`${args.join(' ')}: ${e.message} ${stderr.slice(-2000)}`))
+          : resolve({ out: stdout, err: stderr }),
+    );
+    const pid = child.pid ?? 0;
+    timer = setInterval(() => {
+      // The process may be gone between two reads (no file, or a zombie's without VmHWM): the
+      // highest value read stands.
+      peakRssMb(pid).then(
+        (mb) => {
+          if (!Number.isNaN(mb)) peakMb = Number.isNaN(peakMb) ? mb : Math.max(peakMb, mb);
+        },
+        () => undefined,
+      );
+    }, 50);
+  }).finally(() => clearInterval(timer));
+  return { seconds: (performance.now() - t0) / 1000, out, err, startedAt, peakMb };
 }
 
 /**
@@ -277,11 +328,13 @@ function phasesOf(stderr: string, startedAt: number): { staged: number; publishe
 async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Promise<BenchResult[]> {
   // Warm-up, not timed: the first request builds SYNBIG's source company in the emulator.
   await curlSeconds(url);
+  const loadBefore = loadavg()[0] ?? NaN;
   const curls = [await curlSeconds(url)];
   const variants = E2E_VARIANTS.map(({ conversions, early }) => ({
     conversions,
     early,
     runs: [] as number[],
+    peaks: [] as number[],
     phases: [] as { staged: number; published: number }[],
     published: true,
   }));
@@ -310,35 +363,53 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
         },
       );
       v.runs.push(run.seconds);
+      v.peaks.push(run.peakMb);
       v.phases.push(phasesOf(run.err, run.startedAt));
       v.published &&= /"status":"published"/.test(run.out) && /"facts_full":1000000/.test(run.out);
     }
     curls.push(await curlSeconds(url));
   }
+  const load = `load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] ?? NaN).toFixed(1)} after (2 cores)`;
   // Every download is the same body: a different byte count means one of them was not whole.
   const sizes = new Set(curls.map((c) => c.bytes));
   if (sizes.size !== 1) throw new Error(`curl downloads differ in size: ${[...sizes].join(', ')} bytes`);
   const curl = median(curls.map((c) => c.seconds));
-  return variants.map((v) => {
+  return variants.flatMap((v) => {
     const ratio = median(v.runs) / curl;
+    const peak = median(v.peaks);
+    const defaults = v.early && v.conversions === 1;
     const setting = !v.early
       ? 'output.convert_while_staging: false'
-      : v.conversions === 1
+      : defaults
         ? 'defaults'
         : `output.publish_conversions: ${v.conversions}`;
-    return {
-      group: 'pipeline',
-      name: `end to end SYNBIG 1,000,000 rows to published Parquet ÷ curl download (${setting})`,
-      value: ratio,
-      unit: 'ratio',
-      target: `<= ${E2E_GOAL_RATIO}x`,
-      ok: v.published && ratio <= E2E_GOAL_RATIO,
-      note:
-        `run --local --wait ${v.runs.map((r) => r.toFixed(1)).join(' / ')} s (${v.published ? 'published' : 'NOT published'}); ` +
-        `curl ${curls.map((c) => c.seconds.toFixed(1)).join(' / ')} s for ${((curls[0]?.bytes ?? NaN) / 1e9).toFixed(2)} GB; medians; ` +
-        `all staged at ${v.phases.map((p) => p.staged.toFixed(1)).join(' / ')} s, published at ${v.phases.map((p) => p.published.toFixed(1)).join(' / ')} s (log timestamps); ` +
-        `compiled entry (build/); FILINGS_EXPORT_PUBLISH_CONVERSIONS=${v.conversions} FILINGS_EXPORT_CONVERT_WHILE_STAGING=${v.early} filings-export run --tickers SYNBIG --datasets facts_full --local --wait`,
-    };
+    const command = `FILINGS_EXPORT_PUBLISH_CONVERSIONS=${v.conversions} FILINGS_EXPORT_CONVERT_WHILE_STAGING=${v.early} filings-export run --tickers SYNBIG --datasets facts_full --local --wait`;
+    return [
+      {
+        group: 'pipeline',
+        name: `end to end SYNBIG 1,000,000 rows to published Parquet ÷ curl download (${setting})`,
+        value: ratio,
+        unit: 'ratio',
+        target: `<= ${E2E_GOAL_RATIO}x`,
+        ok: v.published && ratio <= E2E_GOAL_RATIO,
+        note:
+          `run --local --wait ${v.runs.map((r) => r.toFixed(1)).join(' / ')} s (${v.published ? 'published' : 'NOT published'}); ` +
+          `curl ${curls.map((c) => c.seconds.toFixed(1)).join(' / ')} s for ${((curls[0]?.bytes ?? NaN) / 1e9).toFixed(2)} GB; medians; ` +
+          `all staged at ${v.phases.map((p) => p.staged.toFixed(1)).join(' / ')} s, published at ${v.phases.map((p) => p.published.toFixed(1)).join(' / ')} s (log timestamps); ` +
+          `${load}; compiled entry (build/); ${command}`,
+      },
+      {
+        group: 'pipeline',
+        name: `run --local peak RSS of the one process, SYNBIG 1,000,000 rows (${setting})`,
+        value: Math.round(peak),
+        unit: 'MB',
+        // The goal is the defaults'; the other settings trade memory for time on purpose.
+        ...(defaults
+          ? { target: `<= ${LOCAL_RSS_GOAL_MB} MB`, ok: v.published && peak <= LOCAL_RSS_GOAL_MB }
+          : {}),
+        note: `median of ${v.peaks.map((p) => Math.round(p)).join(' / ')} MB (VmHWM sampled every 50 ms), the same runs as the ratio; ${load}`,
+      },
+    ];
   });
 }
 

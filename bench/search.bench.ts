@@ -12,8 +12,8 @@ import { FilingIndex } from '../src/emulator/search/indexes/filing-index.js';
 import MiniSearch from 'minisearch';
 import { Bm25Index } from '../src/emulator/search/indexes/bm25.js';
 import { queryTerms, tokenize } from '../src/emulator/search/indexes/tokenize.js';
-import { median } from './stats.js';
-import type { BenchResult } from './types.js';
+import { median } from './support/stats.js';
+import type { BenchResult } from './support/types.js';
 
 const QUERIES: ReadonlyArray<{ ticker: string; query: string }> = [
   { ticker: 'AAPL', query: 'global and regional economic conditions' },

@@ -7,12 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStorage } from '../src/output/storage/open-storage.js';
-import { PART_SIZE, QUEUE_SIZE } from '../src/output/storage/s3-storage.js';
-import type { Storage } from '../src/output/storage/storage.js';
-import { startS3rverProcess } from './s3rver-process.js';
-import { median } from './stats.js';
-import type { BenchResult } from './types.js';
+import { openStorage, PART_SIZE, QUEUE_SIZE, type Storage } from '../src/output/storage/index.js';
+import { startS3rverProcess } from './support/s3rver-process.js';
+import { median } from './support/stats.js';
+import type { BenchResult } from './support/types.js';
 
 const MB = 1024 * 1024;
 const FILE_MB = 100;

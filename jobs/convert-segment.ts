@@ -1,6 +1,6 @@
 /**
  * Job `convert-segment`: converts rows of a big part to Parquet while the part is still being
- * staged, so publishing only has the rest left after the last byte (src/output/early-segments.ts).
+ * staged, so publishing only has the rest left after the last byte (src/output/convert/early-segments.ts).
  * Queued by the export-part job as the part's gzip members reach the disk; run by a control worker.
  * Best effort by design: whatever it cannot do (a staged file gone, a value that does not fit, a
  * snapshot already published) it skips, and publishing converts those rows itself.
@@ -8,25 +8,44 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { coerceError } from '../src/errors.js';
 import {
-  CONVERT_SEGMENT_JOB,
-  parseConvertSegmentPayload,
+  CONVERT_SEGMENT,
+  defineJob,
   type ConvertSegmentPayload,
-} from '../src/pipeline/job-payloads.js';
-import type { ConvertSegmentDeps, ConvertSegmentProcessor } from '../src/pipeline/job-processors.js';
-import type { SegmentOutcome, SegmentRequest } from '../src/pipeline/ports.js';
+  type SegmentConverter,
+  type SegmentOutcome,
+  type SegmentRequest,
+  type SnapshotStore,
+} from '../src/pipeline/index.js';
+import type { Logger } from '../src/log.js';
 
-export {
-  CONVERT_SEGMENT_JOB,
-  parseConvertSegmentPayload,
-  type ConvertSegmentPayload,
-  type ConvertSegmentDeps,
-};
+export interface ConvertSegmentDeps {
+  convert: SegmentConverter;
+  store: Pick<SnapshotStore, 'state'>;
+  logger: Logger;
+}
+
+export type ConvertSegmentProcessor = (job: Job) => Promise<SegmentOutcome>;
+
+export type { ConvertSegmentPayload };
+
+/** Runs in the control worker; without a converter (no local staging) every segment is skipped. */
+export const convertSegmentJob = defineJob({
+  type: CONVERT_SEGMENT,
+  deps: (env): ConvertSegmentDeps => ({
+    convert:
+      env.ports.convertSegment ??
+      (() => Promise.resolve({ status: 'skipped', reason: 'no segment converter' })),
+    store: env.ctx.store,
+    logger: env.logger,
+  }),
+  create: createConvertSegmentProcessor,
+});
 
 export function createConvertSegmentProcessor(deps: ConvertSegmentDeps): ConvertSegmentProcessor {
   return async function processConvertSegment(job: Job): Promise<SegmentOutcome> {
     let p: ConvertSegmentPayload;
     try {
-      p = parseConvertSegmentPayload(job.data);
+      p = CONVERT_SEGMENT.parse(job.data);
     } catch (err: unknown) {
       throw new UnrecoverableError(coerceError(err).message);
     }

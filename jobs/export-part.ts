@@ -2,25 +2,62 @@
  * Job `export-part`: one part of a snapshot = one (company, dataset) = exactly one API request per
  * attempt. Streams the rows from the client into the part writer (staging) and returns a pointer
  * (file, rows, bytes, sha256), never the rows. What a failure does is the failure policy's row for
- * its error code (src/pipeline/failure-policy.ts, rendered in docs/architecture.md "Failures").
+ * its error code (src/pipeline/part/failure-policy.ts, rendered in docs/architecture.md "Failures").
  *
  * An attempt runs three named steps (jobs/export-part/): prepare or reuse (prepare.ts), fetch and
  * stage (fetch-and-stage.ts), and on a throw, act on the failure (on-failure.ts).
  */
 import type { Job } from 'bullmq';
 import {
-  EXPORT_PART_JOB,
-  parseExportPartPayload,
+  CONVERT_SEGMENT,
+  defineJob,
+  earlyConversionOf,
+  EXPORT_PART,
   type ExportPartPayload,
-} from '../src/pipeline/job-payloads.js';
-import type { ExportPartDeps, ExportPartProcessor } from '../src/pipeline/job-processors.js';
+  type JobEnv,
+} from '../src/pipeline/index.js';
 import type { PartPointer } from '../src/types.js';
 import { recordPart, startAttempt } from './export-part/attempt.js';
 import { fetchAndStage } from './export-part/fetch-and-stage.js';
 import { actOnFailure } from './export-part/on-failure.js';
 import { passOutageGate, prepareOrReuse } from './export-part/prepare.js';
+import type { ExportPartDeps, ExportPartProcessor } from './export-part/deps.js';
 
-export { EXPORT_PART_JOB, parseExportPartPayload, type ExportPartPayload, type ExportPartDeps };
+export type { ExportPartPayload, ExportPartDeps };
+
+/** One part of a snapshot, in the parts worker (rate-limited by the budget). */
+export const exportPartJob = defineJob({
+  type: EXPORT_PART,
+  deps: exportPartDeps,
+  create: createExportPartProcessor,
+  onFailed: (job, err, env) =>
+    env.ctx.logger.debug(
+      { job: job.id, reason: err.message, attempts: job.attemptsMade },
+      'part attempt failed',
+    ),
+});
+
+function exportPartDeps(env: JobEnv): ExportPartDeps {
+  const { ctx } = env;
+  const early = earlyConversionOf(ctx.config, (payload) => env.add(CONVERT_SEGMENT, payload));
+  return {
+    closing: env.closing,
+    fetcher: env.ports.fetcher,
+    createWriter: env.ports.createWriter,
+    ...(env.ports.stagedBytes ? { stagedBytes: env.ports.stagedBytes } : {}),
+    ...(env.ports.reuse ? { reuse: env.ports.reuse } : {}),
+    store: ctx.store,
+    budget: env.budget,
+    rateLimiter: ctx.partsQueue,
+    outage: ctx.outage,
+    maxOutageMs: ctx.config.retry.outage_max_ms,
+    stopSnapshot: env.stopSnapshot,
+    clock: env.clock,
+    logger: env.logger,
+    ...(env.metrics ? { metrics: env.metrics } : {}),
+    ...(early ? { earlyConversion: early } : {}),
+  };
+}
 
 /** The part processor: `new Worker(partsQueue, createExportPartProcessor(deps), …)`. */
 export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProcessor {

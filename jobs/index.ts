@@ -1,18 +1,20 @@
 /**
- * Every job type's processor factory, for the composition root: the program entry passes this
- * registry to the CLI, which hands it to the worker runner. src/ never imports jobs/.
+ * Every job type's definition, once each, for the composition root: the program entry passes this
+ * list to the CLI, which hands it to the worker runner (it refuses a list that differs from the
+ * contract's `JOB_TYPES`). src/ never imports jobs/.
  */
-import type { JobProcessors } from '../src/pipeline/job-processors.js';
-import { createConvertSegmentProcessor } from './convert-segment.js';
-import { createExportPartProcessor } from './export-part.js';
-import { createLoadSnapshotProcessor } from './load-snapshot.js';
-import { createNightlyTriggerProcessor } from './nightly-trigger.js';
-import { createPublishSnapshotProcessor } from './publish-snapshot.js';
+import type { JobDefinitions } from '../src/pipeline/index.js';
+import { convertSegmentJob } from './convert-segment.js';
+import { exportPartJob } from './export-part.js';
+import { loadSnapshotJob } from './load-snapshot.js';
+import { nightlyTriggerJob } from './nightly-trigger.js';
+import { publishSnapshotJob } from './publish-snapshot.js';
 
-export const jobProcessors: JobProcessors = {
-  exportPart: createExportPartProcessor,
-  publishSnapshot: createPublishSnapshotProcessor,
-  nightlyTrigger: createNightlyTriggerProcessor,
-  convertSegment: createConvertSegmentProcessor,
-  loadSnapshot: createLoadSnapshotProcessor,
-};
+/** The job definitions (named for what the entry injects as the workers' processors). */
+export const jobProcessors: JobDefinitions = [
+  exportPartJob,
+  publishSnapshotJob,
+  nightlyTriggerJob,
+  convertSegmentJob,
+  loadSnapshotJob,
+];

@@ -7,23 +7,53 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { coerceError, errorCode, isRetryable } from '../src/errors.js';
 import {
-  LOAD_SNAPSHOT_JOB,
-  parseLoadSnapshotPayload,
+  defineJob,
+  LOAD_SNAPSHOT,
+  loadAfterPublish,
+  type LoadedDataset,
   type LoadSnapshotPayload,
-} from '../src/pipeline/job-payloads.js';
-import type { LoadSnapshotDeps, LoadSnapshotProcessor } from '../src/pipeline/job-processors.js';
+  type SnapshotStore,
+} from '../src/pipeline/index.js';
+import type { Logger } from '../src/log.js';
+import type { Metrics } from '../src/metrics/metrics.js';
+import type { Clock } from '../src/types.js';
 
-export { LOAD_SNAPSHOT_JOB, parseLoadSnapshotPayload, type LoadSnapshotPayload, type LoadSnapshotDeps };
+export interface LoadSnapshotDeps {
+  /** Loads every published snapshot not yet loaded, up to `latest`, into output.load_into. */
+  load(outDir: string): Promise<LoadedDataset[]>;
+  store: Pick<SnapshotStore, 'recordLoad'>;
+  clock: Clock;
+  logger: Logger;
+  /** @defaultValue none */
+  metrics?: Metrics;
+}
+
+export type LoadSnapshotProcessor = (job: Job) => Promise<{ snapshotId: string; loaded: LoadedDataset[] }>;
+
+export type { LoadSnapshotPayload };
+
+/** Queued by publish-snapshot when `output.load_into` is set; runs in the control worker. */
+export const loadSnapshotJob = defineJob({
+  type: LOAD_SNAPSHOT,
+  deps: (env): LoadSnapshotDeps => ({
+    load: loadAfterPublish(env.ctx.config),
+    store: env.ctx.store,
+    clock: env.clock,
+    logger: env.logger,
+    ...(env.metrics ? { metrics: env.metrics } : {}),
+  }),
+  create: createLoadSnapshotProcessor,
+});
 
 export function createLoadSnapshotProcessor(deps: LoadSnapshotDeps): LoadSnapshotProcessor {
   return async function processLoadSnapshot(job: Job) {
     let p: LoadSnapshotPayload;
     try {
-      p = parseLoadSnapshotPayload(job.data);
+      p = LOAD_SNAPSHOT.parse(job.data);
     } catch (err: unknown) {
       throw new UnrecoverableError(coerceError(err).message);
     }
-    const log = deps.logger.child({ snapshot: p.snapshotId, job: LOAD_SNAPSHOT_JOB });
+    const log = deps.logger.child({ snapshot: p.snapshotId, job: LOAD_SNAPSHOT.name });
     try {
       const loaded = await deps.load(p.outDir);
       const acted = loaded.filter((d) => d.mode !== 'skip');

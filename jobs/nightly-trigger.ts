@@ -6,22 +6,45 @@
  */
 import { UnrecoverableError, type Job } from 'bullmq';
 import { coerceError } from '../src/errors.js';
-import { localDate, nightlySnapshotId } from '../src/pipeline/ids.js';
 import {
-  NIGHTLY_TRIGGER_JOB,
-  parseNightlyTriggerPayload,
+  defineJob,
+  incrementalPlanner,
+  localDate,
+  nightlySnapshotId,
+  NIGHTLY_TRIGGER,
+  type EnqueueOutcome,
+  type IncrementalPlan,
   type NightlyTriggerPayload,
-} from '../src/pipeline/job-payloads.js';
-import type { NightlyTriggerDeps, NightlyTriggerProcessor } from '../src/pipeline/job-processors.js';
-import type { SnapshotSpec } from '../src/pipeline/snapshot-store.js';
+  type SnapshotSpec,
+} from '../src/pipeline/index.js';
+import type { Logger } from '../src/log.js';
 import type { Clock } from '../src/types.js';
 
-export {
-  NIGHTLY_TRIGGER_JOB,
-  parseNightlyTriggerPayload,
-  type NightlyTriggerPayload,
-  type NightlyTriggerDeps,
-};
+export interface NightlyTriggerDeps {
+  enqueue(spec: SnapshotSpec): Promise<EnqueueOutcome>;
+  /** Decides whether the night is incremental (pipeline/queue/incremental.ts). @defaultValue every night full */
+  planIncremental?: (spec: SnapshotSpec) => Promise<IncrementalPlan>;
+  clock: Clock;
+  logger: Logger;
+}
+
+export type NightlyTriggerProcessor = (
+  job: Job,
+) => Promise<{ snapshotId: string; outcome: EnqueueOutcome['kind'] }>;
+
+export type { NightlyTriggerPayload };
+
+/** Produced by the job scheduler (`filings-export schedule`); runs in the control worker. */
+export const nightlyTriggerJob = defineJob({
+  type: NIGHTLY_TRIGGER,
+  deps: (env): NightlyTriggerDeps => ({
+    enqueue: (spec) => env.ctx.enqueue(spec),
+    planIncremental: incrementalPlanner(env.ctx.config),
+    clock: env.clock,
+    logger: env.logger,
+  }),
+  create: createNightlyTriggerProcessor,
+});
 
 /** When the scheduler meant this job to run: scheduler job ids end in `:<epoch ms>`. */
 export function scheduledAtMs(job: Pick<Job, 'id' | 'timestamp' | 'opts'>, clock: Clock): number {
@@ -35,7 +58,7 @@ export function createNightlyTriggerProcessor(deps: NightlyTriggerDeps): Nightly
   return async function processNightlyTrigger(job: Job) {
     let p: NightlyTriggerPayload;
     try {
-      p = parseNightlyTriggerPayload(job.data);
+      p = NIGHTLY_TRIGGER.parse(job.data);
     } catch (err: unknown) {
       throw new UnrecoverableError(coerceError(err).message);
     }

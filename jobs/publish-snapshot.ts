@@ -7,33 +7,89 @@
  */
 import { UnrecoverableError, type Job } from 'bullmq';
 import { OutputError, coerceError, errorCode } from '../src/errors.js';
-import { parsePartJobId } from '../src/pipeline/ids.js';
 import {
-  PUBLISH_SNAPSHOT_JOB,
-  parsePublishSnapshotPayload,
+  defineJob,
+  LOAD_SNAPSHOT,
+  parsePartJobId,
+  PUBLISH_SNAPSHOT,
+  type JobEnv,
   type PublishSnapshotPayload,
-} from '../src/pipeline/job-payloads.js';
-import type {
-  PublishSnapshotDeps,
-  PublishSnapshotProcessor,
-  PublishSnapshotResult,
-} from '../src/pipeline/job-processors.js';
+  type SnapshotPublisher,
+  type SnapshotStore,
+} from '../src/pipeline/index.js';
+import type { Metrics } from '../src/metrics/metrics.js';
 import type { Logger } from '../src/log.js';
-import { isDatasetName, type PartPointer } from '../src/types.js';
+import { isDatasetName, type Clock, type PartPointer } from '../src/types.js';
 
-export {
-  PUBLISH_SNAPSHOT_JOB,
-  parsePublishSnapshotPayload,
-  type PublishSnapshotPayload,
-  type PublishSnapshotDeps,
-  type PublishSnapshotResult,
-};
+export interface PublishSnapshotDeps {
+  store: SnapshotStore;
+  publish: SnapshotPublisher;
+  clock: Clock;
+  logger: Logger;
+  /** How long the per-part hash stays after publication. */
+  partsTtlSeconds: number;
+  /** Prometheus metrics of this process. @defaultValue none */
+  metrics?: Metrics;
+  /** Queues the warehouse load of a published snapshot (output.load_into set). @defaultValue no load */
+  enqueueLoad?: (snapshotId: string, outDir: string) => Promise<void>;
+}
+
+export interface PublishSnapshotResult {
+  snapshotId: string;
+  status: 'published' | 'failed' | 'stopped';
+  manifest: string | null;
+  rows: Record<string, number>;
+}
+
+export type PublishSnapshotProcessor = (job: Job) => Promise<PublishSnapshotResult>;
+
+export type { PublishSnapshotPayload };
+
+/** Days the per-part hash of a published snapshot is kept (the manifest has it all). */
+const PARTS_TTL_AFTER_PUBLISH_S = 7 * 86_400;
+
+/** The parent of every snapshot flow (queue/flow.ts); runs in the control worker. */
+export const publishSnapshotJob = defineJob({
+  type: PUBLISH_SNAPSHOT,
+  deps: (env): PublishSnapshotDeps => ({
+    store: env.ctx.store,
+    publish: env.ports.publish,
+    clock: env.clock,
+    logger: env.logger,
+    partsTtlSeconds: PARTS_TTL_AFTER_PUBLISH_S,
+    ...(env.metrics ? { metrics: env.metrics } : {}),
+    ...(env.ctx.config.output.load_into !== null
+      ? {
+          enqueueLoad: (snapshotId: string, outDir: string) =>
+            env.add(LOAD_SNAPSHOT, { v: 1, snapshotId, outDir }, { jobId: `load-${snapshotId}` }),
+        }
+      : {}),
+  }),
+  create: createPublishSnapshotProcessor,
+  onFailed: recordFailedPublish,
+});
+
+/**
+ * A publish job that died without its processor noticing (stalled too often, a crash mid-write)
+ * must not leave the snapshot "running" for ever.
+ */
+function recordFailedPublish(job: Job, err: Error, env: JobEnv): void {
+  if (!job.finishedOn) return;
+  const id =
+    typeof job.data === 'object' && job.data ? (job.data as { snapshotId?: unknown }).snapshotId : undefined;
+  if (typeof id !== 'string') return;
+  void env.ctx.store
+    .transition(id, ['running'], 'failed', { message: `publishing failed: ${err.message}`, finished: true })
+    .catch((e: unknown) =>
+      env.ctx.logger.error({ err: coerceError(e) }, 'could not record a failed publish'),
+    );
+}
 
 export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps): PublishSnapshotProcessor {
   return async function processPublishSnapshot(job: Job): Promise<PublishSnapshotResult> {
     let p: PublishSnapshotPayload;
     try {
-      p = parsePublishSnapshotPayload(job.data);
+      p = PUBLISH_SNAPSHOT.parse(job.data);
     } catch (err: unknown) {
       throw new UnrecoverableError(coerceError(err).message);
     }

@@ -1,11 +1,11 @@
 /**
- * Writes the failure policy table (src/pipeline/failure-policy.ts) into docs/architecture.md
+ * Writes the failure policy table (src/pipeline/part/failure-policy.ts) into docs/architecture.md
  * between its markers: `npm run docs:failures`. A test fails when the two differ.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderFailurePolicy } from '../src/pipeline/failure-policy.js';
+import { renderFailurePolicy } from '../src/pipeline/part/failure-policy.js';
 
 export const FAILURE_DOC = fileURLToPath(new URL('../docs/architecture.md', import.meta.url));
 export const START = '<!-- failure-policy:start (generated: npm run docs:failures) -->';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { DEMO_API_KEY } from '../src/emulator/index.js';
 import { freePort } from '../src/infra/redis-server.js';
-import { SnapshotStore } from '../src/pipeline/snapshot-store.js';
+import { SnapshotStore } from '../src/pipeline/record/snapshot-store.js';
 import { checkTrial } from './soak/check.js';
 import { BIN, managed, waitFor, type Proc } from './soak/processes.js';
 

@@ -3,7 +3,7 @@
  * also after serialisation across processes by BullMQ), an optional `cause`, and `retryable`:
  * whether this occurrence may pass by itself (a fact of the error: its status, what the SDK saw).
  * It is not the part job's policy: whether a part is attempted again is FAILURE_POLICY's
- * (src/pipeline/failure-policy.ts, `retriedByPolicy`), which reads `retryable` only for the codes
+ * (src/pipeline/part/failure-policy.ts, `retriedByPolicy`), which reads `retryable` only for the codes
  * whose rule says `onlyIfTransient`. The storage read retry and the warehouse load job read it directly.
  */
 import type { QuotaKind, QuotaScope, RateLimitState } from './types.js';

@@ -35,6 +35,70 @@ export interface StagedPart {
   sha256: string;
 }
 
+/*
+ * The shapes the pipeline's ports (src/pipeline/ports.ts) exchange with the output that satisfies
+ * them, stated here once so the port does not import its adapter's modules.
+ */
+
+/** The field list of a part: names in order of first appearance with their kinds (output/staging/field-kinds.ts). */
+export interface FieldKinds {
+  names: string[];
+  kinds: number[];
+}
+
+/** Complete gzip members on disk at the start of a staged file being written. */
+export interface WrittenPrefix {
+  /** The file being written (its temporary name) and its final name, both absolute. */
+  file: string;
+  finalFile: string;
+  stagingId: string;
+  /** Rows and bytes of the complete members. */
+  rows: number;
+  bytes: number;
+  /** Start (row, byte offset) of each member after the first, up to the first incomplete one at (rows, bytes). */
+  members: { row: number; offset: number }[];
+  /** Field kinds of every row written so far (the prefix's and more). */
+  fields: FieldKinds;
+  maxLineChars: number;
+}
+
+/** What a converter needs to convert rows [skip, skip + take) of a part being staged. */
+export interface SegmentRequest {
+  root: string;
+  snapshotId: string;
+  dataset: DatasetName;
+  /** The staged file as it is being written (its temporary name), and its final name. */
+  file: string;
+  finalFile: string;
+  /** The staging attempt (PartWriter stagingId): a segment is used only for the file it was cut from. */
+  stagingId: string;
+  skip: number;
+  take: number;
+  /** The bytes holding the rows: [offset, end) of `file`, whose first row is `row`, `rows` rows in all. */
+  cut: { offset: number; end: number; row: number; rows: number };
+  /** Field kinds of the rows staged so far. */
+  fields: FieldKinds;
+  /** Longest line so far, UTF-16 units. */
+  maxLineChars: number;
+}
+
+export type SegmentOutcome =
+  { status: 'converted'; path: string; ms: number } | { status: 'skipped'; reason: string };
+
+/** Carrying a part over from an earlier published snapshot (output/publish/carry-over.ts). */
+export interface CarryOverRequest {
+  /** Archive key of the earlier part (manifest part `archive`). */
+  archive: string;
+  bytes: number;
+  sha256: string;
+  /** This snapshot's staged part key. */
+  to: string;
+  /** Parent of the temp copy. @defaultValue os.tmpdir() */
+  tmpDir?: string;
+}
+
+export type CarryOverResult = { ok: true } | { ok: false; reason: string };
+
 /** Time source. Injected everywhere time matters so quota resets and windows are testable in seconds. */
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
@@ -76,7 +140,7 @@ export interface PartPointer {
   sha256?: string;
   /** Human-readable reason for not_found / bad_request / failed, or why a part was fetched again. */
   message?: string;
-  /** series_catalog parts: the catalog fingerprint (pipeline/catalog-fingerprint.ts), when computable. */
+  /** series_catalog parts: the catalog fingerprint (pipeline/part/catalog-fingerprint.ts), when computable. */
   fingerprint?: string;
   /** Rows carried over from this earlier published snapshot instead of a request. */
   reusedFrom?: string;

@@ -6,10 +6,9 @@
 import { RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import { coerceError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
-import { parseExportPartPayload, type ExportPartPayload } from '../../src/pipeline/job-payloads.js';
-import type { ExportPartDeps } from '../../src/pipeline/job-processors.js';
-import { companyKey } from '../../src/pipeline/universe.js';
+import { companyKey, EXPORT_PART, type ExportPartPayload } from '../../src/pipeline/index.js';
 import type { PartPointer } from '../../src/types.js';
+import type { ExportPartDeps } from './deps.js';
 
 export interface PartAttempt {
   deps: ExportPartDeps;
@@ -35,7 +34,7 @@ export function startAttempt(
 ): PartAttempt {
   let p: ExportPartPayload;
   try {
-    p = parseExportPartPayload(job.data);
+    p = EXPORT_PART.parse(job.data);
   } catch (err: unknown) {
     throw new UnrecoverableError(coerceError(err).message);
   }

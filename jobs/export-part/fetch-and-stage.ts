@@ -6,13 +6,16 @@
 import { ApiError, RequestValidationError, TransportError } from '../../src/errors.js';
 import { statusClass } from '../../src/metrics/metrics.js';
 import { baseSchema } from '../../src/datasets/index.js';
-import { failureAction } from '../../src/pipeline/failure-policy.js';
+import {
+  CatalogFingerprint,
+  CHANGE_DATASET,
+  failureAction,
+  SegmentAnnouncer,
+  withBudget,
+  type PartResponse,
+  type PartWriter,
+} from '../../src/pipeline/index.js';
 import type { BoundPermit } from '../../src/budget/index.js';
-import { withBudget } from '../../src/pipeline/part-budget.js';
-import type { PartResponse, PartWriter } from '../../src/pipeline/ports.js';
-import { SegmentAnnouncer } from '../../src/pipeline/segment-announcer.js';
-import { CatalogFingerprint } from '../../src/pipeline/catalog-fingerprint.js';
-import { CHANGE_DATASET } from '../../src/pipeline/reuse-decision.js';
 import type { PartPointer } from '../../src/types.js';
 import { apiAnswered, type PartAttempt } from './attempt.js';
 

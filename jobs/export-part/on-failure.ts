@@ -1,12 +1,11 @@
 /**
  * The last step of a part whose fetch or staging threw: the failure policy's action for the
- * error (src/pipeline/failure-policy.ts), one small function per action. BullMQ's own control
+ * error (src/pipeline/part/failure-policy.ts), one small function per action. BullMQ's own control
  * errors pass through, and a part cut by the worker's shutdown goes back unspent.
  */
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError } from 'bullmq';
 import { coerceError, errorCode } from '../../src/errors.js';
-import { failureAction, retriedByPolicy } from '../../src/pipeline/failure-policy.js';
-import { putBack } from '../../src/pipeline/part-budget.js';
+import { failureAction, putBack, retriedByPolicy } from '../../src/pipeline/index.js';
 import { assertNever, type PartPointer } from '../../src/types.js';
 import { holdForOutage, recordEnded, type PartAttempt } from './attempt.js';
 

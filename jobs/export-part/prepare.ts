@@ -8,14 +8,17 @@ import { join } from 'node:path';
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import { coerceError } from '../../src/errors.js';
 import { datasetDefinition } from '../../src/datasets/index.js';
-import type { ExportPartPayload } from '../../src/pipeline/job-payloads.js';
-import type { ExportPartDeps } from '../../src/pipeline/job-processors.js';
-import type { ReusePorts } from '../../src/pipeline/ports.js';
-import { CHANGE_DATASET, decideReuse } from '../../src/pipeline/reuse-decision.js';
-import { stagedPartRelPath, toPosix } from '../../src/output/paths.js';
-import { isAbsent, retryRead } from '../../src/output/storage/read-retry.js';
+import {
+  CHANGE_DATASET,
+  decideReuse,
+  type ExportPartPayload,
+  type ReusePorts,
+} from '../../src/pipeline/index.js';
+import { stagedPartRelPath, toPosix } from '../../src/output/catalog/index.js';
+import { isAbsent, retryRead } from '../../src/output/storage/index.js';
 import { assertNever, type PartPointer } from '../../src/types.js';
 import { holdForOutage, recordEnded, type PartAttempt } from './attempt.js';
+import type { ExportPartDeps } from './deps.js';
 
 /** What the first step decided: the part is settled, or it is fetched (with a note for its pointer). */
 export type Prepared =

@@ -285,6 +285,9 @@ export class RowSplitter {
   private scanUntil = 0;
   private quickRows = 0;
   private scannedRows = 0;
+  /** stringEnd: the next quote and backslash found at or after the scan (-1: not searched yet). */
+  private quoteAt = -1;
+  private backslashAt = -1;
 
   constructor(opts: RowSplitterOptions = {}) {
     this.rawOn = opts.rawText === true;
@@ -588,157 +591,177 @@ export class RowSplitter {
   /**
    * Scans from pos. Stops at the end of the buffer (before a token the buffer may cut short, unless
    * `final`) or once the batch reached MAX_BATCH_BYTES at a row's end (with `oneRow`: any row's end).
+   * Each step below reads one token from `i` and returns where the next one starts, or `~at` (a
+   * negative number) to stop the scan with pos = at.
    */
   private scan(final: boolean, oneRow = false): void {
     const b = this.buf;
     const n = b.length;
     let i = this.pos;
-    let depth = this.depth;
-    let inString = this.inString;
-    // The next quote and backslash at or after i (n: none left in the buffer), kept until passed:
-    // each search then covers new bytes only, so a long string full of escapes stays linear.
-    let quote = -1;
-    let backslash = -1;
+    // Searches of the previous scan looked at other bytes (the buffer moved since).
+    this.quoteAt = -1;
+    this.backslashAt = -1;
     while (i < n) {
-      let c = b[i] as number;
-      if (inString) {
-        // Strings are most of the bytes: their ends are found by the native search (~1.5x a byte
-        // loop over facts rows, docs/decisions.md).
-        if (quote < i) {
-          quote = b.indexOf(QUOTE, i);
-          if (quote < 0) quote = n;
-        }
-        if (backslash < i) {
-          backslash = b.indexOf(BACKSLASH, i);
-          if (backslash < 0) backslash = n;
-        }
-        if (backslash < quote) {
-          if (backslash + 1 >= n) {
-            i = backslash; // resume at the backslash with the escaped byte
-            break;
-          }
-          i = backslash + 2;
-          continue;
-        }
-        if (quote === n) {
-          i = n;
-          break;
-        }
-        inString = false;
-        i = quote + 1;
-        continue;
+      const c = b[i] as number;
+      let next: number;
+      if (this.inString) next = this.stringEnd(b, i);
+      else if (c === QUOTE) next = this.stringStart(i);
+      else if (c === LBRACE || c === LBRACKET) next = this.opened(c, i);
+      else if (c === RBRACE || c === RBRACKET) next = this.closed(i, oneRow);
+      else if (this.depth <= 2 && this.phase !== 'envelope') next = this.betweenValues(c, i);
+      else if ((c >= ZERO && c <= NINE) || c === MINUS) next = this.numberEnd(b, i, final);
+      else next = this.otherByte(c, i);
+      if (next < 0) {
+        i = ~next;
+        break;
       }
-      if (c === QUOTE) {
-        if (depth === 2 && this.phase === 'rows') throw this.malformed('a row is not an object');
-        inString = true;
-        i++;
-        continue;
-      }
-      if (c === LBRACE || c === LBRACKET) {
-        depth++;
-        if (depth === 3 && this.phase === 'rows') {
-          if (c !== LBRACE) throw this.malformed('a row is not an object');
-          if (this.gap === 'row') throw this.malformed("invalid JSON: expected ',' between rows");
-          this.rowStart = i;
-          this.rowAltered = false;
-          this.rowMembers = 0;
-        } else if (depth === 1) {
-          if (this.phase !== 'start' || c !== LBRACE)
-            throw this.malformed(
-              this.phase === 'start'
-                ? 'the response body is not a JSON object'
-                : 'invalid JSON: data after the end of the document',
-            );
-          this.phase = 'envelope';
-          this.envStart = i;
-        } else if (depth === 2 && this.phase === 'envelope' && this.keyIsRows(i)) {
-          if (c !== LBRACKET) throw this.malformed('the envelope field rows is not an array');
-          this.copyEnvelope(i + 1);
-          this.envStart = -1;
-          this.phase = 'rows';
-          this.gap = 'open';
-          this.sawRows = true;
-        }
-        i++;
-        continue;
-      }
-      if (c === RBRACE || c === RBRACKET) {
-        depth--;
-        if (this.phase === 'rows') {
-          if (depth === 2) {
-            if (this.rawOn) this.rowBounds.push(this.rowStart, i + 1, this.rowAltered ? -1 : this.rowMembers);
-            if (this.batchStart < 0) this.batchStart = this.rowStart;
-            this.rowStart = -1;
-            this.batchEnd = i + 1;
-            this.gap = 'row';
-            if (oneRow || this.batchEnd - this.batchStart >= MAX_BATCH_BYTES) {
-              i++;
-              break;
-            }
-          } else if (depth === 1) {
-            if (this.gap === 'comma') throw this.malformed('invalid JSON: a comma before the end of rows');
-            this.phase = 'envelope';
-            this.envStart = i;
-          }
-        } else if (depth === 0) {
-          this.copyEnvelope(i + 1);
-          this.envStart = -1;
-          this.phase = 'done';
-        } else if (depth < 0) {
-          throw this.malformed('invalid JSON: data after the end of the document');
-        }
-        i++;
-        continue;
-      }
-      if (depth <= 2 && this.phase !== 'envelope') {
-        // Between rows, before the envelope, after it: only commas between rows and whitespace.
-        if (isWhitespace(c)) {
-          i++;
-          continue;
-        }
-        if (this.phase === 'rows' && c === COMMA && this.gap === 'row') {
-          this.gap = 'comma';
-          i++;
-          continue;
-        }
-        throw this.malformed(
-          this.phase === 'rows'
-            ? 'a row is not an object'
-            : this.phase === 'start'
-              ? 'the response body is not a JSON object'
-              : 'invalid JSON: data after the end of the document',
-        );
-      }
-      if ((c >= ZERO && c <= NINE) || c === MINUS) {
-        let j = i + 1;
-        let exponent = false;
-        let fraction = false;
-        while (j < n && isNumberByte((c = b[j] as number))) {
-          if ((c | 0x20) === 0x65) exponent = true;
-          else if (c === DOT) fraction = true;
-          j++;
-        }
-        if (j === n && !final) break; // the literal may go on in the next chunk
-        if (inexactLiteral(b, i, j, exponent)) {
-          if (this.phase === 'rows') {
-            this.rowSpans.push(i, j);
-            this.rowAltered = true;
-          } else this.envSpans.push(this.envBytes + i - this.envStart, this.envBytes + j - this.envStart);
-        } else if (this.rawOn && this.phase === 'rows' && !printsAsItself(b, i, j, exponent || fraction)) {
-          this.rowAltered = true;
-        }
-        i = j;
-        continue;
-      }
-      if (this.rawOn && this.phase === 'rows') {
-        if (c === COLON) this.rowMembers++;
-        // Whitespace between a row's tokens: JSON.stringify writes none (and a newline would split the line).
-        else if (isWhitespace(c)) this.rowAltered = true;
-      }
-      i++;
+      i = next;
     }
     this.pos = i;
-    this.depth = depth;
-    this.inString = inString;
+  }
+
+  /**
+   * Inside a string: past its closing quote (the string is over), or stops at the buffer's end.
+   * Strings are most of the bytes: their ends are found by the native search (~1.5x a byte loop
+   * over facts rows, docs/decisions.md). The next quote and backslash at or after i (n: none left)
+   * are kept until passed, so each search covers new bytes only and a long string full of escapes
+   * stays linear.
+   */
+  private stringEnd(b: Buffer, i: number): number {
+    const n = b.length;
+    if (this.quoteAt < i) {
+      this.quoteAt = b.indexOf(QUOTE, i);
+      if (this.quoteAt < 0) this.quoteAt = n;
+    }
+    if (this.backslashAt < i) {
+      this.backslashAt = b.indexOf(BACKSLASH, i);
+      if (this.backslashAt < 0) this.backslashAt = n;
+    }
+    const backslash = this.backslashAt;
+    if (backslash < this.quoteAt) {
+      // Resume at the backslash when the escaped byte is in the next chunk.
+      return backslash + 1 >= n ? ~backslash : backslash + 2;
+    }
+    if (this.quoteAt === n) return ~n;
+    this.inString = false;
+    return this.quoteAt + 1;
+  }
+
+  /** A string opens (a row itself must be an object). */
+  private stringStart(i: number): number {
+    if (this.depth === 2 && this.phase === 'rows') throw this.malformed('a row is not an object');
+    this.inString = true;
+    return i + 1;
+  }
+
+  /** `{` or `[`: a row starts (depth 3 in rows), the envelope starts (depth 1), or `rows` opens. */
+  private opened(c: number, i: number): number {
+    const depth = ++this.depth;
+    if (depth === 3 && this.phase === 'rows') {
+      if (c !== LBRACE) throw this.malformed('a row is not an object');
+      if (this.gap === 'row') throw this.malformed("invalid JSON: expected ',' between rows");
+      this.rowStart = i;
+      this.rowAltered = false;
+      this.rowMembers = 0;
+    } else if (depth === 1) {
+      if (this.phase !== 'start' || c !== LBRACE)
+        throw this.malformed(
+          this.phase === 'start'
+            ? 'the response body is not a JSON object'
+            : 'invalid JSON: data after the end of the document',
+        );
+      this.phase = 'envelope';
+      this.envStart = i;
+    } else if (depth === 2 && this.phase === 'envelope' && this.keyIsRows(i)) {
+      if (c !== LBRACKET) throw this.malformed('the envelope field rows is not an array');
+      this.copyEnvelope(i + 1);
+      this.envStart = -1;
+      this.phase = 'rows';
+      this.gap = 'open';
+      this.sawRows = true;
+    }
+    return i + 1;
+  }
+
+  /**
+   * `}` or `]`: a row ends (joins the batch; stops the scan when the batch is full, or with
+   * `oneRow`), `rows` closes, or the envelope closes.
+   */
+  private closed(i: number, oneRow: boolean): number {
+    const depth = --this.depth;
+    if (this.phase === 'rows') {
+      if (depth === 2) {
+        if (this.rawOn) this.rowBounds.push(this.rowStart, i + 1, this.rowAltered ? -1 : this.rowMembers);
+        if (this.batchStart < 0) this.batchStart = this.rowStart;
+        this.rowStart = -1;
+        this.batchEnd = i + 1;
+        this.gap = 'row';
+        if (oneRow || this.batchEnd - this.batchStart >= MAX_BATCH_BYTES) return ~(i + 1);
+      } else if (depth === 1) {
+        if (this.gap === 'comma') throw this.malformed('invalid JSON: a comma before the end of rows');
+        this.phase = 'envelope';
+        this.envStart = i;
+      }
+    } else if (depth === 0) {
+      this.copyEnvelope(i + 1);
+      this.envStart = -1;
+      this.phase = 'done';
+    } else if (depth < 0) {
+      throw this.malformed('invalid JSON: data after the end of the document');
+    }
+    return i + 1;
+  }
+
+  /** Between rows, before the envelope, after it: only commas between rows and whitespace. */
+  private betweenValues(c: number, i: number): number {
+    if (isWhitespace(c)) return i + 1;
+    if (this.phase === 'rows' && c === COMMA && this.gap === 'row') {
+      this.gap = 'comma';
+      return i + 1;
+    }
+    throw this.malformed(
+      this.phase === 'rows'
+        ? 'a row is not an object'
+        : this.phase === 'start'
+          ? 'the response body is not a JSON object'
+          : 'invalid JSON: data after the end of the document',
+    );
+  }
+
+  /**
+   * A number literal: past its end, noting one a double cannot hold (quoted before parsing) or,
+   * with rawText, one JavaScript prints differently. Stops before a literal the buffer may cut.
+   */
+  private numberEnd(b: Buffer, i: number, final: boolean): number {
+    const n = b.length;
+    let j = i + 1;
+    let exponent = false;
+    let fraction = false;
+    let c: number;
+    while (j < n && isNumberByte((c = b[j] as number))) {
+      if ((c | 0x20) === 0x65) exponent = true;
+      else if (c === DOT) fraction = true;
+      j++;
+    }
+    if (j === n && !final) return ~i; // the literal may go on in the next chunk
+    if (inexactLiteral(b, i, j, exponent)) {
+      if (this.phase === 'rows') {
+        this.rowSpans.push(i, j);
+        this.rowAltered = true;
+      } else this.envSpans.push(this.envBytes + i - this.envStart, this.envBytes + j - this.envStart);
+    } else if (this.rawOn && this.phase === 'rows' && !printsAsItself(b, i, j, exponent || fraction)) {
+      this.rowAltered = true;
+    }
+    return j;
+  }
+
+  /** Any other byte inside a value (`:`, `,`, whitespace, true/false/null): counted for rawText. */
+  private otherByte(c: number, i: number): number {
+    if (this.rawOn && this.phase === 'rows') {
+      if (c === COLON) this.rowMembers++;
+      // Whitespace between a row's tokens: JSON.stringify writes none (and a newline would split the line).
+      else if (isWhitespace(c)) this.rowAltered = true;
+    }
+    return i + 1;
   }
 }

@@ -2,7 +2,7 @@
  * The budget of one API key: a shared per-key rate gate and quota ledger in Redis, used by every
  * worker process on every machine. It knows requests and responses only (acquire a permit before
  * a request, observe the response's rate-limit headers, release), never jobs or snapshots: the
- * pipeline maps its outcomes onto BullMQ (src/pipeline/part-budget.ts). See docs/budget.md.
+ * pipeline maps its outcomes onto BullMQ (src/pipeline/part/part-budget.ts). See docs/budget.md.
  */
 export type {
   AcquireOutcome,

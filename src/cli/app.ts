@@ -3,9 +3,9 @@
  * live in jobs/, above src/, so the entry (bin/filings-export.mjs) hands them in, loaded lazily so
  * that commands without workers never load them.
  */
-import type { JobProcessors } from '../pipeline/job-processors.js';
+import type { JobDefinitions } from '../pipeline/index.js';
 
 export interface CliApp {
-  /** The processors of every job type (jobs/index.ts). */
-  loadJobs(): Promise<JobProcessors>;
+  /** Every job type's definition (jobs/index.ts). */
+  loadJobs(): Promise<JobDefinitions>;
 }

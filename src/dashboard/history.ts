@@ -5,9 +5,13 @@
  */
 import { CronExpressionParser } from 'cron-parser';
 import pLimit from 'p-limit';
-import type { PipelineContext } from '../pipeline/context.js';
-import { localDate, nightlySnapshotId } from '../pipeline/ids.js';
-import { totals, type SnapshotRecord } from '../pipeline/snapshot-store.js';
+import {
+  localDate,
+  nightlySnapshotId,
+  totals,
+  type PipelineContext,
+  type SnapshotRecord,
+} from '../pipeline/index.js';
 
 /** Snapshots the timeline shows. */
 export const TIMELINE_NIGHTS = 30;

@@ -14,7 +14,7 @@ import { ExpressAdapter } from '@bull-board/express';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ConfigError, coerceError } from '../errors.js';
 import type { Secret } from '../config/secret.js';
-import type { PipelineContext } from '../pipeline/context.js';
+import type { PipelineContext } from '../pipeline/index.js';
 import type { Clock } from '../types.js';
 import { DASHBOARD_HTML } from './page.js';
 import { dashboardState } from './state.js';

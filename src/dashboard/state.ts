@@ -5,10 +5,14 @@
  */
 import pLimit from 'p-limit';
 import type { BudgetDescription } from '../budget/index.js';
-import { outageStatus } from '../pipeline/outage.js';
-import type { PipelineContext } from '../pipeline/context.js';
-import { totals, type DatasetProgress, type SnapshotRecord } from '../pipeline/snapshot-store.js';
-import { describeKeyBudget } from '../pipeline/status-view.js';
+import {
+  describeKeyBudget,
+  outageStatus,
+  totals,
+  type DatasetProgress,
+  type PipelineContext,
+  type SnapshotRecord,
+} from '../pipeline/index.js';
 import { nightsHistory, type NightsHistory } from './history.js';
 
 export interface DashboardSnapshot {

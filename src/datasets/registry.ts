@@ -7,7 +7,7 @@
  *
  * Fixed schemas come from the interface (facts, evidence, issuer reference); series_catalog and
  * dims_catalog rows are not described by it, so their columns are inferred from the rows the API
- * returns and evolve additively (src/output/schema-registry.ts).
+ * returns and evolve additively (src/output/convert/schema-registry.ts).
  */
 import { EXTRA_COLUMN, LINEAGE_COLUMNS, type ColumnDef } from './columns.js';
 import { EVIDENCE_COLUMNS, EVIDENCE_SCHEMA_VERSION } from './evidence.js';
@@ -17,7 +17,7 @@ import { ISSUER_REFERENCE_COLUMNS, ISSUER_REFERENCE_SCHEMA_VERSION } from './iss
 export interface DatasetDefinition {
   /**
    * Operation id (the path after /api/b2b/). Whether the client streams it follows from the
-   * contract's `STREAM_OPERATIONS`; src/pipeline/client-fetcher.ts checks the id is an operation.
+   * contract's `STREAM_OPERATIONS`; src/pipeline/part/client-fetcher.ts checks the id is an operation.
    */
   readonly operation: string;
   /** Request fields added to `{ ticker }` / `{ cik }`. */

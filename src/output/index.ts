@@ -9,14 +9,14 @@ export {
   type PartWriter,
   type PartWriterOptions,
   type StagedPart,
-} from './part-writer.js';
+} from './staging/index.js';
 export {
   publishSnapshot,
   DEFAULT_ROW_GROUP_ROWS,
   DEFAULT_TARGET_FILE_BYTES,
   type PublishOptions,
   type SnapshotStats,
-} from './publish.js';
+} from './publish/index.js';
 export {
   readManifest,
   listSnapshots,
@@ -28,29 +28,23 @@ export {
   type ManifestFile,
   type ManifestPart,
   type SnapshotInfo,
-} from './manifest.js';
-export {
-  verifySnapshot,
-  formatVerifyReport,
-  type VerifyReport,
-  type VerifyOptions,
-  type FileCheck,
-} from './verify.js';
-export { ddl, DDL_DIALECTS, type DdlDialect, type DdlOptions } from './ddl.js';
-export { baseSchema, type ColumnDef, type ColumnType, type DatasetSchema } from '../datasets/index.js';
-export { readSchemaRegistry, type SchemaRegistryFile } from './schema-registry.js';
-export type { DuckDbOptions } from './duckdb.js';
-export {
   listStoredSnapshots,
   latestStoredSnapshot,
   readStoredManifest,
   latestPublishedBefore,
   withLocalSnapshot,
   type StoredSnapshot,
-} from './stored-snapshots.js';
-export { openStorage, s3Settings } from './storage/open-storage.js';
-export { retryRead, isAbsent, type ReadRetryOptions } from './storage/read-retry.js';
+} from './catalog/index.js';
 export {
+  verifySnapshot,
+  formatVerifyReport,
+  type VerifyReport,
+  type VerifyOptions,
+  type FileCheck,
+  ddl,
+  DDL_DIALECTS,
+  type DdlDialect,
+  type DdlOptions,
   planPrune,
   applyPrune,
   listForPrune,
@@ -59,5 +53,28 @@ export {
   type PruneAction,
   type PrunePlan,
   type PruneOptions,
-} from './retention.js';
-export type { Storage, StoredObject } from './storage/storage.js';
+} from './readers/index.js';
+export { baseSchema, type ColumnDef, type ColumnType, type DatasetSchema } from '../datasets/index.js';
+export { readSchemaRegistry, type SchemaRegistryFile, type DuckDbOptions } from './convert/index.js';
+export {
+  openStorage,
+  s3Settings,
+  retryRead,
+  isAbsent,
+  type ReadRetryOptions,
+  type Storage,
+  type StoredObject,
+} from './storage/index.js';
+export { carryOverPart, CHANGE_SOURCES, createRemotePartWriter, publishToStorage } from './publish/index.js';
+export type { CarryOverRequest, CarryOverResult } from './publish/index.js';
+export {
+  convertSegment,
+  openDuck,
+  sqlIdent,
+  sqlPathList,
+  sqlString,
+  type DuckSession,
+  type SegmentOutcome,
+  type SegmentRequest,
+} from './convert/index.js';
+export { mergeChangesSql } from './readers/index.js';

@@ -10,10 +10,15 @@ import type { Config } from '../config/load.js';
 import { InfraError, coerceError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { systemClock, type Clock } from '../types.js';
-import { enqueueSnapshot, type EnqueueOutcome } from './enqueue.js';
-import { queueNames, type FlowSettings, type QueueNames } from './flow.js';
-import { OutageGuard } from './outage.js';
-import { SnapshotStore, type SnapshotSpec } from './snapshot-store.js';
+import {
+  enqueueSnapshot,
+  queueNames,
+  type EnqueueOutcome,
+  type FlowSettings,
+  type QueueNames,
+} from './queue/index.js';
+import { OutageGuard } from './part/index.js';
+import { SnapshotStore, type SnapshotSpec } from './record/index.js';
 
 export interface PipelineContext {
   config: Config;

@@ -7,12 +7,12 @@ import { createBudget, type Budget } from '../budget/index.js';
 import type { Config } from '../config/load.js';
 import type { Secret } from '../config/secret.js';
 import type { Logger } from '../log.js';
-import type { JobProcessors } from './job-processors.js';
+import type { JobDefinitions } from './job-processors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { systemClock, type Clock } from '../types.js';
-import { clientFetcher } from './client-fetcher.js';
+import { clientFetcher } from './part/index.js';
 import { budgetConfigFrom, budgetPrefix, openPipeline, type PipelineContext } from './context.js';
-import { openStorage, s3Settings } from '../output/storage/open-storage.js';
+import { openStorage, s3Settings } from '../output/storage/index.js';
 import { outputPorts } from './output-adapter.js';
 import { startWorkers, type RunningWorkers } from './worker-runner.js';
 
@@ -32,10 +32,15 @@ export interface OpenExporterOptions {
   config: Config;
   logger: Logger;
   apiKey: Secret;
-  /** The job processors of jobs/, injected by the composition root (the program entry). */
-  processors: JobProcessors;
+  /** Every job type's definition (jobs/index.ts), injected by the composition root (the program entry). */
+  processors: JobDefinitions;
   /** @defaultValue systemClock */
   clock?: Clock;
+}
+
+/** Whether the parts and the control role both run in this process (the default of startWorkers). */
+export function sharesProcess(roles: { parts?: boolean; control?: boolean } | undefined): boolean {
+  return (roles?.parts ?? true) && (roles?.control ?? true);
 }
 
 export async function openExporter(opts: OpenExporterOptions): Promise<Exporter> {
@@ -79,6 +84,9 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
           publishConversions: config.output.publish_conversions,
           openStorage: (root) => openStorage(root, { settings: s3Settings(config.output) }),
           ...(config.worker.tmp_dir !== null ? { tmpDir: config.worker.tmp_dir } : {}),
+          // Both roles in one process (`run --local`, a `worker` without --only): DuckDB's
+          // conversions share the memory of the parts being staged, so freed memory goes back at once.
+          ...(sharesProcess(roles) ? { releaseFreedMemory: true } : {}),
         })),
         budget,
         clock,

@@ -1,10 +1,13 @@
 /**
- * The pipeline's entry point: what the CLI (and any other front end) may use. Commands import it
- * lazily, when they run, so that registering them loads only commander.
+ * The pipeline: snapshots as BullMQ flows over Redis, from the CLI's request to published files.
+ * Sub-folders by role (record/, queue/, part/) under the wiring (context, worker runner, exporter).
  */
+// This file is the pipeline's one public face: the CLI (and any other front end), the dashboard and
+// the job definitions of jobs/ import only it (.dependency-cruiser.cjs). Commands import it lazily,
+// when they run, so that registering them loads only commander.
 export { effectiveRate } from '../budget/index.js';
-export { checkAnyOutputRoot, checkOutputRoot } from '../output/preflight.js';
-export { s3Settings } from '../output/storage/open-storage.js';
+export { checkAnyOutputRoot, checkOutputRoot } from '../output/staging/index.js';
+export { s3Settings } from '../output/storage/index.js';
 export {
   annualRevenueSql,
   annualRevenueTableSql,
@@ -16,12 +19,74 @@ export {
 export { budgetConfigFrom, openPipeline, redactUrl, type PipelineContext } from './context.js';
 export { openExporter, type Exporter, type OpenExporterOptions } from './exporter.js';
 export { serveMetrics, type ServedMetrics } from './metrics-endpoint.js';
-export type { JobProcessors } from './job-processors.js';
 export { resultLine, runSnapshot } from './run-snapshot.js';
 export { removeNightlySchedule, upsertNightlySchedule } from './schedule.js';
-export { buildSnapshotSpec } from './snapshot-request.js';
-export { totals, type SnapshotRecord, type SnapshotSpec } from './snapshot-store.js';
-export { outageStatus } from './outage.js';
-export { pipelineStates } from './retention-states.js';
+export { buildSnapshotSpec, localDate, nightlySnapshotId } from './queue/index.js';
+export {
+  dedupe,
+  loadUniverse,
+  parseCompany,
+  pipelineStates,
+  readUniverseFile,
+  totals,
+  type Company,
+  type DatasetProgress,
+  type SnapshotRecord,
+  type SnapshotSpec,
+  type SnapshotStore,
+} from './record/index.js';
+export { outageStatus } from './part/index.js';
 export { describeKeyBudget, formatStatus, statusReport } from './status-view.js';
-export { dedupe, loadUniverse, parseCompany, readUniverseFile, type Company } from './universe.js';
+
+// What the job definitions of jobs/ build on: the job contract, the processors' deps, and the
+// steps of a part.
+export {
+  defineJob,
+  type DefinedJob,
+  type JobDefinition,
+  type JobDefinitions,
+  type JobEnv,
+} from './job-processors.js';
+export { loadAfterPublish, type LoadedDataset } from './load-after-publish.js';
+export {
+  CONVERT_SEGMENT,
+  earlyConversionOf,
+  EXPORT_PART,
+  incrementalPlanner,
+  JOB_TYPES,
+  LOAD_SNAPSHOT,
+  NIGHTLY_TRIGGER,
+  parsePartJobId,
+  PUBLISH_SNAPSHOT,
+  SegmentAnnouncer,
+  type EarlyConversion,
+  type EnqueueOutcome,
+  type IncrementalPlan,
+  type ConvertSegmentPayload,
+  type ExportPartPayload,
+  type JobType,
+  type LoadSnapshotPayload,
+  type NightlyTriggerPayload,
+  type PublishSnapshotPayload,
+} from './queue/index.js';
+export {
+  CatalogFingerprint,
+  CHANGE_DATASET,
+  decideReuse,
+  failureAction,
+  putBack,
+  retriedByPolicy,
+  withBudget,
+  type OutageGuard,
+  type PartFetcher,
+  type PartResponse,
+  type PartWriter,
+  type PartWriterFactory,
+  type RateLimiterLike,
+  type ReusePorts,
+  type SegmentOutcome,
+  type SegmentConverter,
+  type SegmentRequest,
+  type SnapshotPublisher,
+} from './part/index.js';
+export { companyKey } from './record/index.js';

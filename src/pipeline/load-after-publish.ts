@@ -1,19 +1,19 @@
 /**
  * The warehouse load the control worker runs after publish (`output.load_into`): every published
- * snapshot not yet loaded, up to `latest`, through src/warehouse, and how its job is retried.
+ * snapshot not yet loaded, up to `latest`, through src/warehouse (its retries: queue/job-payloads.ts).
  */
 import type { Config } from '../config/load.js';
 import { openStorage, s3Settings } from '../output/index.js';
 import { loadSnapshots, openWarehouse } from '../warehouse/index.js';
-import type { LoadedDataset } from './job-processors.js';
 
-/** Retries of a failed load: 6 attempts, 30 s doubling (about 30 minutes in all). */
-export const LOAD_JOB_OPTIONS = {
-  attempts: 6,
-  backoff: { type: 'exponential', delay: 30_000 },
-  removeOnComplete: { count: 100 },
-  removeOnFail: { count: 100 },
-} as const;
+/** What one dataset of a load did (warehouse/load.ts `DatasetLoad`, without importing it here). */
+export interface LoadedDataset {
+  snapshotId: string;
+  dataset: string;
+  mode: 'full' | 'changes' | 'skip';
+  rows: number;
+  reason: string;
+}
 
 export function loadAfterPublish(config: Config): (outDir: string) => Promise<LoadedDataset[]> {
   return async (outDir) => {

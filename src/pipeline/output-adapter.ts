@@ -7,11 +7,10 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import type { Manifest } from '../output/manifest.js';
-import type { PublishOptions } from '../output/publish.js';
-import type { Storage } from '../output/storage/storage.js';
-import { isS3Root } from '../output/storage/s3-url.js';
-import type { PartWriterFactory, ReusePorts, SegmentConverter, SnapshotPublisher } from './ports.js';
+import type { Manifest } from '../output/catalog/index.js';
+import type { PublishOptions } from '../output/index.js';
+import { type Storage, isS3Root } from '../output/storage/index.js';
+import type { PartWriterFactory, ReusePorts, SegmentConverter, SnapshotPublisher } from './part/index.js';
 
 export interface OutputPorts extends ReusePorts {
   createWriter: PartWriterFactory;
@@ -37,11 +36,13 @@ export interface OutputPortOptions {
   openStorage?: (root: string) => Storage;
   /** Parent of the local temp dirs of s3:// roots. @defaultValue os.tmpdir() */
   tmpDir?: string;
+  /** DuckDB hands freed memory back at once (DuckDbOptions.releaseFreedMemory). @defaultValue false */
+  releaseFreedMemory?: boolean;
 }
 
 export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputPorts> {
-  const { createPartWriter } = await import('../output/part-writer.js');
-  const { createRemotePartWriter } = await import('../output/remote-root.js');
+  const { createPartWriter } = await import('../output/staging/index.js');
+  const { createRemotePartWriter } = await import('../output/index.js');
   // One storage (one connection pool) per remote root for the life of the worker.
   const storages = new Map<string, Storage>();
   const storageOf = (root: string): Storage => {
@@ -55,7 +56,7 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
     if (isS3Root(root)) return storageOf(root);
     let st = storages.get(root);
     if (st === undefined) {
-      const { LocalStorage } = await import('../output/storage/local-storage.js');
+      const { LocalStorage } = await import('../output/storage/index.js');
       storages.set(root, (st = new LocalStorage(root)));
     }
     return st;
@@ -67,9 +68,7 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
       let m = manifests.get(k);
       if (m === undefined) {
         m = anyStorage(root)
-          .then(async (st) =>
-            (await import('../output/stored-snapshots.js')).readStoredManifest(st, snapshotId),
-          )
+          .then(async (st) => (await import('../output/catalog/index.js')).readStoredManifest(st, snapshotId))
           .catch((err: unknown) => {
             manifests.delete(k); // not cached: the next part asks again
             throw err;
@@ -79,7 +78,7 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
       return m;
     },
     carryOver: async (root, req) => {
-      const { carryOverPart } = await import('../output/carry-over.js');
+      const { carryOverPart } = await import('../output/index.js');
       return carryOverPart(await anyStorage(root), {
         ...req,
         ...(opts.tmpDir !== undefined && req.tmpDir === undefined ? { tmpDir: opts.tmpDir } : {}),
@@ -92,7 +91,7 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
     },
     stagedBytes: async (root, file) => {
       // Absent: the part is fetched again. Unreadable (after retries): the attempt fails with its cause.
-      const { isAbsent, retryRead } = await import('../output/storage/read-retry.js');
+      const { isAbsent, retryRead } = await import('../output/storage/index.js');
       if (isS3Root(root)) {
         const st = storageOf(root);
         return (await retryRead(st.url(file), () => st.head(file)))?.bytes ?? null;
@@ -118,14 +117,17 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
     convertSegment: async (req) => {
       if (isS3Root(req.root))
         return { status: 'skipped', reason: 'parts under a bucket are staged on their worker' };
-      const { convertSegment } = await import('../output/early-segments.js');
+      const { convertSegment } = await import('../output/index.js');
       return convertSegment(req, {
         ...(opts.rowGroupRows !== undefined ? { rowGroupRows: opts.rowGroupRows } : {}),
-        duckdb: opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {},
+        duckdb: {
+          ...(opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {}),
+          ...(opts.releaseFreedMemory === true ? { releaseFreedMemory: true } : {}),
+        },
       });
     },
     publish: async (req) => {
-      const { publishToStorage } = await import('../output/remote-root.js');
+      const { publishToStorage } = await import('../output/index.js');
       const remote = isS3Root(req.root);
       const publishOpts = {
         snapshotId: req.snapshotId,
@@ -146,6 +148,7 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
         duckdb: {
           ...(opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {}),
           ...(opts.publishThreads !== undefined ? { threads: opts.publishThreads } : {}),
+          ...(opts.releaseFreedMemory === true ? { releaseFreedMemory: true } : {}),
         },
       };
       const manifest = remote
@@ -167,9 +170,9 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
 
 /** Publishes to a local root, then points its `latest` object at the snapshot (after `_SUCCESS`). */
 async function publishLocal(root: string, o: Omit<PublishOptions, 'root'>): Promise<Manifest> {
-  const { publishSnapshot } = await import('../output/publish.js');
-  const { writeLatest } = await import('../output/upload-snapshot.js');
-  const { LocalStorage } = await import('../output/storage/local-storage.js');
+  const { publishSnapshot } = await import('../output/index.js');
+  const { writeLatest } = await import('../output/catalog/index.js');
+  const { LocalStorage } = await import('../output/storage/index.js');
   const manifest = await publishSnapshot({ ...o, root });
   await writeLatest(new LocalStorage(root), manifest);
   return manifest;

@@ -4,17 +4,14 @@
  * Shared by `run` and `demo`.
  */
 import type { Metrics } from '../metrics/metrics.js';
-import { checkAnyOutputRoot } from '../output/preflight.js';
-import { s3Settings } from '../output/storage/open-storage.js';
-import { incrementalPlanner } from './incremental.js';
-import { outageStatus } from './outage.js';
+import { checkAnyOutputRoot } from '../output/staging/index.js';
+import { s3Settings } from '../output/storage/index.js';
+import { followSnapshot, incrementalPlanner, isFinal, type EnqueueOutcome } from './queue/index.js';
+import { outageStatus } from './part/index.js';
 import { assertPlanFits, type Plan } from '../budget/index.js';
 import type { Logger } from '../log.js';
-import type { EnqueueOutcome } from './enqueue.js';
 import type { Exporter } from './exporter.js';
-import { followSnapshot, isFinal } from './follow.js';
-import { createProgressReporter } from './progress.js';
-import type { SnapshotRecord, SnapshotSpec } from './snapshot-store.js';
+import { createProgressReporter, type SnapshotRecord, type SnapshotSpec } from './record/index.js';
 import type { RunningWorkers } from './worker-runner.js';
 
 export interface RunSnapshotOptions {

@@ -4,7 +4,7 @@
  * live (#2988, #2876, #3085). The template carries the universe and datasets as they are when
  * `schedule` runs; run it again after changing them (an upsert replaces the template).
  */
-import { NIGHTLY_TRIGGER_JOB, type NightlyTriggerPayload } from './job-payloads.js';
+import { NIGHTLY_TRIGGER, type NightlyTriggerPayload } from './queue/index.js';
 import type { PipelineContext } from './context.js';
 
 export interface ScheduleInfo {
@@ -29,14 +29,9 @@ export async function upsertNightlySchedule(
     id,
     { pattern: config.schedule.cron, tz: config.schedule.tz },
     {
-      name: NIGHTLY_TRIGGER_JOB,
+      name: NIGHTLY_TRIGGER.name,
       data: payload,
-      opts: {
-        attempts: flowSettings.attempts,
-        backoff: { type: 'exponential', delay: flowSettings.controlBackoffMs },
-        removeOnComplete: flowSettings.keepCompleted,
-        removeOnFail: flowSettings.keepFailed,
-      },
+      opts: NIGHTLY_TRIGGER.options(flowSettings),
     },
   );
   const after = await snapshotsQueue.getJobScheduler(id);

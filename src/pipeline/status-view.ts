@@ -4,9 +4,8 @@
  */
 import { createBudget, keyFingerprint, type BudgetDescription } from '../budget/index.js';
 import { budgetConfigFrom, budgetPrefix, type PipelineContext } from './context.js';
-import type { QuotaWait } from './snapshot-store.js';
+import { totals, type DatasetProgress, type QuotaWait, type SnapshotRecord } from './record/index.js';
 import type { PartPointer } from '../types.js';
-import { totals, type DatasetProgress, type SnapshotRecord } from './snapshot-store.js';
 
 export interface StatusReport {
   snapshot_id: string;

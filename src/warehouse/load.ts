@@ -7,16 +7,18 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { DatasetName } from '../datasets/index.js';
 import { InputError, WarehouseError } from '../errors.js';
-import { parseManifest, type Manifest } from '../output/manifest.js';
-import { MANIFEST_FILE, SNAPSHOTS_DIR } from '../output/paths.js';
 import {
+  parseManifest,
+  type Manifest,
+  MANIFEST_FILE,
+  SNAPSHOTS_DIR,
   listStoredSnapshots,
   readStoredText,
   withLocalSnapshot,
   type StoredSnapshot,
-} from '../output/stored-snapshots.js';
-import { joinKey, type Storage } from '../output/storage/storage.js';
-import { readLatest } from '../output/upload-snapshot.js';
+  readLatest,
+} from '../output/catalog/index.js';
+import { joinKey, type Storage } from '../output/storage/index.js';
 import type { Clock } from '../types.js';
 import { systemClock } from '../types.js';
 import { currentLoads, type LedgerRow, type LoadMode } from './ledger.js';

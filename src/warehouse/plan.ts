@@ -9,8 +9,8 @@
  * snapshot the table holds, with the same columns, and the snapshot is not a full refresh.
  */
 import type { DatasetName } from '../datasets/index.js';
-import { CHANGE_SOURCES } from '../output/changes.js';
-import type { Manifest, ManifestPart } from '../output/manifest.js';
+import { CHANGE_SOURCES } from '../output/index.js';
+import type { Manifest, ManifestPart } from '../output/catalog/index.js';
 import type { LedgerRow } from './ledger.js';
 import { columnsSignature, type TableColumn } from './table-columns.js';
 

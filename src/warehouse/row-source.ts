@@ -1,8 +1,8 @@
 /** A snapshot's rows of one dataset as a DuckDB table expression over its local files. */
 import { join } from 'node:path';
 import type { DatasetName } from '../datasets/index.js';
-import { sqlIdent, sqlPathList, sqlString } from '../output/duckdb.js';
-import type { Manifest } from '../output/manifest.js';
+import { sqlIdent, sqlPathList, sqlString } from '../output/index.js';
+import type { Manifest } from '../output/catalog/index.js';
 import type { TableColumn } from './table-columns.js';
 import type { RowSource } from './warehouse.js';
 

@@ -9,7 +9,7 @@ import {
   type DatasetDefinition,
   type DatasetName,
 } from '../datasets/index.js';
-import { sqlIdent } from '../output/duckdb.js';
+import { sqlIdent } from '../output/index.js';
 
 /** A column as the manifest lists it. */
 export type TableColumn = Pick<ColumnDef, 'name' | 'type' | 'role'>;

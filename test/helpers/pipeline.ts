@@ -11,18 +11,18 @@ import { FilingsClient } from '../../src/api/index.js';
 import { createBudget, type Budget } from '../../src/budget/index.js';
 import { loadConfig, requireApiKey, type Config, type FlagOverride } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log.js';
-import { clientFetcher } from '../../src/pipeline/client-fetcher.js';
+import { clientFetcher } from '../../src/pipeline/part/client-fetcher.js';
 import {
   budgetConfigFrom,
   budgetPrefix,
   openPipeline,
   type PipelineContext,
 } from '../../src/pipeline/context.js';
-import { followSnapshot } from '../../src/pipeline/follow.js';
+import { followSnapshot } from '../../src/pipeline/queue/follow.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
-import type { PartWriterFactory, SnapshotPublisher } from '../../src/pipeline/ports.js';
-import type { SnapshotRecord, SnapshotSpec } from '../../src/pipeline/snapshot-store.js';
-import { parseCompany } from '../../src/pipeline/universe.js';
+import type { PartWriterFactory, SnapshotPublisher } from '../../src/pipeline/part/ports.js';
+import type { SnapshotRecord, SnapshotSpec } from '../../src/pipeline/record/snapshot-store.js';
+import { parseCompany } from '../../src/pipeline/record/universe.js';
 import { startWorkers, type RunningWorkers } from '../../src/pipeline/worker-runner.js';
 import type { Clock, DatasetName } from '../../src/types.js';
 import { systemClock } from '../../src/types.js';

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { configOption, oneOf, outOption } from '../option-parsers.js';
 import type { OutputCliOptions } from '../output-root.js';
 // The leaf list, not the output index: choices are read without loading DuckDB.
-import { DDL_DIALECTS, type DdlDialect } from '../../output/ddl-dialects.js';
+import { DDL_DIALECTS, type DdlDialect } from '../../output/readers/ddl-dialects.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../../types.js';
 
 export interface DdlCliOptions extends OutputCliOptions {

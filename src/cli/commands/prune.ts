@@ -1,7 +1,7 @@
 /**
  * `filings-export prune --keep N [--older-than 30d] [--dry-run]`: removes whole old snapshots
  * (data objects, manifest, marker, staging) from a local or s3:// output root, never the newest
- * published one and never one the pipeline runs or may retry (src/output/retention.ts).
+ * published one and never one the pipeline runs or may retry (src/output/readers/retention.ts).
  */
 import type { Command } from 'commander';
 import type { PipelineState } from '../../output/index.js';

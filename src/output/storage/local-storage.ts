@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { copyFile, link, mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { StorageError } from '../../errors.js';
-import { fsyncDir, fsyncFile, writeFileAtomic } from '../fs-util.js';
+import { fsyncDir, fsyncFile, writeFileAtomic } from './fs-util.js';
 import { checkKey, type Storage, type StoredObject } from './storage.js';
 
 function tmpName(path: string): string {

@@ -4,7 +4,7 @@
  * Corpus statistics (N, n, average length) cover the whole corpus whatever the filter, as FTS5's do
  * whatever the WHERE clause. Our own ~80 lines rather than MiniSearch: MiniSearch normalises by the
  * number of distinct terms and multiplies by the number of matched query terms, so its scores are
- * not BM25 (measured in docs/decisions.md, Search). test/emulator-search-bm25.test.ts checks the
+ * not BM25 (measured in docs/decisions.md, Search). test/emulator/emulator-search-bm25.test.ts checks the
  * scores against the formula on a hand-made corpus.
  */
 

@@ -1,0 +1,55 @@
+/**
+ * What an output root holds and where: the layout, snapshot manifests, the snapshots stored and
+ * published, and the `latest` pointer with the reader-order upload that moves it. Public outside
+ * src/output: loads no DuckDB.
+ */
+export {
+  CHANGE_KINDS,
+  type ChangeKind,
+  type ChangesFile,
+  isPublished,
+  latestPublishedSnapshot,
+  listSnapshots,
+  type Manifest,
+  MANIFEST_VERSION,
+  type ManifestChanges,
+  type ManifestDataset,
+  type ManifestFile,
+  type ManifestPart,
+  parseManifest,
+  type QuotaWaitSummary,
+  readManifest,
+  type SnapshotInfo,
+} from './manifest.js';
+export {
+  assertDataset,
+  assertSnapshotDate,
+  assertSnapshotId,
+  buildDir,
+  dataFileName,
+  fieldsSidecarPath,
+  MANIFEST_FILE,
+  manifestPath,
+  partitionRelDir,
+  schemaRegistryPath,
+  SCHEMAS_DIR,
+  snapshotDir,
+  SNAPSHOTS_DIR,
+  stagedPartRelPath,
+  STAGING_DIR,
+  stagingSnapshotDir,
+  SUCCESS_FILE,
+  successPath,
+  toPosix,
+} from './paths.js';
+export {
+  latestPublishedBefore,
+  latestStoredSnapshot,
+  listStoredSnapshots,
+  readStoredManifest,
+  readStoredText,
+  type StoredSnapshot,
+  withLocalSnapshot,
+} from './stored-snapshots.js';
+export { readLatest, uploadSnapshot } from './upload-snapshot.js';
+export { writeLatest } from './upload-snapshot.js';

@@ -1,0 +1,162 @@
+/**
+ * Converts the staged rows of one output file into typed Parquet: in one DuckDB COPY, or in row
+ * ranges on several sessions at once whose files are concatenated without re-encoding
+ * (parquet-concat.ts). Strict first; when a value does not fit its column, the whole file again in
+ * one tolerant COPY that keeps such values in `_extra`.
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Logger } from '../../log.js';
+import { coerceError, OutputError } from '../../errors.js';
+import type { DatasetName } from '../../types.js';
+import type { ConvertInput, ConvertMode, ConvertSource } from './convert-sql.js';
+import type { DuckSession } from './duckdb.js';
+import { copyStatement } from './early-segments.js';
+import { memberCut, rowRanges, SKIP_COST, type MemberStart } from '../staging/index.js';
+import { copyRanges } from '../storage/index.js';
+import { concatParquet } from './parquet-concat.js';
+
+export interface ConvertFileOptions {
+  /** Schema, kinds and extra fields of the dataset (the mode is chosen here). */
+  input: Omit<ConvertInput, 'mode'>;
+  /** The staged rows of the file. */
+  source: ConvertSource;
+  /** Where `source.file`'s gzip members after the first start (row-cuts.ts `joinedMembers`); empty when unknown. */
+  members: readonly MemberStart[];
+  /** The Parquet file to write. */
+  to: string;
+  /** Path of the scratch copy of range `i`'s members. */
+  scratch: (i: number) => string;
+  duck: DuckSession;
+  /** More sessions: up to 1 + this many ranges convert at once. */
+  rangeDucks: readonly DuckSession[];
+  compression: 'zstd' | 'snappy';
+  rowGroupRows: number;
+  /**
+   * Parquet files already holding some of the file's rows, converted by the same strict statement
+   * while the parts were staged (early-segments.ts): rows [skip, skip + take) of `source.file`,
+   * in order, disjoint, inside the file. Only the rows between and around them are converted
+   * here. @defaultValue none
+   */
+  ready?: readonly Piece[];
+  dataset: DatasetName;
+  logger: Logger;
+}
+
+/** Rows [skip, skip + take) of a file, converted into `path`. */
+export interface Piece {
+  skip: number;
+  take: number;
+  path: string;
+}
+
+/** Writes `o.to`; `tolerantReason` says why a strict conversion failed, when it did. */
+export async function convertFile(o: ConvertFileOptions): Promise<{ tolerantReason?: string }> {
+  const copy = (mode: ConvertMode, from: ConvertSource, to: string): string =>
+    copyStatement({ ...o.input, mode }, from, to, o.compression, o.rowGroupRows);
+  const { source } = o;
+  const ready = o.ready ?? [];
+  const gaps = gapsBetween(ready, source);
+  if (gaps === undefined)
+    throw new OutputError('OUTPUT_FAILED', `${o.to}: the segments given overlap or lie outside the file`);
+  const sessions = [o.duck, ...o.rangeDucks];
+  // One gap (no segments, or segments at one end) is cut over the sessions; several go one each.
+  const only = gaps.length === 1 ? gaps[0]! : undefined;
+  const ranges =
+    only === undefined
+      ? gaps
+      : rowRanges(
+          only.skip,
+          only.take,
+          sessions.length,
+          o.rowGroupRows,
+          o.members.length > 0 ? 0 : SKIP_COST,
+        );
+  const whole = ready.length === 0 && ranges.length === 1;
+  const rangePaths = whole ? [] : ranges.map((_, i) => `${o.to}.range-${i}`);
+  const scratch: string[] = [];
+  // A range that starts or ends inside the file reads only the members holding it.
+  const sourceOf = async (r: { skip: number; take: number }, i: number): Promise<ConvertSource> => {
+    const cut = memberCut(o.members, r, source.total);
+    if (cut === undefined) return { ...source, ...r };
+    const file = o.scratch(i);
+    await mkdir(dirname(file), { recursive: true });
+    scratch.push(file);
+    await copyRanges(
+      [{ path: source.file, start: cut.offset, ...(cut.end === undefined ? {} : { end: cut.end }) }],
+      file,
+    );
+    return { ...source, file, skip: r.skip - cut.row, take: r.take, total: cut.rows };
+  };
+  try {
+    // Outside the strict attempt: failing to copy members is not a value that does not fit.
+    const sources = await Promise.all(ranges.map(sourceOf));
+    try {
+      if (whole) {
+        await o.duck.run(copy('strict', sources[0]!, o.to));
+        return {};
+      }
+      // Each session takes the next range until none is left.
+      let next = 0;
+      const runs = await Promise.allSettled(
+        sessions.map(async (session) => {
+          for (let i = next++; i < ranges.length; i = next++)
+            await session.run(copy('strict', sources[i]!, rangePaths[i]!));
+        }),
+      );
+      const failed = runs.find((r) => r.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+    } catch (err: unknown) {
+      if (err instanceof OutputError) throw err; // not a value that does not fit
+      // A value did not fit its column (or the input is malformed): redo the file keeping such values in _extra.
+      const reason = coerceError(err).message.split('\n')[0] ?? 'conversion failed';
+      o.logger.warn(
+        { dataset: o.dataset, file: o.to, reason },
+        'strict conversion failed; converting tolerantly',
+      );
+      await o.duck.run(copy('tolerant', source, o.to));
+      return { tolerantReason: reason };
+    }
+    const pieces = [...ready, ...ranges.map((r, i) => ({ ...r, path: rangePaths[i]! }))].sort(
+      (x, y) => x.skip - y.skip,
+    );
+    try {
+      await concatParquet(
+        pieces.map((p) => p.path),
+        o.to,
+      );
+    } catch (err: unknown) {
+      if (ready.length === 0) throw err;
+      // Segments are an optimisation: one that does not join (another writer's file) is redone here.
+      o.logger.warn(
+        { dataset: o.dataset, file: o.to, reason: coerceError(err).message },
+        'segments converted while staging do not join; converting the file again',
+      );
+      return await convertFile({ ...o, ready: [] });
+    }
+    o.logger.debug(
+      { dataset: o.dataset, file: o.to, rows: source.take, ranges: ranges.length, segments: ready.length },
+      'file converted in row ranges',
+    );
+    return {};
+  } finally {
+    for (const p of [...rangePaths, ...scratch]) await rm(p, { force: true });
+  }
+}
+
+/** The row ranges of the file that `ready` does not hold, or undefined when `ready` is not a set of disjoint ranges inside it. */
+function gapsBetween(
+  ready: readonly { skip: number; take: number }[],
+  source: ConvertSource,
+): { skip: number; take: number }[] | undefined {
+  const end = source.skip + source.take;
+  const gaps: { skip: number; take: number }[] = [];
+  let at = source.skip;
+  for (const r of ready) {
+    if (r.skip < at || r.take <= 0 || r.skip + r.take > end) return undefined;
+    if (r.skip > at) gaps.push({ skip: at, take: r.skip - at });
+    at = r.skip + r.take;
+  }
+  if (at < end) gaps.push({ skip: at, take: end - at });
+  return gaps;
+}

@@ -1,0 +1,238 @@
+/**
+ * Builds the output files of one dataset of a snapshot from its staged parts: typed Parquet (zstd,
+ * row groups of a set size) and/or gzip NDJSON with the same rows, sized by file-plan.ts, in a
+ * build folder that publish.ts renames into the Hive layout when every file is complete. Each
+ * file is converted by convert-file.ts.
+ */
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../../log.js';
+import { coerceError, OutputError } from '../../errors.js';
+import type { DatasetName, OutputFormat } from '../../types.js';
+import { maxLineBytesFor, ndjsonSelect, type ConvertSource } from './convert-sql.js';
+import { convertFile } from './convert-file.js';
+import { sqlString, type DuckSession } from './duckdb.js';
+import { nextSlice, type Cursor, type PlannedPart } from './file-plan.js';
+import { concatFiles, fsyncFile, hashFile } from '../storage/index.js';
+import { dataFileName } from '../catalog/index.js';
+import { conversionSignature } from './early-segments.js';
+import { joinedMembers, usableSegments } from '../staging/index.js';
+import { hasPeriodEnd, type DatasetSchema } from '../../datasets/index.js';
+
+export interface DatasetWriteOptions {
+  dataset: DatasetName;
+  /** Written into `_snapshot_id` of every row. */
+  snapshotId: string;
+  schema: DatasetSchema;
+  kinds: ReadonlyMap<string, number>;
+  extraFields: readonly string[];
+  parts: readonly PlannedPart[];
+  formats: readonly OutputFormat[];
+  /** Folder the files are written to (renamed into the layout later). */
+  dir: string;
+  /** Folder for transient files (the staged parts of one output file, concatenated). */
+  scratchDir: string;
+  targetFileBytes: number;
+  rowGroupRows: number;
+  compression: 'zstd' | 'snappy';
+  duck: DuckSession;
+  /**
+   * More sessions, each converting a row range of a big output file beside `duck` on its own
+   * thread; the ranges' files are then concatenated (parquet-concat.ts). DuckDB reads a gzip file
+   * on one thread whatever its `threads`, so this is what spreads one file over cores. Each adds
+   * a row group's worth of memory. @defaultValue none: one conversion per file
+   */
+  rangeDucks?: readonly DuckSession[];
+  logger: Logger;
+}
+
+export interface BuiltFile {
+  /** File name inside the partition folder. */
+  name: string;
+  format: OutputFormat;
+  rows: number;
+  bytes: number;
+  sha256: string;
+  min_period_end?: string | null;
+  max_period_end?: string | null;
+}
+
+export interface DatasetWriteResult {
+  files: BuiltFile[];
+  rows: number;
+  /** Files that needed the tolerant conversion (a value did not fit its column; kept in `_extra`). */
+  tolerantFiles: { file: string; reason: string }[];
+  /** Segments converted while staging that went into the files (early-segments.ts). */
+  segmentsUsed: number;
+}
+
+/** First guesses of output bytes per staged byte, corrected after every file. */
+const INITIAL_RATIO: Record<OutputFormat, number> = { parquet: 0.6, ndjson: 0.9 };
+
+export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<DatasetWriteResult> {
+  await rm(o.dir, { recursive: true, force: true });
+  await mkdir(o.dir, { recursive: true });
+  const sizing: OutputFormat = o.formats.includes('parquet') ? 'parquet' : 'ndjson';
+  const withDates = hasPeriodEnd(o.schema);
+  const files: BuiltFile[] = [];
+  const tolerantFiles: DatasetWriteResult['tolerantFiles'] = [];
+  let ratio = INITIAL_RATIO[sizing];
+  let stagedSoFar = 0;
+  let outputSoFar = 0;
+  let cursor: Cursor = { part: 0, row: 0 };
+  const lineChars = new Map(o.parts.map((p) => [p.path, p.maxLineChars]));
+  const byPath = new Map(o.parts.map((p) => [p.path, p]));
+  const convertInput = {
+    schema: o.schema,
+    kinds: o.kinds,
+    extraFields: o.extraFields,
+    snapshotId: o.snapshotId,
+  };
+  // Only the segments made with the statement this dataset's files are converted with are used.
+  const signature = o.parts.some((p) => (p.segments ?? []).length > 0)
+    ? conversionSignature(convertInput, o.compression, o.rowGroupRows)
+    : undefined;
+  let segmentsUsed = 0;
+  let rows = 0;
+
+  for (let index = 0; ; index++) {
+    const slice = nextSlice(o.parts, cursor, o.targetFileBytes / ratio);
+    if (slice === undefined) break;
+    cursor = slice.next;
+    const parquetPath = join(o.dir, dataFileName(index, 'parquet'));
+    // DuckDB's CSV reader keeps every buffer of a compressed file when one scan reads several files
+    // (up to a whole part, uncompressed, in memory): several parts are read as one concatenated gzip.
+    const input =
+      slice.files.length === 1 ? slice.files[0]! : join(o.scratchDir, `concat-${index}.ndjson.gz`);
+    if (input !== slice.files[0]) {
+      await mkdir(o.scratchDir, { recursive: true });
+      await concatFiles(slice.files, input);
+    }
+    const source: ConvertSource = {
+      file: input,
+      skip: slice.skip,
+      take: slice.take,
+      total: slice.total,
+      maxLineBytes: maxLineBytesOf(lineChars, slice.files),
+    };
+    // Where the slice's parts start in its input, and where its gzip members start.
+    const joined = joinedMembers(slice.files.map((f) => byPath.get(f)!));
+    const ready =
+      signature === undefined
+        ? []
+        : usableSegments(
+            slice.files.flatMap((f, i) =>
+              (byPath.get(f)?.segments ?? []).map((seg) => ({
+                ...seg,
+                skip: seg.skip + joined.firstRows[i]!,
+              })),
+            ),
+            signature,
+            slice.skip,
+            slice.skip + slice.take,
+          );
+    segmentsUsed += ready.length;
+    try {
+      const converted = await convertFile({
+        input: convertInput,
+        source,
+        ready,
+        members: joined.members,
+        to: parquetPath,
+        scratch: (i) => join(o.scratchDir, `range-${index}-${i}.ndjson.gz`),
+        duck: o.duck,
+        rangeDucks: o.rangeDucks ?? [],
+        compression: o.compression,
+        rowGroupRows: o.rowGroupRows,
+        dataset: o.dataset,
+        logger: o.logger,
+      });
+      if (converted.tolerantReason !== undefined)
+        tolerantFiles.push({ file: dataFileName(index, sizing), reason: converted.tolerantReason });
+    } catch (err: unknown) {
+      throw err instanceof OutputError
+        ? err
+        : new OutputError(
+            'OUTPUT_FAILED',
+            `${o.dataset}: converting staged rows (${slice.files.join(', ')}) failed: ${coerceError(err).message}`,
+            { cause: err },
+          );
+    } finally {
+      if (input !== slice.files[0]) await rm(input, { force: true });
+    }
+
+    const stats = await o.duck.all(
+      withDates
+        ? `SELECT count(*)::BIGINT AS n, CAST(min(period_end) AS VARCHAR) AS lo, CAST(max(period_end) AS VARCHAR) AS hi FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`
+        : `SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`,
+    );
+    const n = Number(stats[0]?.n ?? -1);
+    if (n !== slice.take) {
+      throw new OutputError(
+        'OUTPUT_FAILED',
+        `${o.dataset}: ${dataFileName(index, 'parquet')} holds ${n} rows, expected ${slice.take} from ${slice.files.join(', ')} (a staged file is shorter than its pointer says)`,
+      );
+    }
+    const dates = withDates
+      ? {
+          min_period_end: (stats[0]?.lo as string | null) ?? null,
+          max_period_end: (stats[0]?.hi as string | null) ?? null,
+        }
+      : {};
+    rows += n;
+
+    if (o.formats.includes('ndjson')) {
+      const ndjsonPath = join(o.dir, dataFileName(index, 'ndjson'));
+      await o.duck.run(
+        `COPY (${ndjsonSelect(o.schema, `read_parquet(${sqlString(parquetPath)})`)}) TO ${sqlString(ndjsonPath)} (FORMAT json, COMPRESSION gzip)`,
+      );
+      files.push(await finishFile(ndjsonPath, dataFileName(index, 'ndjson'), 'ndjson', n, dates));
+    }
+    if (o.formats.includes('parquet')) {
+      files.push(await finishFile(parquetPath, dataFileName(index, 'parquet'), 'parquet', n, dates));
+    } else {
+      await rm(parquetPath, { force: true });
+    }
+
+    const sized = files.filter((f) => f.format === sizing);
+    outputSoFar += sized[sized.length - 1]?.bytes ?? 0;
+    stagedSoFar += slice.stagedBytes;
+    if (stagedSoFar > 0 && outputSoFar > 0) ratio = outputSoFar / stagedSoFar;
+  }
+  // Files in layout order: part-00000.parquet, part-00000.ndjson.gz, part-00001…
+  files.sort((a, b) => (a.name < b.name ? -1 : 1));
+  if (signature !== undefined)
+    o.logger.info(
+      {
+        dataset: o.dataset,
+        segmentsUsed,
+        segmentsFound: o.parts.reduce((n, p) => n + (p.segments?.length ?? 0), 0),
+      },
+      'segments converted while staging',
+    );
+  return { files, rows, tolerantFiles, segmentsUsed };
+}
+
+/** The line reader's limit for a slice: the longest line of its staged files (unknown → the safe default). */
+function maxLineBytesOf(
+  lineChars: ReadonlyMap<string, number | undefined>,
+  files: readonly string[],
+): number {
+  let max = 0;
+  for (const f of files) max = Math.max(max, maxLineBytesFor(lineChars.get(f)));
+  return max;
+}
+
+async function finishFile(
+  path: string,
+  name: string,
+  format: OutputFormat,
+  rows: number,
+  dates: Pick<BuiltFile, 'min_period_end' | 'max_period_end'>,
+): Promise<BuiltFile> {
+  await fsyncFile(path);
+  const { sha256, bytes } = await hashFile(path);
+  const size = (await stat(path)).size;
+  if (size !== bytes) throw new OutputError('OUTPUT_FAILED', `${path} changed while it was hashed`);
+  return { name, format, rows, bytes, sha256, ...dates };
+}

@@ -1,0 +1,89 @@
+/**
+ * A bounded DuckDB session: the engine that converts staged NDJSON into typed Parquet, re-reads
+ * files for verify, and checks DDL. In-process, threads and memory capped, spills to a temp dir.
+ */
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { cpus } from 'node:os';
+
+export interface DuckDbOptions {
+  /** Worker threads. @defaultValue min(2, CPU count) */
+  threads?: number;
+  /** DuckDB memory_limit (e.g. `512MB`). Peak RSS stays near it plus the Node heap. @defaultValue `512MB` */
+  memoryLimit?: string;
+  /** Where DuckDB may spill; none when undefined. */
+  tempDirectory?: string;
+  /**
+   * Hand memory the engine frees back to the system at once (DuckDB's
+   * `allocator_bulk_deallocation_flush_threshold` at RELEASE_FREED_THRESHOLD instead of its 512 MB):
+   * a conversion's peak RSS ~25–30 MB lower for ~20 % more of its CPU. For a process whose other
+   * roles need that memory at the same time (`run --local`, docs/decisions.md). @defaultValue false
+   */
+  releaseFreedMemory?: boolean;
+}
+
+/**
+ * Bulk frees at least this large are returned to the system at once with releaseFreedMemory. 4 MB
+ * and more left a segment's peak where it was; 0 cost more CPU than 1 MB for the same peak.
+ */
+export const RELEASE_FREED_THRESHOLD = '1MiB';
+
+export interface DuckSession {
+  run(sql: string): Promise<void>;
+  /** Rows as JSON-safe objects (DECIMAL and BIGINT as strings, dates as ISO strings). */
+  all(sql: string): Promise<Record<string, unknown>[]>;
+  close(): void;
+}
+
+export async function openDuck(opts: DuckDbOptions = {}): Promise<DuckSession> {
+  const threads = opts.threads ?? Math.max(1, Math.min(2, cpus().length));
+  const config: Record<string, string> = {
+    threads: String(threads),
+    memory_limit: opts.memoryLimit ?? '512MB',
+    preserve_insertion_order: 'true',
+    // Without the ICU extension (not bundled) DuckDB handles TIMESTAMPTZ in UTC, which is what we want.
+    // Output files are written by COPY only; autoload/autoinstall of extensions is not needed.
+    autoinstall_known_extensions: 'false',
+  };
+  if (opts.tempDirectory !== undefined) config.temp_directory = opts.tempDirectory;
+  if (opts.releaseFreedMemory === true)
+    config.allocator_bulk_deallocation_flush_threshold = RELEASE_FREED_THRESHOLD;
+  const instance = await DuckDBInstance.create(':memory:', config);
+  let conn: DuckDBConnection;
+  try {
+    conn = await instance.connect();
+  } catch (err: unknown) {
+    instance.closeSync();
+    throw err;
+  }
+  let closed = false;
+  return {
+    async run(sql) {
+      await conn.run(sql);
+    },
+    async all(sql) {
+      const reader = await conn.runAndReadAll(sql);
+      return reader.getRowObjectsJson() as Record<string, unknown>[];
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      conn.closeSync();
+      instance.closeSync();
+    },
+  };
+}
+
+/** A SQL string literal. */
+export function sqlString(s: string): string {
+  return `'${s.replace(/'/g, "''")}'`;
+}
+
+/** A SQL identifier (column names come from API rows: quote them all). */
+export function sqlIdent(s: string): string {
+  return `"${s.replace(/"/g, '""')}"`;
+}
+
+/** A list of file paths as a SQL list literal. */
+export function sqlPathList(paths: readonly string[]): string {
+  return `[${paths.map(sqlString).join(', ')}]`;
+}

@@ -1,0 +1,108 @@
+/**
+ * Sizing: which staged rows go into which output file. Parts are taken in order (by ticker) and
+ * packed into files of about the target size; small companies share a file, a company larger than
+ * a file is split across several. Sizes are predicted from the staged bytes and the ratio of
+ * output bytes to staged bytes measured on the files already written (adaptive, deterministic).
+ */
+import type { SegmentFile } from '../staging/index.js';
+
+export interface PlannedPart {
+  /** Absolute path of the staged file. */
+  path: string;
+  rows: number;
+  /** Staged (gzip NDJSON) bytes. */
+  bytes: number;
+  /** Longest staged line in UTF-16 code units; undefined when unknown. */
+  maxLineChars?: number | undefined;
+  /** Where the staged file's gzip members after the first start: row and byte offset. */
+  members?: readonly { row: number; offset: number }[] | undefined;
+  /** Row ranges of the part converted while it was staged (early-segments.ts). */
+  segments?: readonly SegmentFile[] | undefined;
+}
+
+export interface Cursor {
+  part: number;
+  row: number;
+}
+
+export interface FileSlice {
+  /** Staged files the output file reads, in order. */
+  files: string[];
+  /** Rows of the first file to skip. */
+  skip: number;
+  /** Rows to take from the concatenation (after skip). */
+  take: number;
+  /** Rows in the concatenation of `files`. */
+  total: number;
+  /** Staged bytes the slice stands for (pro rata for partial parts). */
+  stagedBytes: number;
+  next: Cursor;
+}
+
+/** A tail smaller than this share of a file joins the file before it instead of standing alone. */
+const TAIL_SHARE = 0.1;
+
+/**
+ * The next output file from `cursor`, holding about `budgetBytes` staged bytes. Always takes at
+ * least one row; returns undefined when every row is planned.
+ */
+export function nextSlice(
+  parts: readonly PlannedPart[],
+  cursor: Cursor,
+  budgetBytes: number,
+): FileSlice | undefined {
+  let { part, row } = cursor;
+  while (part < parts.length && row >= parts[part]!.rows) {
+    part++;
+    row = 0;
+  }
+  if (part >= parts.length) return undefined;
+
+  const remainingBytes = parts
+    .slice(part)
+    .reduce((s, p, i) => s + perRow(p) * (p.rows - (i === 0 ? row : 0)), 0);
+  // Everything left fits (or leaves only a sliver): one file takes it all.
+  const budget = remainingBytes <= budgetBytes * (1 + TAIL_SHARE) ? Infinity : Math.max(budgetBytes, 1);
+
+  const files: string[] = [];
+  const skip = row;
+  let total = 0;
+  let take = 0;
+  let staged = 0;
+  let left = budget;
+  while (part < parts.length) {
+    const p = parts[part]!;
+    if (p.rows === 0) {
+      part++;
+      row = 0;
+      continue;
+    }
+    const rowsLeft = p.rows - row;
+    const bytesLeft = perRow(p) * rowsLeft;
+    if (bytesLeft <= left) {
+      files.push(p.path);
+      total += p.rows;
+      take += rowsLeft;
+      staged += bytesLeft;
+      left -= bytesLeft;
+      part++;
+      row = 0;
+      continue;
+    }
+    // Split this part: as many rows as the budget holds, at least one row per file.
+    const n = take === 0 ? Math.max(1, Math.floor(left / perRow(p))) : Math.floor(left / perRow(p));
+    if (n > 0) {
+      files.push(p.path);
+      total += p.rows;
+      take += n;
+      staged += perRow(p) * n;
+      row += n;
+    }
+    break;
+  }
+  return { files, skip, take, total, stagedBytes: staged, next: { part, row } };
+}
+
+function perRow(p: PlannedPart): number {
+  return p.rows === 0 ? 0 : Math.max(p.bytes, 1) / p.rows;
+}

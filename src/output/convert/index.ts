@@ -1,0 +1,22 @@
+/**
+ * Staged rows into typed files with DuckDB: the session, the conversion SQL, file sizing, row-range
+ * conversion with Parquet concatenation, segments converted while staging, the schema registry.
+ */
+export { writeDatasetFiles } from './dataset-writer.js';
+export {
+  type DuckDbOptions,
+  type DuckSession,
+  openDuck,
+  sqlIdent,
+  sqlPathList,
+  sqlString,
+} from './duckdb.js';
+export {
+  listSegments,
+  type SegmentFile,
+  type SegmentOutcome,
+  type SegmentRequest,
+} from './early-segments.js';
+export { EXACT_DECIMAL_MACROS, valueMismatchCondition } from './exact-decimal-sql.js';
+export { readSchemaRegistry, resolveSchema, type SchemaRegistryFile } from './schema-registry.js';
+export { convertSegment } from './early-segments.js';

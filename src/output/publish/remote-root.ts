@@ -1,0 +1,208 @@
+/**
+ * Staging and publishing for an output root that is not a local directory (an `s3://` bucket):
+ * work happens in a local temp directory with today's code, and objects move through the
+ * storage port. A part is staged locally, then put under its staging key (sidecar first, as
+ * locally); the publisher downloads the staged parts, builds the snapshot with DuckDB in its temp
+ * dir, and uploads it in reader order (uploadSnapshot). Temp dirs are removed on every path.
+ */
+import { mkdtempSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import pLimit from 'p-limit';
+import { coerceError, OutputError } from '../../errors.js';
+import type { DatasetName } from '../../types.js';
+import { CHANGE_SOURCES } from './changes.js';
+import {
+  type Manifest,
+  fieldsSidecarPath,
+  MANIFEST_FILE,
+  SCHEMAS_DIR,
+  SNAPSHOTS_DIR,
+  STAGING_DIR,
+  SUCCESS_FILE,
+  toPosix,
+  readStoredManifest,
+  uploadSnapshot,
+} from '../catalog/index.js';
+import {
+  createPartWriter,
+  type PartWriter,
+  type PartWriterOptions,
+  type StagedPart,
+} from '../staging/index.js';
+import type { PublishOptions } from './publish.js';
+import { isAbsent, retryRead, type ReadRetryOptions, joinKey, type Storage } from '../storage/index.js';
+
+/** Objects moved at once when downloading staged parts or deleting staging. */
+const CONCURRENCY = 4;
+
+function tempRoot(tmpDir: string | undefined, what: string): string {
+  return mkdtempSync(join(tmpDir ?? tmpdir(), `filings-export-${what}-`));
+}
+
+/**
+ * A part writer that stages in a temp dir and puts the part on the storage in finish(). The
+ * pointer's size and sha256 are those of the stored object (the same bytes).
+ */
+export function createRemotePartWriter(
+  storage: Storage,
+  opts: Omit<PartWriterOptions, 'root'>,
+  tmpDir?: string,
+): PartWriter {
+  const local = tempRoot(tmpDir, 'part');
+  const inner = createPartWriter({ ...opts, root: local });
+  return {
+    get rows() {
+      return inner.rows;
+    },
+    write: (row, rawJson) => inner.write(row, rawJson),
+    stagingId: inner.stagingId,
+    // Staged in this machine's temp dir: no other worker can read it before it is stored.
+    written: () => undefined,
+    async finish(): Promise<StagedPart> {
+      try {
+        const staged = await inner.finish();
+        const path = join(local, staged.file);
+        await storage.putFile(toPosix(fieldsSidecarPath(staged.file)), fieldsSidecarPath(path));
+        const stored = await storage.putFile(staged.file, path);
+        if (stored.bytes !== staged.bytes)
+          throw new OutputError(
+            'OUTPUT_FAILED',
+            `${storage.url(staged.file)}: stored ${stored.bytes} bytes, staged ${staged.bytes}`,
+          );
+        return staged;
+      } finally {
+        await rm(local, { recursive: true, force: true });
+      }
+    },
+    async abort(): Promise<void> {
+      await inner.abort();
+      await rm(local, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RemotePublishOptions extends Omit<
+  PublishOptions,
+  'root' | 'keepStaging' | 'changesUnavailable'
+> {
+  /** Where the publisher's temp dir goes. @defaultValue os.tmpdir() */
+  tmpDir?: string;
+  /** How reads of staged parts and of the previous snapshot (for `changes`) are retried. @defaultValue retryRead's */
+  readRetry?: ReadRetryOptions;
+}
+
+/**
+ * Publishes a snapshot whose parts are staged on `storage`. Already published (its `_SUCCESS`
+ * exists): returns the stored manifest. On failure the staging stays for --retry.
+ */
+export async function publishToStorage(storage: Storage, o: RemotePublishOptions): Promise<Manifest> {
+  const id = o.snapshotId;
+  if ((await storage.head(joinKey(SNAPSHOTS_DIR, id, SUCCESS_FILE))) !== null)
+    return readStoredManifest(storage, id);
+  const local = tempRoot(o.tmpDir, 'publish');
+  try {
+    const limit = pLimit(CONCURRENCY);
+    const keys = o.parts.flatMap((p) =>
+      p.status === 'done' && p.rows > 0 && p.file !== undefined
+        ? [p.file, toPosix(fieldsSidecarPath(p.file))]
+        : [],
+    );
+    const datasets = [...new Set(o.parts.map((p) => p.dataset))];
+    const schemaKeys = datasets.map((d: DatasetName) => joinKey(SCHEMAS_DIR, `${d}.json`));
+    await Promise.all(
+      [...keys, ...schemaKeys].map((key) =>
+        limit(async () => {
+          // A missing sidecar or schema is fine (scanned / created); a missing part fails in the check.
+          // Any other read failure is retried, then fails the publish with its cause.
+          const dst = join(local, ...key.split('/'));
+          await retryRead(
+            storage.url(key),
+            async () => {
+              if ((await storage.head(key)) === null) return;
+              await mkdir(dirname(dst), { recursive: true });
+              await storage.download(key, dst);
+            },
+            o.readRetry,
+          ).catch((err: unknown) => {
+            if (!isAbsent(err)) throw err; // gone between head and download: as if missing
+          });
+        }),
+      ),
+    );
+    const unavailable =
+      o.changesAgainst === undefined
+        ? undefined
+        : await fetchForChanges(storage, o.changesAgainst, local, limit, o.readRetry);
+    // DuckDB loads with the publisher only: a worker that only stages parts never carries it.
+    const { publishSnapshot } = await import('./publish.js');
+    const { tmpDir: _tmpDir, readRetry: _readRetry, ...publish } = o;
+    const manifest = await publishSnapshot({
+      ...publish,
+      root: local,
+      keepStaging: false,
+      ...(unavailable !== undefined ? { changesUnavailable: unavailable } : {}),
+    });
+    // Schemas first: a reader of the manifest may look its schema version up.
+    await Promise.all(
+      schemaKeys.map((key) =>
+        limit(async () => {
+          const path = join(local, ...key.split('/'));
+          await storage.putFile(key, path).catch((err: unknown) => {
+            if ((err as { code?: string }).code !== 'ENOENT') throw err;
+          });
+        }),
+      ),
+    );
+    await uploadSnapshot({ localRoot: local, storage, manifest });
+    const staging = await storage.list(`${joinKey(STAGING_DIR, id)}/`);
+    await storage.delete(staging.map((s) => s.key));
+    return manifest;
+  } finally {
+    await rm(local, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The previous snapshot's manifest and facts Parquet, copied into the publisher's temp root so the
+ * `changes` dataset can be computed there. Returns why they could not be (the snapshot is gone, or
+ * reads kept failing after their retries); the publisher then publishes without changes and its
+ * manifest says why. Nothing partly copied is used: the reason is returned instead.
+ */
+async function fetchForChanges(
+  storage: Storage,
+  previousId: string,
+  local: string,
+  limit: ReturnType<typeof pLimit>,
+  retry: ReadRetryOptions | undefined,
+): Promise<string | undefined> {
+  let previous: Manifest;
+  try {
+    previous = await readStoredManifest(storage, previousId, retry);
+  } catch (err: unknown) {
+    return `previous snapshot ${previousId}: ${coerceError(err).message}`;
+  }
+  const manifestKey = joinKey(SNAPSHOTS_DIR, previousId, MANIFEST_FILE);
+  const keys = [
+    manifestKey,
+    ...previous.files
+      .filter((f) => f.format === 'parquet' && CHANGE_SOURCES.includes(f.dataset))
+      .map((f) => f.path),
+  ];
+  try {
+    await Promise.all(
+      keys.map((key) =>
+        limit(async () => {
+          const dst = join(local, ...key.split('/'));
+          await mkdir(dirname(dst), { recursive: true });
+          await retryRead(storage.url(key), () => storage.download(key, dst), retry);
+        }),
+      ),
+    );
+  } catch (err: unknown) {
+    await rm(join(local, SNAPSHOTS_DIR, previousId), { recursive: true, force: true });
+    return `previous snapshot ${previousId}: ${coerceError(err).message}`;
+  }
+  return undefined;
+}

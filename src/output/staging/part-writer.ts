@@ -1,0 +1,441 @@
+/**
+ * Stages one part (one ticker × dataset of a snapshot) as gzip NDJSON, streaming: memory holds one
+ * chunk of lines, whatever the part's size. Written under a temporary name and renamed into
+ * place by finish(), so a retried or crashed attempt never leaves half a file under the final name.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { rename, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Transform, type TransformOptions } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip, type Gzip, type ZlibOptions } from 'node:zlib';
+import { coerceError, InputError, OutputError } from '../../errors.js';
+import type { DatasetName, StagedPart, WrittenPrefix } from '../../types.js';
+import { FieldTracker } from './field-kinds.js';
+import { fsyncDir, fsyncFile } from '../storage/index.js';
+import { lineageSuffix, rowToJson, withSuffix } from './json-line.js';
+import {
+  assertDataset,
+  assertSnapshotId,
+  fieldsSidecarPath,
+  stagedPartRelPath,
+  toPosix,
+} from '../catalog/index.js';
+import { RESERVED_NAMES } from '../../datasets/index.js';
+import { writeFieldsSidecar } from './sidecar.js';
+
+export interface Lineage {
+  snapshotId: string;
+  /** When the API request was sent: ISO-8601 string, Date or epoch ms. */
+  fetchedAt: string | Date | number;
+  /** Company key the exporter asked for (ticker or CIK). */
+  requestedTicker: string;
+}
+
+export interface PartWriterOptions {
+  /** Output root (the snapshot's `--out` directory). */
+  root: string;
+  snapshotId: string;
+  dataset: DatasetName;
+  /** Company key; names the staged file `<TICKER>.ndjson.gz`. */
+  ticker: string;
+  lineage: Lineage;
+  /**
+   * gzip level of the staged file. Staged files are transient (deleted once the snapshot is
+   * published), so speed wins over size. @defaultValue 1
+   */
+  gzipLevel?: number;
+  /** Serialised bytes buffered before one gzip write. @defaultValue 262144 */
+  chunkBytes?: number;
+  /**
+   * Uncompressed bytes per gzip member. The file is one gzip stream to any reader (members
+   * concatenate); the sidecar records where each member starts and at which row, so publishing
+   * can convert a row range from its own bytes instead of decompressing everything before it.
+   * @defaultValue 8388608 (8 MiB: ~8,000 facts rows, ~0.8 MB compressed)
+   */
+  memberBytes?: number;
+}
+
+export type { StagedPart, WrittenPrefix };
+
+export interface PartWriter {
+  /**
+   * Adds a row. Returns a promise only when the caller must wait (backpressure). `rawJson`, when
+   * given, is the row's own JSON text (`{…}`, UTF-8) saying exactly what JSON.stringify(row) would
+   * (RowStream.rawText): it is copied instead of serialising the row again.
+   */
+  write(row: Record<string, unknown>, rawJson?: Uint8Array): Promise<void> | void;
+  /** Completes the file, fsyncs it and renames it into place. */
+  finish(): Promise<StagedPart>;
+  /** Discards everything written; the final name is never touched. */
+  abort(): Promise<void>;
+  /** Rows written so far. */
+  readonly rows: number;
+  /** Names this staging attempt (random): the sidecar records it, and segments cut from the file. */
+  readonly stagingId: string;
+  /**
+   * The prefix of the file that is complete gzip members already written to disk, which a reader
+   * may convert while the rest is staged (early-segments.ts). Undefined before the first member ends.
+   */
+  written(): WrittenPrefix | undefined;
+}
+
+export function createPartWriter(opts: PartWriterOptions): PartWriter {
+  return new NdjsonPartWriter(opts);
+}
+
+function isoOf(value: string | Date | number, what: string): string {
+  const d = value instanceof Date ? value : new Date(value);
+  if (Number.isNaN(d.getTime()))
+    throw new InputError(`${what} ${JSON.stringify(value)} is not a valid timestamp`);
+  return d.toISOString();
+}
+
+const HIGH_WATER_MARK = 1 << 20;
+
+/** One NDJSON line to stage: serialised (with its suffix), or a row's received text (without). */
+type Line = string | Uint8Array;
+
+class NdjsonPartWriter implements PartWriter {
+  private readonly rel: string;
+  private readonly finalPath: string;
+  private readonly tmpPath: string;
+  readonly stagingId: string;
+  private readonly file: WriteStream;
+  private readonly suffix: string;
+  private readonly suffixBytes: Buffer;
+  private readonly chunkBytes: number;
+  private readonly tracker = new FieldTracker();
+  /** The member being written; members after the first wait in `queued` for their turn. */
+  private gzip: Gzip;
+  private readonly gzipOptions: ZlibOptions & TransformOptions;
+  private readonly tap: Transform;
+  private readonly queued: Gzip[] = [];
+  private readonly memberBytes: number;
+  /** Uncompressed bytes written to the current member. */
+  private memberIn = 0;
+  /** Compressed bytes of each finished member, in order. */
+  private readonly memberSizes: number[] = [];
+  /** First row of each member after the first. */
+  private readonly memberRows: number[] = [];
+  /** Rows whose lines went to gzip; `bufRows` are in `buf`. */
+  private flushedRows = 0;
+  private bufRows = 0;
+  private readonly done: Promise<void>;
+  private readonly hash = createHash('sha256');
+  private bytes = 0;
+  /**
+   * Lines are encoded straight into this Buffer (`buf.write`), one fresh Buffer per gzip write:
+   * concatenating lines into a string and letting the stream encode it cost ~14 µs per facts row
+   * (flattening the rope and UTF-8 encoding it), 3–4x the rest of serialising
+   * (docs/decisions.md "Output: staging writer tuning").
+   */
+  private buf: Buffer;
+  private used = 0;
+  private count = 0;
+  /** Longest line in UTF-16 units: sizes the line reader's buffer when publishing. */
+  private maxLineChars = 0;
+  private seenNames = 0;
+  private reservedSeen = false;
+  private failure: Error | undefined;
+  private state: 'open' | 'finishing' | 'finished' | 'aborted' = 'open';
+
+  constructor(private readonly opts: PartWriterOptions) {
+    assertSnapshotId(opts.snapshotId);
+    assertDataset(opts.dataset);
+    if (opts.lineage.snapshotId !== opts.snapshotId) {
+      throw new InputError(
+        `lineage.snapshotId ${opts.lineage.snapshotId} differs from snapshotId ${opts.snapshotId}`,
+      );
+    }
+    this.rel = stagedPartRelPath(opts.snapshotId, opts.dataset, opts.ticker);
+    this.finalPath = join(opts.root, this.rel);
+    this.stagingId = randomBytes(8).toString('hex');
+    this.tmpPath = `${this.finalPath}.tmp-${process.pid}-${this.stagingId}`;
+    this.suffix = lineageSuffix({
+      _snapshot_id: opts.snapshotId,
+      _fetched_at: isoOf(opts.lineage.fetchedAt, 'lineage.fetchedAt'),
+      _requested_ticker: opts.lineage.requestedTicker,
+    });
+    this.suffixBytes = Buffer.from(this.suffix, 'utf8');
+    this.chunkBytes = opts.chunkBytes ?? 262_144;
+    this.buf = Buffer.allocUnsafe(this.chunkBytes);
+    try {
+      mkdirSync(dirname(this.finalPath), { recursive: true });
+    } catch (err: unknown) {
+      // A local fault (not a directory, no permission, read-only, disk full) does not heal by
+      // retrying: fail the part at once, naming the path.
+      throw localFault(`cannot create the staging folder ${dirname(this.finalPath)}`, err);
+    }
+    // A deep write buffer lets the main thread keep serialising while zlib compresses on the threadpool.
+    // zlib passes stream options through to its Transform (the typings omit them).
+    const gzipOptions: ZlibOptions & TransformOptions = {
+      level: opts.gzipLevel ?? 1,
+      // 64 KiB output chunks: with 256 KiB ones a worker staging 1M rows carried ~100 MB more
+      // Buffer memory between full GCs (output slices keep their chunk alive), at no gain in speed
+      // (docs/decisions.md, "staging writer tuning").
+      chunkSize: 64 * 1024,
+      writableHighWaterMark: HIGH_WATER_MARK,
+    };
+    this.gzipOptions = gzipOptions;
+    this.memberBytes = opts.memberBytes ?? 8 * 1024 * 1024;
+    this.tap = new Transform({
+      transform: (chunk: Buffer, _enc, cb) => {
+        this.hash.update(chunk);
+        this.bytes += chunk.length;
+        cb(null, chunk);
+      },
+    });
+    this.file = createWriteStream(this.tmpPath);
+    this.done = pipeline(this.tap, this.file);
+    this.done.catch((err: unknown) => {
+      this.failure ??= localFault(`staging ${this.tmpPath} failed`, err);
+    });
+    this.gzip = this.newMember();
+    this.forward(this.gzip);
+  }
+
+  private newMember(): Gzip {
+    const g = createGzip(this.gzipOptions);
+    g.on('error', (err: unknown) => {
+      this.failure ??= localFault(`staging ${this.tmpPath} failed`, err);
+      this.tap.destroy(this.failure);
+    });
+    return g;
+  }
+
+  /**
+   * Sends one member's output to the file, then the next queued member's: members must not
+   * interleave. A queued member buffers its output (and applies backpressure) until its turn.
+   */
+  private forward(g: Gzip): void {
+    let size = 0;
+    g.on('data', (c: Buffer) => {
+      size += c.length;
+      if (!this.tap.write(c)) {
+        g.pause();
+        this.tap.once('drain', () => g.resume());
+      }
+    });
+    g.once('end', () => {
+      this.memberSizes.push(size);
+      const next = this.queued.shift();
+      if (next !== undefined) this.forward(next);
+      else if (this.state !== 'open') this.tap.end();
+    });
+  }
+
+  /** Ends the current member and starts the next at the next row to be flushed. */
+  private nextMember(): void {
+    const prev = this.gzip;
+    this.gzip = this.newMember();
+    this.memberRows.push(this.flushedRows);
+    this.memberIn = 0;
+    this.queued.push(this.gzip);
+    prev.end();
+  }
+
+  get rows(): number {
+    return this.count;
+  }
+
+  written(): WrittenPrefix | undefined {
+    if (this.state !== 'open') return undefined;
+    // bytesWritten counts bytes whose write() returned: readable by any process from here on.
+    const onDisk = this.file.bytesWritten;
+    let bytes = 0;
+    let k = 0;
+    while (k < this.memberSizes.length && bytes + this.memberSizes[k]! <= onDisk)
+      bytes += this.memberSizes[k++]!;
+    if (k === 0) return undefined;
+    const fields = this.tracker.snapshot();
+    fields.names = fields.names.map((n) => (RESERVED_NAMES.has(n) ? `_api${n}` : n));
+    return {
+      file: this.tmpPath,
+      finalFile: this.finalPath,
+      stagingId: this.stagingId,
+      rows: this.memberRows[k - 1]!,
+      bytes,
+      members: this.memberStarts().slice(0, k),
+      fields,
+      maxLineChars: this.maxLineChars,
+    };
+  }
+
+  write(row: Record<string, unknown>, rawJson?: Uint8Array): Promise<void> | void {
+    if (this.state !== 'open')
+      throw new OutputError('OUTPUT_FAILED', `write after ${this.state} on ${this.rel}`);
+    if (this.failure) throw this.failure;
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) {
+      throw new InputError(`row ${this.count + 1} of ${this.rel} is not a JSON object`);
+    }
+    this.tracker.observe(row);
+    if (this.tracker.names.length !== this.seenNames) this.noteNewNames();
+    // The received text is the line as is, unless a field must be renamed (or the row is `{}`).
+    const line: Line =
+      rawJson !== undefined && !this.reservedSeen && rawJson.length > 2
+        ? rawJson
+        : withSuffix(rowToJson(this.reservedSeen ? renameReserved(row) : row), this.suffix);
+    // A UTF-16 unit takes at most 3 bytes of UTF-8; bytes are at least as many as UTF-16 units.
+    const units = typeof line === 'string' ? line.length : line.length - 1 + this.suffixBytes.length;
+    const room = typeof line === 'string' ? line.length * 3 : units;
+    if (units > this.maxLineChars) this.maxLineChars = units;
+    this.count++;
+    if (this.used + room > this.buf.length) {
+      if (this.used > 0) {
+        const pending = this.flush();
+        if (pending) return pending.then(() => this.append(line, room));
+      }
+      return this.append(line, room);
+    }
+    this.put(line);
+    if (this.used >= this.chunkBytes) return this.flush();
+  }
+
+  /** Adds a line to an empty or roomy buffer (a line longer than a chunk gets its own). */
+  private append(line: Line, room: number): Promise<void> | void {
+    if (this.used + room > this.buf.length) {
+      this.buf = Buffer.allocUnsafe(Math.max(this.chunkBytes, room));
+      this.used = 0;
+    }
+    this.put(line);
+    if (this.used >= this.chunkBytes) return this.flush();
+  }
+
+  /** Encodes a line at `used`: a serialised one as is, a received row with the lineage suffix for its `}`. */
+  private put(line: Line): void {
+    this.bufRows++;
+    if (typeof line === 'string') {
+      this.used += this.buf.write(line, this.used);
+      return;
+    }
+    // The suffix starts where the row's `}` was (copied, then overwritten: no subarray per row).
+    this.buf.set(line, this.used);
+    this.used += line.length - 1;
+    this.buf.set(this.suffixBytes, this.used);
+    this.used += this.suffixBytes.length;
+  }
+
+  /** An API field named like an exporter column is kept as `_api<name>` (it lands in `_extra`). */
+  private noteNewNames(): void {
+    for (let i = this.seenNames; i < this.tracker.names.length; i++) {
+      if (RESERVED_NAMES.has(this.tracker.names[i]!)) this.reservedSeen = true;
+    }
+    this.seenNames = this.tracker.names.length;
+  }
+
+  private flush(): Promise<void> | void {
+    const chunk = this.buf.subarray(0, this.used);
+    // The stream keeps the chunk until zlib has read it: the next lines go to a fresh buffer.
+    this.buf = Buffer.allocUnsafe(this.chunkBytes);
+    this.used = 0;
+    // Chunks hold whole lines, so a member starts at a row.
+    if (this.memberIn >= this.memberBytes) this.nextMember();
+    this.memberIn += chunk.length;
+    this.flushedRows += this.bufRows;
+    this.bufRows = 0;
+    if (this.gzip.write(chunk)) return;
+    return new Promise<void>((resolve, reject) => {
+      const onDrain = (): void => {
+        this.gzip.off('error', onError);
+        resolve();
+      };
+      const onError = (err: unknown): void => {
+        this.gzip.off('drain', onDrain);
+        reject(this.failure ?? coerceError(err));
+      };
+      this.gzip.once('drain', onDrain);
+      this.gzip.once('error', onError);
+    });
+  }
+
+  async finish(): Promise<StagedPart> {
+    if (this.state !== 'open')
+      throw new OutputError('OUTPUT_FAILED', `finish after ${this.state} on ${this.rel}`);
+    this.state = 'finishing';
+    try {
+      if (this.failure) throw this.failure;
+      const last = this.buf.subarray(0, this.used);
+      if (this.memberIn >= this.memberBytes && last.length > 0) this.nextMember();
+      this.flushedRows += this.bufRows;
+      this.bufRows = 0;
+      this.used = 0;
+      // The last member's end ends the file (forward()), once every member before it is written.
+      this.gzip.end(last);
+      await this.done;
+      if (this.memberSizes.length !== this.memberRows.length + 1)
+        throw new OutputError('OUTPUT_FAILED', `staging ${this.rel}: a gzip member was not written`);
+      await fsyncFile(this.tmpPath);
+      const sha256 = this.hash.digest('hex');
+      const fields = this.tracker.snapshot();
+      fields.names = fields.names.map((n) => (RESERVED_NAMES.has(n) ? `_api${n}` : n));
+      // The sidecar goes first: a data file under its final name always has its field list.
+      await writeFieldsSidecar(fieldsSidecarPath(this.finalPath), {
+        rows: this.count,
+        sha256,
+        fields,
+        maxLineChars: this.maxLineChars,
+        members: this.memberStarts(),
+        stagingId: this.stagingId,
+      });
+      await rename(this.tmpPath, this.finalPath);
+      await fsyncDir(dirname(this.finalPath));
+      this.state = 'finished';
+      return { file: toPosix(this.rel), rows: this.count, bytes: this.bytes, sha256 };
+    } catch (err: unknown) {
+      await this.discard();
+      this.state = 'aborted';
+      throw err instanceof OutputError
+        ? err
+        : new OutputError('OUTPUT_FAILED', `staging ${this.rel} failed: ${coerceError(err).message}`, {
+            cause: err,
+          });
+    }
+  }
+
+  /** Where each member after the first starts: its first row and its byte offset in the file. */
+  private memberStarts(): { row: number; offset: number }[] {
+    const out: { row: number; offset: number }[] = [];
+    let offset = 0;
+    for (let i = 0; i < this.memberRows.length; i++) {
+      offset += this.memberSizes[i] ?? 0;
+      out.push({ row: this.memberRows[i] ?? 0, offset });
+    }
+    return out;
+  }
+
+  async abort(): Promise<void> {
+    if (this.state === 'finished' || this.state === 'aborted') return;
+    this.state = 'aborted';
+    await this.discard();
+  }
+
+  private async discard(): Promise<void> {
+    this.gzip.destroy();
+    for (const g of this.queued) g.destroy();
+    this.tap.destroy();
+    await this.done.catch(() => undefined);
+    await unlink(this.tmpPath).catch(() => undefined);
+  }
+}
+
+function renameReserved(row: Record<string, unknown>): Record<string, unknown> {
+  let copy: Record<string, unknown> | undefined;
+  for (const name of RESERVED_NAMES) {
+    if (Object.prototype.hasOwnProperty.call(row, name)) {
+      copy ??= { ...row };
+      copy[`_api${name}`] = copy[name];
+      delete copy[name];
+    }
+  }
+  return copy ?? row;
+}
+
+/** An OutputError naming the path and the system's reason (ENOSPC, EACCES, ENOTDIR, EROFS…). */
+export function localFault(what: string, err: unknown): OutputError {
+  const e = coerceError(err) as NodeJS.ErrnoException;
+  return new OutputError('OUTPUT_FAILED', `${what}: ${e.code ? `${e.code} ` : ''}${e.message}`, {
+    cause: err,
+  });
+}

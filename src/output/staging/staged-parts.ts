@@ -1,0 +1,113 @@
+/**
+ * Checks the staged parts a snapshot is about to publish: each file exists, has the sha256 and row
+ * count its pointer reported, and comes with its field list (from the sidecar, or by scanning).
+ */
+import { stat } from 'node:fs/promises';
+import { isAbsolute, join, relative } from 'node:path';
+import { OutputError, StorageError } from '../../errors.js';
+import type { PartPointer } from '../../types.js';
+import type { FieldKinds } from './field-kinds.js';
+import { hashFile, isAbsent, retryRead, type ReadRetryOptions } from '../storage/index.js';
+import { fieldsSidecarPath } from '../catalog/index.js';
+import { readFieldsSidecar, scanFieldKinds, type MemberStart } from './sidecar.js';
+
+export interface CheckedPart {
+  pointer: PartPointer;
+  /** Absolute path of the staged file. */
+  path: string;
+  rows: number;
+  bytes: number;
+  fields: FieldKinds;
+  /** Longest line in UTF-16 code units; undefined when the sidecar predates the field. */
+  maxLineChars: number | undefined;
+  /** Where gzip members after the first start (from this file's own sidecar); none when unknown. */
+  members: MemberStart[];
+  /** The staging attempt that wrote the file (from its own sidecar), which its segments name. */
+  stagingId: string | undefined;
+}
+
+export interface CheckOptions {
+  /** Re-hash staged files and compare with the pointers' sha256. @defaultValue true */
+  verifyHashes?: boolean;
+  /** How a failed stat of a staged file is retried before the check fails. @defaultValue retryRead's */
+  readRetry?: ReadRetryOptions;
+}
+
+export async function checkStagedPart(
+  root: string,
+  pointer: PartPointer,
+  opts: CheckOptions = {},
+): Promise<CheckedPart> {
+  const label = `${pointer.dataset}/${pointer.ticker}`;
+  if (pointer.file === undefined) {
+    throw new OutputError('OUTPUT_FAILED', `part ${label} is done but has no staged file`);
+  }
+  const path = isAbsolute(pointer.file) ? pointer.file : join(root, pointer.file);
+  if (relative(root, path).startsWith('..')) {
+    throw new OutputError(
+      'OUTPUT_FAILED',
+      `part ${label}: staged file ${pointer.file} is outside the output root`,
+    );
+  }
+  let size: number;
+  try {
+    size = (await retryRead(path, () => stat(path), opts.readRetry)).size;
+  } catch (err: unknown) {
+    if (isAbsent(err))
+      throw new OutputError(
+        'OUTPUT_FAILED',
+        `part ${label}: staged file ${pointer.file} is missing (was the snapshot's staging area removed?)`,
+        { cause: err },
+      );
+    // Not an answer about the file: the publish may be retried once the storage reads again.
+    throw new StorageError(
+      'STORAGE_UNAVAILABLE',
+      `part ${label}: staged file ${pointer.file}: ${(err as Error).message}`,
+      true,
+      { cause: err },
+    );
+  }
+  if (pointer.bytes !== size) {
+    throw new OutputError(
+      'OUTPUT_FAILED',
+      `part ${label}: staged file ${pointer.file} has ${size} bytes, its pointer says ${pointer.bytes}`,
+    );
+  }
+  let sha: string | undefined;
+  if (opts.verifyHashes !== false && pointer.sha256 !== undefined) {
+    sha = (await hashFile(path)).sha256;
+    if (sha !== pointer.sha256) {
+      throw new OutputError(
+        'OUTPUT_FAILED',
+        `part ${label}: staged file ${pointer.file} is corrupt (sha256 ${sha} ≠ ${pointer.sha256} reported when it was written)`,
+      );
+    }
+  }
+  const sidecar = await readFieldsSidecar(fieldsSidecarPath(path));
+  let rows: number;
+  let fields: FieldKinds;
+  let maxLineChars: number | undefined;
+  let members: MemberStart[] = [];
+  let stagingId: string | undefined;
+  if (sidecar !== undefined && (pointer.sha256 === undefined || sidecar.sha256 === pointer.sha256)) {
+    rows = sidecar.rows;
+    fields = sidecar.fields;
+    maxLineChars = sidecar.maxLineChars;
+    // Trusted only for the very file it describes, and only inside it.
+    members = (sidecar.members ?? []).filter((m) => m.row < rows && m.offset < size);
+    stagingId = sidecar.stagingId;
+  } else {
+    // No sidecar of this very file (another attempt's, or none): read the rows themselves.
+    const scanned = await scanFieldKinds(path);
+    rows = scanned.rows;
+    fields = scanned.fields;
+    maxLineChars = scanned.maxLineChars;
+  }
+  if (rows !== pointer.rows) {
+    throw new OutputError(
+      'OUTPUT_FAILED',
+      `part ${label}: staged file ${pointer.file} holds ${rows} rows, its pointer says ${pointer.rows}`,
+    );
+  }
+  return { pointer, path, rows, bytes: size, fields, maxLineChars, members, stagingId };
+}

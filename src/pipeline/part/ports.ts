@@ -1,0 +1,114 @@
+/**
+ * What the job processors need from the client and the output, as small interfaces. The worker
+ * runner adapts the real modules (src/api, src/output) to them; tests can pass the real ones too.
+ */
+// The shapes exchanged with output are stated in src/types.ts; only the published manifest's format
+// is output's own, read through its DuckDB-free catalog face.
+import type { Manifest } from '../../output/catalog/index.js';
+import type { Company } from '../record/index.js';
+import type {
+  CarryOverRequest,
+  CarryOverResult,
+  DatasetName,
+  OutputFormat,
+  PartPointer,
+  RateLimitState,
+  SegmentOutcome,
+  SegmentRequest,
+  StagedPart,
+  WrittenPrefix,
+} from '../../types.js';
+
+/** The rows of one response, streamed: memory stays flat whatever the company's size. */
+export interface PartResponse {
+  rows: AsyncIterable<Record<string, unknown>>;
+  /** Envelope fields without `rows`; resolves after the rows are consumed. */
+  envelope(): Promise<Record<string, unknown>>;
+  status: number;
+  rateLimit: RateLimitState;
+  /**
+   * Stops reading and releases the connection. Every path that abandons a response before its
+   * end calls it: an unread body would pin a pooled connection for ever.
+   */
+  cancel(): Promise<void>;
+  /** A row's received JSON text when it can be staged as is (RowStream.rawText); none for a body read whole. */
+  rawText?(row: Record<string, unknown>): Uint8Array | undefined;
+}
+
+/** Sends the one request of a part. Exactly one HTTP request per call, no retries inside. */
+export interface PartFetcher {
+  fetch(dataset: DatasetName, company: Company, signal?: AbortSignal): Promise<PartResponse>;
+}
+
+export type { StagedPart };
+
+/** Writes one part's rows to staging; renamed into place only by finish(). */
+export interface PartWriter {
+  /** `rawJson`: the row's received text, when it says exactly what JSON.stringify(row) would. */
+  write(row: Record<string, unknown>, rawJson?: Uint8Array): Promise<void> | void;
+  finish(): Promise<StagedPart>;
+  abort(): Promise<void> | void;
+  /**
+   * The start of the file already on disk in whole gzip members, which another worker may convert
+   * while the rest is staged. Absent or undefined: nothing to convert early (a remote root).
+   */
+  written?(): WrittenPrefix | undefined;
+}
+
+/** Converts a segment of a part being staged (output/convert/early-segments.ts), in a control worker. */
+export type SegmentConverter = (req: SegmentRequest) => Promise<SegmentOutcome>;
+
+export interface PartWriterRequest {
+  root: string;
+  snapshotId: string;
+  dataset: DatasetName;
+  /** Company key (ticker or 10-digit CIK): the `_requested_ticker` lineage column and file name. */
+  ticker: string;
+  /** When the request was sent (ISO): the `_fetched_at` lineage column. */
+  fetchedAt: string;
+}
+
+export type { SegmentOutcome, SegmentRequest, WrittenPrefix };
+
+export type PartWriterFactory = (req: PartWriterRequest) => PartWriter;
+
+export interface PublishRequest {
+  root: string;
+  snapshotId: string;
+  snapshotDate: string;
+  formats: OutputFormat[];
+  datasets: DatasetName[];
+  parts: PartPointer[];
+  /** Quota waits the snapshot went through (the manifest says so). */
+  waits: unknown[];
+  startedAt: string;
+  /** Requests sent for the snapshot, all attempts. */
+  requests: number;
+  /** Failed attempts that were retried, over all parts. */
+  retries: number;
+  /** 429 answers (per-minute and quota) the parts received. */
+  rateLimited429: number;
+  /** An incremental snapshot: where reused parts come from, and the chain's last full refresh. */
+  incremental?: { reusedFrom: string; fullRefreshDate: string };
+  /** Write the `changes` dataset against this published snapshot. */
+  changesAgainst?: string;
+}
+
+/** Reads an earlier published snapshot and carries its parts over (incremental nights). */
+export interface ReusePorts {
+  /** The manifest of a published snapshot under `root` (cached); rejects when it is not there. */
+  previousManifest(root: string, snapshotId: string): Promise<Manifest>;
+  /** Copies an archived part to this snapshot's staging and checks it (output/publish/carry-over.ts). */
+  carryOver(root: string, req: CarryOverRequest): Promise<CarryOverResult>;
+}
+
+export interface PublishResult {
+  /** Absolute path of manifest.json. */
+  manifestPath: string;
+  /** Rows per dataset in the published files. */
+  rows: Record<string, number>;
+  /** Why `changes` was asked for but not written (the manifest's `changes_missing.reason`). */
+  changesMissing?: string;
+}
+
+export type SnapshotPublisher = (req: PublishRequest) => Promise<PublishResult>;

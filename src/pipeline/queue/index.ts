@@ -1,0 +1,13 @@
+/**
+ * A snapshot in BullMQ: job names and payloads, deterministic ids, the flow and its enqueueing,
+ * the incremental plan of a night, early segments, and following a snapshot to its end.
+ */
+export * from './enqueue.js';
+export * from './flow.js';
+export * from './follow.js';
+export * from './ids.js';
+export * from './incremental.js';
+export * from './job-payloads.js';
+export * from './payload.js';
+export * from './segment-announcer.js';
+export * from './snapshot-request.js';

@@ -1,0 +1,475 @@
+/**
+ * The Redis record of snapshots, kept apart from BullMQ's jobs (which are removed when finished):
+ * it makes a snapshot id stay taken after completion, so re-enqueueing never re-runs a snapshot
+ * by accident, and it holds what `status` shows (counts and rows per dataset, quota waits).
+ *
+ * Keys (`<prefix>:<queue base>:` namespace, never a BullMQ queue name):
+ *   snapshot:<id>        hash: spec, status, timestamps, counters `n:<dataset>:<status>`, `rows:<dataset>`,
+ *                        `requests`, `part_retries`, `rate_limited_429`
+ *   snapshot:<id>:parts  hash: `<dataset>/<company>` -> PartPointer JSON (the last result of each part)
+ *   snapshot:<id>:waits  hash: `<quota>:<until ms>` -> QuotaWait JSON (each quota reset waited for, once)
+ *   snapshot:<id>:requeues hash: `<dataset>/<company>` -> per-minute 429s the part was put back after
+ *   snapshots            zset: id by creation time
+ */
+import type { Redis } from 'ioredis';
+import type { QuotaKind, QuotaScope } from '../../types.js';
+import type { DatasetName, OutputFormat, PartPointer, PartStatus } from '../../types.js';
+import type { Company } from './universe.js';
+
+/** What a snapshot exports; fixed at creation. */
+export interface SnapshotSpec {
+  id: string;
+  /** YYYY-MM-DD: the `snapshot_date` partition. */
+  date: string;
+  trigger: 'nightly' | 'adhoc' | 'manual';
+  companies: Company[];
+  datasets: DatasetName[];
+  formats: OutputFormat[];
+  /** Absolute output root shared by every worker. */
+  outDir: string;
+  /**
+   * An incremental snapshot: unchanged companies' parts are carried over from this published
+   * snapshot (docs/pipeline.md, Incremental nights). Absent: everything is fetched.
+   */
+  reuse?: SnapshotReuse;
+  /** The published snapshot the `changes` dataset compares with (the newest before this one). */
+  changesAgainst?: string;
+}
+
+export interface SnapshotReuse {
+  /** The published snapshot to carry parts over from. */
+  from: string;
+  /** Date of the last full refresh of that chain (the next one is due N days after it). */
+  fullRefreshDate: string;
+}
+
+/** Lifecycle: enqueuing -> running -> published | failed | stopped. */
+export type SnapshotState = 'enqueuing' | 'running' | 'published' | 'failed' | 'stopped';
+
+export const RECORDED_PART_STATUSES = ['done', 'not_found', 'bad_request', 'failed'] as const;
+export type RecordedPartStatus = (typeof RECORDED_PART_STATUSES)[number];
+
+export interface DatasetProgress {
+  total: number;
+  done: number;
+  not_found: number;
+  bad_request: number;
+  failed: number;
+  pending: number;
+  rows: number;
+  /** Of the done parts, those carried over from an earlier snapshot without a request. */
+  reused: number;
+}
+
+/** A pause of one snapshot waiting for a quota reset, as recorded for `status` and the manifest. */
+export interface QuotaWait {
+  reason: 'quota';
+  quota: QuotaKind;
+  scope: QuotaScope;
+  /** Who said the quota is spent: our own ledger against a configured quota, or the server's 429. */
+  source: 'configured' | 'server';
+  /** ISO timestamps (UTC). */
+  since: string;
+  until: string;
+  /** Human-readable, e.g. `daily quota of 5000 requests spent (api_key); resumes at 2026-11-22T00:00:00.000Z`. */
+  message: string;
+}
+
+export interface SnapshotRecord {
+  spec: SnapshotSpec;
+  state: SnapshotState;
+  createdAtMs: number;
+  updatedAtMs: number;
+  finishedAtMs: number | null;
+  /** Parts in the snapshot: companies x datasets. */
+  total: number;
+  progress: Record<string, DatasetProgress>;
+  manifest: string | null;
+  /** Published without the `changes` asked for: why (the manifest's `changes_missing`). */
+  changesMissing: string | null;
+  message: string | null;
+  /** How often the snapshot was re-enqueued with --retry. */
+  retries: number;
+  /** Requests its parts sent (every attempt, also those answered 429). */
+  requests: number;
+  /** Failed attempts that were retried (5xx, timeouts, resets, truncated bodies), over all parts. */
+  partRetries: number;
+  /** 429 answers its parts received (per-minute and quota). */
+  rateLimited429: number;
+  /** The warehouse load after publish (output.load_into), when one ran. */
+  load: SnapshotLoadRecord | null;
+}
+
+/** What the last attempt of the `load-snapshot` job said. */
+export interface SnapshotLoadRecord {
+  outcome: 'loaded' | 'failed';
+  atMs: number;
+  /** One line: the datasets and modes loaded, or the error (with "will retry" while attempts remain). */
+  message: string;
+}
+
+export interface SnapshotStoreOptions {
+  /** BullMQ prefix, e.g. `fx`. */
+  prefix: string;
+  /** Queue base name, e.g. `filings-export`. */
+  queueBase: string;
+  /** How long a record (and so the snapshot id) stays; also bounds the parts hash. */
+  recordTtlSeconds: number;
+  /** Clock for timestamps. @defaultValue Date.now */
+  now?: () => number;
+}
+
+const CREATE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'state', 'enqueuing', 'created_at', ARGV[2], 'updated_at', ARGV[2], 'total', ARGV[3], 'retries', 0)
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[5])
+return 1`;
+
+// Records a part result once per (dataset, company); a later result of the same part (a retried
+// snapshot) replaces the earlier one and moves the counters with it.
+const RECORD_PART = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local old = redis.call('HGET', KEYS[2], ARGV[1])
+if old then
+  local o = cjson.decode(old)
+  local oldRows = tonumber(o.rows) or 0
+  redis.call('HINCRBY', KEYS[1], 'n:' .. o.dataset .. ':' .. o.status, -1)
+  -- 0 - x, not -x: Lua's -0 reaches Redis as "-0", which HINCRBY rejects.
+  if oldRows ~= 0 then redis.call('HINCRBY', KEYS[1], 'rows:' .. o.dataset, 0 - oldRows) end
+  if o.reusedFrom then redis.call('HINCRBY', KEYS[1], 'reused:' .. o.dataset, -1) end
+end
+if ARGV[8] == '1' then redis.call('HINCRBY', KEYS[1], 'reused:' .. ARGV[3], 1) end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'n:' .. ARGV[3] .. ':' .. ARGV[4], 1)
+redis.call('HINCRBY', KEYS[1], 'rows:' .. ARGV[3], tonumber(ARGV[5]))
+redis.call('HSET', KEYS[1], 'updated_at', ARGV[6])
+redis.call('EXPIRE', KEYS[2], ARGV[7])
+return 1`;
+
+// Moves the state only from the listed states; returns 1 when it moved.
+const TRANSITION = `
+local cur = redis.call('HGET', KEYS[1], 'state')
+if not cur then return -1 end
+local allowed = cjson.decode(ARGV[1])
+for _, s in ipairs(allowed) do
+  if s == cur then
+    redis.call('HSET', KEYS[1], 'state', ARGV[2], 'updated_at', ARGV[3])
+    if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'message', ARGV[4]) end
+    if ARGV[5] == '1' then redis.call('HSET', KEYS[1], 'finished_at', ARGV[3]) end
+    return 1
+  end
+end
+return 0`;
+
+export class SnapshotStore {
+  private readonly ns: string;
+  private readonly ttl: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly redis: Redis,
+    opts: SnapshotStoreOptions,
+  ) {
+    this.ns = `${opts.prefix}:${opts.queueBase}:`;
+    this.ttl = opts.recordTtlSeconds;
+    this.now = opts.now ?? Date.now;
+  }
+
+  private key(id: string): string {
+    return `${this.ns}snapshot:${id}`;
+  }
+
+  private partsKey(id: string): string {
+    return `${this.ns}snapshot:${id}:parts`;
+  }
+
+  /** Creates the record atomically; false when the id is already taken. */
+  async create(spec: SnapshotSpec): Promise<boolean> {
+    const total = spec.companies.length * spec.datasets.length;
+    const res = await this.redis.eval(
+      CREATE,
+      2,
+      this.key(spec.id),
+      `${this.ns}snapshots`,
+      JSON.stringify(spec),
+      String(this.now()),
+      String(total),
+      String(this.ttl),
+      spec.id,
+    );
+    return res === 1;
+  }
+
+  /** Removes a record that never got its flow enqueued (enqueue failed). */
+  async discard(id: string): Promise<void> {
+    await this.redis
+      .multi()
+      .del(this.key(id), this.partsKey(id), this.waitsKey(id), this.requeuesKey(id))
+      .zrem(`${this.ns}snapshots`, id)
+      .exec();
+  }
+
+  async get(id: string): Promise<SnapshotRecord | undefined> {
+    const h = await this.redis.hgetall(this.key(id));
+    if (!h.spec) return undefined;
+    const spec = JSON.parse(h.spec) as SnapshotSpec;
+    const perDataset = spec.companies.length;
+    const progress: Record<string, DatasetProgress> = {};
+    for (const ds of spec.datasets) {
+      const p: DatasetProgress = {
+        total: perDataset,
+        done: 0,
+        not_found: 0,
+        bad_request: 0,
+        failed: 0,
+        pending: 0,
+        rows: 0,
+        reused: 0,
+      };
+      for (const st of RECORDED_PART_STATUSES) p[st] = Number(h[`n:${ds}:${st}`] ?? 0);
+      p.rows = Number(h[`rows:${ds}`] ?? 0);
+      p.reused = Number(h[`reused:${ds}`] ?? 0);
+      p.pending = Math.max(0, p.total - p.done - p.not_found - p.bad_request - p.failed);
+      progress[ds] = p;
+    }
+    return {
+      spec,
+      state: (h.state ?? 'enqueuing') as SnapshotState,
+      createdAtMs: Number(h.created_at ?? 0),
+      updatedAtMs: Number(h.updated_at ?? 0),
+      finishedAtMs: h.finished_at ? Number(h.finished_at) : null,
+      total: Number(h.total ?? 0),
+      progress,
+      manifest: h.manifest ?? null,
+      changesMissing: h.changes_missing ?? null,
+      message: h.message ?? null,
+      retries: Number(h.retries ?? 0),
+      requests: Number(h.requests ?? 0),
+      partRetries: Number(h.part_retries ?? 0),
+      rateLimited429: Number(h.rate_limited_429 ?? 0),
+      load:
+        h.load_outcome === 'loaded' || h.load_outcome === 'failed'
+          ? { outcome: h.load_outcome, atMs: Number(h.load_at ?? 0), message: h.load_message ?? '' }
+          : null,
+    };
+  }
+
+  /** Most recent snapshot ids, newest first. */
+  async list(limit = 20): Promise<string[]> {
+    return this.redis.zrevrange(`${this.ns}snapshots`, 0, limit - 1);
+  }
+
+  /** Records the result of a part (its pointer); later results of the same part replace it. */
+  async recordPart(snapshotId: string, pointer: PartPointer): Promise<void> {
+    if (!isRecorded(pointer.status)) throw new Error(`cannot record a part as ${pointer.status}`);
+    await this.redis.eval(
+      RECORD_PART,
+      2,
+      this.key(snapshotId),
+      this.partsKey(snapshotId),
+      `${pointer.dataset}/${pointer.ticker}`,
+      JSON.stringify(pointer),
+      pointer.dataset,
+      pointer.status,
+      String(pointer.rows),
+      String(this.now()),
+      String(this.ttl),
+      pointer.reusedFrom !== undefined ? '1' : '0',
+    );
+  }
+
+  /** The recorded result of one part, if any. */
+  async getPart(
+    snapshotId: string,
+    dataset: DatasetName,
+    companyKey: string,
+  ): Promise<PartPointer | undefined> {
+    const raw = await this.redis.hget(this.partsKey(snapshotId), `${dataset}/${companyKey}`);
+    return raw ? (JSON.parse(raw) as PartPointer) : undefined;
+  }
+
+  /**
+   * Counts one request a part sent, once its answer (or failure) is known; `rateLimited` when the
+   * answer was a 429. With countRetry, the manifest's `totals.requests` and `rate_limited_429`.
+   */
+  async countRequest(snapshotId: string, o: { rateLimited?: boolean } = {}): Promise<void> {
+    const m = this.redis.multi().hincrby(this.key(snapshotId), 'requests', 1);
+    if (o.rateLimited === true) m.hincrby(this.key(snapshotId), 'rate_limited_429', 1);
+    await m.exec();
+  }
+
+  /** Counts a failed attempt of a part that BullMQ will retry (the manifest's `totals.retries`). */
+  async countRetry(snapshotId: string): Promise<void> {
+    await this.redis.hincrby(this.key(snapshotId), 'part_retries', 1);
+  }
+
+  /** Every recorded part result. */
+  async parts(snapshotId: string): Promise<PartPointer[]> {
+    const h = await this.redis.hgetall(this.partsKey(snapshotId));
+    return Object.values(h).map((v) => JSON.parse(v) as PartPointer);
+  }
+
+  async state(id: string): Promise<SnapshotState | undefined> {
+    const s = await this.redis.hget(this.key(id), 'state');
+    return (s ?? undefined) as SnapshotState | undefined;
+  }
+
+  /** Moves the state when it is one of `from`; true when it moved. */
+  async transition(
+    id: string,
+    from: readonly SnapshotState[],
+    to: SnapshotState,
+    opts: { message?: string; finished?: boolean } = {},
+  ): Promise<boolean> {
+    const res = await this.redis.eval(
+      TRANSITION,
+      1,
+      this.key(id),
+      JSON.stringify(from),
+      to,
+      String(this.now()),
+      opts.message ?? '',
+      opts.finished ? '1' : '0',
+    );
+    return res === 1;
+  }
+
+  /** Stops a running snapshot (401/403): parts that have not started skip their request. */
+  async stop(id: string, message: string): Promise<boolean> {
+    return this.transition(id, ['enqueuing', 'running'], 'stopped', { message, finished: true });
+  }
+
+  /** Marks a published snapshot with its manifest path, and why `changes` is missing if it is. */
+  async published(id: string, manifest: string, changesMissing?: string): Promise<boolean> {
+    await this.redis.hset(this.key(id), {
+      manifest,
+      ...(changesMissing !== undefined ? { changes_missing: changesMissing } : {}),
+    });
+    return this.transition(id, ['running'], 'published', { finished: true });
+  }
+
+  /** Records the outcome of a warehouse load of the snapshot (the state stays `published`). */
+  async recordLoad(id: string, load: SnapshotLoadRecord): Promise<void> {
+    await this.redis.hset(
+      this.key(id),
+      'load_outcome',
+      load.outcome,
+      'load_at',
+      String(load.atMs),
+      'load_message',
+      load.message,
+    );
+  }
+
+  /** Reopens a failed or stopped snapshot for --retry; false in any other state. */
+  async reopen(id: string): Promise<boolean> {
+    const moved = await this.transition(id, ['failed', 'stopped'], 'enqueuing');
+    if (moved) {
+      await this.redis
+        .multi()
+        .hdel(this.key(id), 'finished_at', 'message', 'manifest', 'changes_missing')
+        .hincrby(this.key(id), 'retries', 1)
+        .expire(this.key(id), this.ttl)
+        .exec();
+    }
+    return moved;
+  }
+
+  private waitsKey(id: string): string {
+    return `${this.ns}snapshot:${id}:waits`;
+  }
+
+  private requeuesKey(id: string): string {
+    return `${this.ns}snapshot:${id}:requeues`;
+  }
+
+  /**
+   * Records that the snapshot waits for a quota reset. Every part of the snapshot meets the same
+   * wait: the first one records it (one entry per quota and reset time).
+   */
+  async recordQuotaWait(
+    id: string,
+    wait: Omit<QuotaWait, 'reason' | 'since' | 'until'> & { untilMs: number },
+  ): Promise<QuotaWait> {
+    const record: QuotaWait = {
+      reason: 'quota',
+      quota: wait.quota,
+      scope: wait.scope,
+      source: wait.source,
+      since: new Date(this.now()).toISOString(),
+      until: new Date(wait.untilMs).toISOString(),
+      message: wait.message,
+    };
+    const key = this.waitsKey(id);
+    const field = `${wait.quota}:${wait.untilMs}`;
+    const [[, created]] = (await this.redis
+      .multi()
+      .hsetnx(key, field, JSON.stringify(record))
+      .expire(key, this.ttl)
+      .exec()) as [[Error | null, number], [Error | null, number]];
+    if (created === 1) return record;
+    const existing = await this.redis.hget(key, field);
+    return existing ? (JSON.parse(existing) as QuotaWait) : record;
+  }
+
+  /** Every quota wait the snapshot went through, oldest first (for the manifest). */
+  async quotaWaits(id: string): Promise<QuotaWait[]> {
+    const all = await this.redis.hvals(this.waitsKey(id));
+    return all
+      .map((v) => JSON.parse(v) as QuotaWait)
+      .sort((a, b) => a.since.localeCompare(b.since) || a.until.localeCompare(b.until));
+  }
+
+  /** The quota wait in force now, or null (for `status`). */
+  async currentQuotaWait(id: string): Promise<QuotaWait | null> {
+    const now = this.now();
+    const active = (await this.quotaWaits(id)).filter((w) => Date.parse(w.until) > now);
+    return active.reduce<QuotaWait | null>(
+      (best, w) => (best === null || w.until > best.until ? w : best),
+      null,
+    );
+  }
+
+  /** Counts one more per-minute-429 put-back of a part; bounded by budget.max_rate_limit_requeues. */
+  async countRequeue(id: string, part: string): Promise<number> {
+    const key = this.requeuesKey(id);
+    const [[, n]] = (await this.redis.multi().hincrby(key, part, 1).expire(key, this.ttl).exec()) as [
+      [Error | null, number],
+      unknown,
+    ];
+    return n;
+  }
+
+  /** Forgets a part's put-backs once its request went through. */
+  async clearRequeues(id: string, part: string): Promise<void> {
+    await this.redis.hdel(this.requeuesKey(id), part);
+  }
+
+  /** Drops a finished snapshot's per-part hash after `seconds` (the manifest has it all by then). */
+  async expireParts(id: string, seconds: number): Promise<void> {
+    await this.redis.expire(this.partsKey(id), seconds);
+  }
+}
+
+function isRecorded(s: PartStatus): s is RecordedPartStatus {
+  return (RECORDED_PART_STATUSES as readonly string[]).includes(s);
+}
+
+/** Totals of all datasets of a record. */
+export function totals(rec: SnapshotRecord): DatasetProgress {
+  const t: DatasetProgress = {
+    total: 0,
+    done: 0,
+    not_found: 0,
+    bad_request: 0,
+    failed: 0,
+    pending: 0,
+    rows: 0,
+    reused: 0,
+  };
+  for (const p of Object.values(rec.progress)) {
+    for (const k of Object.keys(t) as (keyof DatasetProgress)[]) t[k] += p[k];
+  }
+  return t;
+}

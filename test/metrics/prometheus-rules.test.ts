@@ -1,0 +1,63 @@
+/**
+ * The shipped alert rules (deploy/prometheus/alerts.yml) pass `promtool check rules`, their unit
+ * tests (alerts.test.yml) pass `promtool test rules`, and those tests can fail: a rule with a
+ * looser threshold is caught.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ALERTS_FILE, ALERTS_TEST_FILE, promtool } from '../helpers/prometheus.js';
+
+const temps: string[] = [];
+afterAll(async () => {
+  for (const d of temps) await rm(d, { recursive: true, force: true });
+});
+
+interface RuleTests {
+  tests: { alert_rule_test?: { alertname: string }[] }[];
+}
+
+describe('the alert rules', () => {
+  it('pass promtool check rules', async () => {
+    const r = await promtool(['check', 'rules', ALERTS_FILE]);
+    expect(r.output).toContain('SUCCESS: 7 rules found');
+    expect(r.code).toBe(0);
+  });
+
+  it('pass their promtool unit tests', async () => {
+    const r = await promtool(['test', 'rules', ALERTS_TEST_FILE]);
+    expect(r.output).toContain('SUCCESS');
+    expect(r.code).toBe(0);
+  });
+
+  it('have a unit test for every rule', async () => {
+    const rules = parse(await readFile(ALERTS_FILE, 'utf8')) as { groups: { rules: { alert: string }[] }[] };
+    const tested = new Set(
+      (parse(await readFile(ALERTS_TEST_FILE, 'utf8')) as RuleTests).tests.flatMap((t) =>
+        (t.alert_rule_test ?? []).map((a) => a.alertname),
+      ),
+    );
+    const names = rules.groups.flatMap((g) => g.rules.map((r) => r.alert));
+    expect(names).toHaveLength(7);
+    expect(names.filter((n) => !tested.has(n))).toEqual([]);
+  });
+
+  it('catch a rule that drifts: 28 h instead of 26 h fails the missed-night test', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fx-rules-'));
+    temps.push(dir);
+    const rules = await readFile(ALERTS_FILE, 'utf8');
+    expect(rules).toContain('> 26 * 3600');
+    await writeFile(join(dir, 'alerts.yml'), rules.replace('> 26 * 3600', '> 28 * 3600'));
+    // Only the missed-night test, to keep it short.
+    const all = parse(await readFile(ALERTS_TEST_FILE, 'utf8')) as RuleTests;
+    all.tests = all.tests.filter((t) =>
+      (t.alert_rule_test ?? []).some((a) => a.alertname === 'FilingsExportNoPublishedSnapshot'),
+    );
+    await writeFile(join(dir, 'alerts.test.yml'), stringify(all));
+    const r = await promtool(['test', 'rules', join(dir, 'alerts.test.yml')]);
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain('alertname: FilingsExportNoPublishedSnapshot, time: 1d3h');
+  });
+});

@@ -1,0 +1,341 @@
+/**
+ * Segments converted while a part is staged (src/output/convert/early-segments.ts, the convert-segment
+ * job): publishing with them writes the rows a publish without them writes, in the same order;
+ * segments of another attempt or another statement are not used; what cannot be converted is
+ * skipped with its reason. Real files, real DuckDB; the last block runs the whole pipeline (real
+ * Redis, the emulator over HTTP) with a big synthetic company.
+ */
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger, silentLogger } from '../../src/log.js';
+import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
+import {
+  conversionSignature,
+  convertSegment,
+  segmentsDir,
+  type SegmentRequest,
+} from '../../src/output/convert/early-segments.js';
+import { createPartWriter, publishSnapshot } from '../../src/output/index.js';
+import { segmentRows } from '../../src/output/staging/row-cuts.js';
+import { baseSchema } from '../../src/datasets/index.js';
+import {
+  CONVERT_SEGMENT_JOB,
+  parseConvertSegmentPayload,
+  type ConvertSegmentPayload,
+} from '../../src/pipeline/queue/job-payloads.js';
+import { SegmentAnnouncer } from '../../src/pipeline/queue/segment-announcer.js';
+import { segmentRequestOf } from '../../jobs/convert-segment.js';
+import type { PartPointer } from '../../src/types.js';
+import { syntheticFactRow } from '../helpers/synthetic-rows.js';
+import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
+
+type Row = Record<string, unknown>;
+const DATE = '2026-11-25';
+const FETCHED = '2026-11-25T02:03:04.567Z';
+const SNAP = 'seg';
+const GROUP = 2048;
+const ROWS = 40_000;
+const rows: Row[] = Array.from({ length: ROWS }, (_, i) =>
+  syntheticFactRow(i, { ticker: 'BIG', cik: '0000000001' }),
+);
+
+let duck: DuckSession;
+const roots: string[] = [];
+beforeAll(async () => {
+  duck = await openDuck({ threads: 1 });
+});
+afterAll(async () => {
+  duck.close();
+  await Promise.all(roots.map((r) => rm(r, { recursive: true, force: true })));
+});
+
+async function newRoot(): Promise<string> {
+  const r = await mkdtemp(join(tmpdir(), 'fx-segments-'));
+  roots.push(r);
+  return r;
+}
+
+const requestOf = segmentRequestOf;
+
+/**
+ * Stages BIG as the export-part job does, announcing segments as members reach the disk. The first
+ * segment is converted at once, from the file still being written; the others after finish().
+ */
+async function stageWithSegments(
+  root: string,
+): Promise<{ part: PartPointer; payloads: ConvertSegmentPayload[] }> {
+  const w = createPartWriter({
+    root,
+    snapshotId: SNAP,
+    dataset: 'facts_full',
+    ticker: 'BIG',
+    lineage: { snapshotId: SNAP, fetchedAt: FETCHED, requestedTicker: 'BIG' },
+    chunkBytes: 64 * 1024,
+    memberBytes: 512 * 1024,
+  });
+  const payloads: ConvertSegmentPayload[] = [];
+  const announcer = new SegmentAnnouncer({
+    early: {
+      segmentRows: segmentRows(GROUP),
+      enqueue: (p) => {
+        payloads.push(parseConvertSegmentPayload(JSON.parse(JSON.stringify(p))));
+        return Promise.resolve();
+      },
+    },
+    writer: w,
+    snapshotId: SNAP,
+    outDir: root,
+    dataset: 'facts_full',
+    logger: silentLogger(),
+  });
+  let convertedEarly = false;
+  for (let i = 0; i < rows.length; i++) {
+    await w.write(rows[i]!);
+    if (i % 500 === 499) {
+      // As a download does, gives gzip and the file's writes time to catch up.
+      await new Promise((r) => setTimeout(r, 6));
+      announcer.poll();
+      if (!convertedEarly && payloads.length > 0) {
+        const first = await convertSegment(requestOf(payloads[0]!), { rowGroupRows: GROUP });
+        expect(first.status).toBe('converted');
+        expect(payloads[0]!.file).toMatch(/\.tmp-/); // read from the file being written
+        convertedEarly = true;
+      }
+    }
+  }
+  await announcer.settle();
+  const staged = await w.finish();
+  expect(convertedEarly).toBe(true);
+  return { part: { dataset: 'facts_full', ticker: 'BIG', status: 'done', ...staged }, payloads };
+}
+
+/** Stages `ticker`'s rows without segments. */
+async function stagePlain(root: string, ticker = 'BIG', rowsOf: readonly Row[] = rows): Promise<PartPointer> {
+  const w = createPartWriter({
+    root,
+    snapshotId: SNAP,
+    dataset: 'facts_full',
+    ticker,
+    lineage: { snapshotId: SNAP, fetchedAt: FETCHED, requestedTicker: ticker },
+  });
+  for (const r of rowsOf) await w.write(r);
+  return { dataset: 'facts_full', ticker, status: 'done', ...(await w.finish()) };
+}
+
+/** Publishes and returns the digest of every value in file order, and how many segments were used. */
+async function publish(
+  root: string,
+  ...parts: PartPointer[]
+): Promise<{ digest: string; n: number; used: number }> {
+  const lines: string[] = [];
+  const logger = createLogger({
+    level: 'debug',
+    pretty: false,
+    destination: new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    }),
+  });
+  await publishSnapshot({
+    root,
+    snapshotId: SNAP,
+    snapshotDate: DATE,
+    formats: ['parquet'],
+    parts,
+    rowGroupRows: GROUP,
+    logger,
+  });
+  const used = lines
+    .map((l) => JSON.parse(l) as { msg: string; segmentsUsed?: number })
+    .filter((l) => l.msg === 'segments converted while staging')
+    .reduce((s, l) => s + (l.segmentsUsed ?? 0), 0);
+  const files = `read_parquet('${root}/facts_full/*/*/*.parquet', filename = true, file_row_number = true)`;
+  const [content] = await duck.all(
+    `SELECT count(*)::INTEGER AS n, md5(string_agg(CAST(t AS VARCHAR), chr(10) ORDER BY t.file, t.rn)) AS digest FROM (SELECT parse_filename(filename) AS file, file_row_number AS rn, * EXCLUDE (filename, file_row_number) FROM ${files}) t`,
+  );
+  return { digest: String(content?.digest), n: Number(content?.n), used };
+}
+
+describe('segments converted while staging', () => {
+  let plain: { digest: string; n: number; used: number };
+  beforeAll(async () => {
+    // The reference: the same rows staged and published without any segment.
+    const root = await newRoot();
+    plain = await publish(root, await stagePlain(root));
+    expect(plain).toMatchObject({ n: ROWS, used: 0 });
+  });
+
+  it('cuts whole row groups in order, and publishing with them writes the same rows in the same order', async () => {
+    const root = await newRoot();
+    const { part, payloads } = await stageWithSegments(root);
+    const size = segmentRows(GROUP);
+    expect(payloads.map((p) => p.skip)).toEqual(payloads.map((_, i) => i * size));
+    expect(payloads.every((p) => p.take === size)).toBe(true);
+    expect(payloads.length).toBeGreaterThanOrEqual(3); // 40,000 rows: up to 4 segments of 8,192
+    for (const p of payloads.slice(1))
+      expect((await convertSegment(requestOf(p), { rowGroupRows: GROUP })).status).toBe('converted');
+    const withSegments = await publish(root, part);
+    expect(withSegments.used).toBe(payloads.length);
+    expect(withSegments.digest).toBe(plain.digest);
+    expect(withSegments.n).toBe(ROWS);
+    // Published: the staging area, segments included, is gone.
+    expect(await readdir(segmentsDir(join(root, part.file!))).catch(() => 'gone')).toBe('gone');
+  });
+
+  it('does not use segments of another staging attempt or made by another statement', async () => {
+    const root = await newRoot();
+    const { part, payloads } = await stageWithSegments(root);
+    // The second segment as made; the third twice: with kinds publishing won't use, and as if cut
+    // from another attempt's file (same rows, same statement). Neither may be used.
+    const convert = async (r: SegmentRequest) => (await convertSegment(r, { rowGroupRows: GROUP })).status;
+    expect(await convert(requestOf(payloads[1]!))).toBe('converted');
+    const third = payloads[2]!;
+    const oddFields = { names: [...third.fields.names, 'zz_new'], kinds: [...third.fields.kinds, 4] };
+    expect(await convert({ ...requestOf(third), fields: oddFields })).toBe('converted');
+    const copy = `${join(root, part.file!)}.copy`;
+    await cp(join(root, part.file!), copy);
+    expect(await convert({ ...requestOf(third), stagingId: 'ffffffffffffffff', file: copy })).toBe(
+      'converted',
+    );
+    const schema = baseSchema('facts_full');
+    const kinds = new Map(third.fields.names.map((n, i) => [n, third.fields.kinds[i]!]));
+    expect(conversionSignature({ schema, kinds, extraFields: [], snapshotId: SNAP }, 'zstd', GROUP)).not.toBe(
+      conversionSignature({ schema, kinds, extraFields: ['zz_new'], snapshotId: SNAP }, 'zstd', GROUP),
+    );
+    // The first two are used; the third's rows are converted at publish.
+    const published = await publish(root, part);
+    expect(published.used).toBe(2);
+    expect(published.digest).toBe(plain.digest);
+  });
+
+  it('uses the segments of a part that shares its file with a smaller company before it', async () => {
+    const small = Array.from({ length: 30 }, (_, i) =>
+      syntheticFactRow(i, { ticker: 'AAA', cik: '0000000002' }),
+    );
+    const stageSmall = (root: string): Promise<PartPointer> => stagePlain(root, 'AAA', small);
+    const plainRoot = await newRoot();
+    const reference = await publish(plainRoot, await stageSmall(plainRoot), await stagePlain(plainRoot));
+    const root = await newRoot();
+    const aaa = await stageSmall(root);
+    const { part, payloads } = await stageWithSegments(root);
+    for (const p of payloads.slice(1))
+      expect((await convertSegment(requestOf(p), { rowGroupRows: GROUP })).status).toBe('converted');
+    const shared = await publish(root, aaa, part);
+    // One file holds AAA's 30 rows, then BIG's: the segments sit 30 rows into it.
+    expect(shared.used).toBe(payloads.length);
+    expect(shared.n).toBe(ROWS + 30);
+    expect(shared.digest).toBe(reference.digest);
+  });
+
+  it('skips, saying why, what it cannot convert: a file gone, bytes not written yet, bytes that are not rows', async () => {
+    const root = await newRoot();
+    const { part, payloads } = await stageWithSegments(root);
+    const p = requestOf(payloads[1]!);
+    const beyond = await convertSegment(
+      { ...p, cut: { ...p.cut, end: part.bytes + 10 } },
+      { rowGroupRows: GROUP },
+    );
+    expect(beyond).toMatchObject({ status: 'skipped' });
+    expect(beyond.status === 'skipped' && beyond.reason).toMatch(/holds \d+ bytes, the segment ends at/);
+    const gone = await convertSegment({ ...p, stagingId: '0123456789abcdef' }, { rowGroupRows: GROUP });
+    expect(gone.status === 'skipped' && gone.reason).toMatch(
+      /staged file of attempt 0123456789abcdef is gone/,
+    );
+    const junk = join(root, 'junk.ndjson.gz');
+    await writeFile(junk, Buffer.alloc(p.cut.end + 10, 7));
+    const bad = await convertSegment({ ...p, file: junk }, { rowGroupRows: GROUP });
+    expect(bad.status).toBe('skipped');
+    // Only the segment converted while staging is there: the skipped ones left nothing behind.
+    const first = payloads[0]!;
+    expect((await readdir(segmentsDir(join(root, part.file!)))).sort()).toEqual([
+      `${first.stagingId}-${first.skip}-${first.take}.json`,
+      `${first.stagingId}-${first.skip}-${first.take}.parquet`,
+    ]);
+  });
+
+  it('refuses a malformed convert-segment payload, naming the field', () => {
+    const ok: ConvertSegmentPayload = {
+      v: 1,
+      snapshotId: SNAP,
+      outDir: '/out',
+      dataset: 'facts_full',
+      file: '/out/_staging/seg/facts_full/A.ndjson.gz.tmp-1-0123456789abcdef',
+      finalFile: '/out/_staging/seg/facts_full/A.ndjson.gz',
+      stagingId: '0123456789abcdef',
+      skip: 8192,
+      take: 8192,
+      cut: { offset: 100, end: 200, row: 8000, rows: 9000 },
+      fields: { names: ['a'], kinds: [1] },
+      maxLineChars: 10,
+    };
+    expect(parseConvertSegmentPayload(ok)).toEqual(ok);
+    expect(() => parseConvertSegmentPayload({ ...ok, cut: { ...ok.cut, rows: 100 } })).toThrow(
+      /cut: must hold rows/,
+    );
+    expect(() => parseConvertSegmentPayload({ ...ok, take: 0 })).toThrow(/take/);
+    expect(() => parseConvertSegmentPayload({ ...ok, stagingId: 'x/..' })).toThrow(/stagingId/);
+    expect(() => parseConvertSegmentPayload({ ...ok, dataset: 'nope' })).toThrow(/dataset/);
+    // Only a staged part of the snapshot, under its root, is read and written beside.
+    expect(() =>
+      parseConvertSegmentPayload({ ...ok, finalFile: '/etc/passwd', file: '/etc/passwd.tmp-1' }),
+    ).toThrow(/file: must be a staged part of the snapshot/);
+    expect(() =>
+      parseConvertSegmentPayload({ ...ok, file: '/out/_staging/seg/facts_full/B.ndjson.gz' }),
+    ).toThrow(/file: must be a staged part/);
+  });
+});
+
+describe('a big part exported by the pipeline', () => {
+  const BIG = 30_000;
+  let h: PipelineHarness;
+  beforeAll(async () => {
+    h = await startPipelineHarness({
+      emulator: { syntheticLargeRows: BIG },
+      config: {
+        'output.row_group_rows': GROUP,
+        'output.formats': ['parquet'],
+        // Not the defaults, so convert-segment jobs can only carry them by reading the config.
+        'retention.completed_jobs': { age_seconds: 4321, count: 321 },
+        'retention.failed_jobs': { age_seconds: 8765, count: 765 },
+      },
+    });
+    await h.startWorkers();
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('queues convert-segment jobs while staging, converts them in a control worker and publishes every row once', async () => {
+    const rec = await h.runToEnd(h.spec(['SYNBIG'], ['facts_full'], 'segments-e2e'));
+    expect(rec.state).toBe('published');
+    const jobs = (await h.ctx.snapshotsQueue.getJobs(['completed'])).filter(
+      (j) => j.name === CONVERT_SEGMENT_JOB,
+    );
+    const outcomes = jobs.map((j) => j.returnvalue as { status: string });
+    // Bounded in Redis like every job: by the configured age and count, failed ones too.
+    for (const j of jobs)
+      expect(j.opts).toMatchObject({
+        attempts: 1,
+        removeOnComplete: { age: 4321, count: 321 },
+        removeOnFail: { age: 8765, count: 765 },
+      });
+    expect(outcomes.length).toBeGreaterThanOrEqual(2);
+    expect(outcomes.filter((o) => o.status === 'converted').length).toBeGreaterThanOrEqual(1);
+    const manifest = JSON.parse(await readFile(rec.manifest!, 'utf8')) as {
+      files: { path: string; rows: number }[];
+    };
+    const files = manifest.files
+      .filter((f) => f.path.endsWith('.parquet'))
+      .map((f) => `'${join(h.outDir, f.path)}'`)
+      .join(', ');
+    const [stats] = await duck.all(
+      `SELECT count(*)::INTEGER AS n, count(DISTINCT fact_key)::INTEGER AS keys FROM read_parquet([${files}])`,
+    );
+    expect(stats).toEqual({ n: BIG, keys: BIG });
+  });
+});

@@ -1,0 +1,243 @@
+/**
+ * Incremental nights against the emulator over real HTTP with real Redis. The emulator's clock
+ * plays the night of 2025-10-31, on which only Apple filed (its FY2025 10-K): the second night
+ * sends one series_catalog request per company plus Apple's facts_full and evidence, carries every
+ * other part over from the first night, and holds exactly the rows a full snapshot of that night
+ * holds (DuckDB, row for row). An altered archive is never reused.
+ */
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ddl } from '../../src/output/readers/ddl.js';
+import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
+import type { Manifest } from '../../src/output/catalog/manifest.js';
+import { formatVerifyReport, verifySnapshot } from '../../src/output/readers/verify.js';
+import { incrementalPlanner, planIncremental } from '../../src/pipeline/queue/incremental.js';
+import { formatStatus, statusReport } from '../../src/pipeline/status-view.js';
+import type { SnapshotRecord, SnapshotSpec } from '../../src/pipeline/record/snapshot-store.js';
+import type { DatasetName } from '../../src/types.js';
+import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
+
+const TICKERS = ['AAPL', 'AMZN', 'GOOGL', 'META', 'MSFT', 'NVDA', 'TSLA', 'WMT'];
+const DATASETS: DatasetName[] = ['series_catalog', 'facts_full', 'evidence'];
+
+let h: PipelineHarness;
+let duck: DuckSession;
+
+beforeAll(async () => {
+  h = await startPipelineHarness({
+    emulator: { asOf: '2025-10-30' },
+    config: { 'output.formats': ['parquet'] },
+  });
+  await h.startWorkers();
+  duck = await openDuck({ threads: 1 });
+});
+afterAll(async () => {
+  duck?.close();
+  await h?.close();
+});
+
+async function setClock(asOf: string): Promise<void> {
+  const res = await fetch(`${h.emulator.url}/_emulator/clock`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ as_of: asOf }),
+  });
+  expect(res.status).toBe(200);
+}
+
+/** Plans like `run` does, runs to the end, and returns the record, the requests it cost and the plan's note. */
+async function night(
+  id: string,
+  date: string,
+  o: { fullRefresh?: boolean } = {},
+): Promise<{ rec: SnapshotRecord; requests: number; note: string; manifest: Manifest }> {
+  const asked: SnapshotSpec = { ...h.spec(TICKERS, DATASETS, id), date };
+  const { spec, note } = await incrementalPlanner(h.config)(asked, o);
+  const before = (await h.stats()).total.requests;
+  const rec = await h.runToEnd(spec);
+  expect(rec.state, rec.message ?? '').toBe('published');
+  const manifest = JSON.parse(
+    await readFile(join(h.outDir, '_snapshots', id, 'manifest.json'), 'utf8'),
+  ) as Manifest;
+  return { rec, requests: (await h.stats()).total.requests - before, note, manifest };
+}
+
+/** The dataset's rows of one snapshot without its lineage, as sorted JSON text. */
+async function rowsOf(dataset: DatasetName, id: string): Promise<string[]> {
+  const rows = await duck.all(
+    `SELECT to_json(t)::VARCHAR AS j FROM (SELECT * EXCLUDE (_snapshot_id, _fetched_at, snapshot_date, snapshot_id) FROM read_parquet('${h.outDir}/${dataset}/*/snapshot_id=${id}/*.parquet', hive_partitioning = true)) t`,
+  );
+  return rows.map((r) => String(r.j)).sort();
+}
+
+describe('incremental nights', () => {
+  it('a night on which only Apple filed costs one catalog request per company plus Apple’s two parts', async () => {
+    const first = await night('inc-1', '2025-10-30');
+    expect(first.note).toMatch(/^full: no earlier published snapshot/);
+    expect(first.requests).toBe(TICKERS.length * DATASETS.length);
+    expect(first.manifest.incremental).toMatchObject({
+      reused_from: null,
+      full_refresh_date: '2025-10-30',
+      reused_parts: 0,
+    });
+
+    await setClock('2025-11-05');
+    const second = await night('inc-2', '2025-11-05');
+    expect(second.note).toMatch(/^incremental from inc-1: /);
+    expect(second.requests).toBe(TICKERS.length + 2);
+    const reused = second.manifest.parts.filter((p) => p.reused === true);
+    expect(reused.map((p) => `${p.dataset}/${p.ticker}`).sort()).toEqual(
+      TICKERS.filter((t) => t !== 'AAPL')
+        .flatMap((t) => [`evidence/${t}`, `facts_full/${t}`])
+        .sort(),
+    );
+    expect(reused.every((p) => p.reused_from === 'inc-1')).toBe(true);
+    // On a local root a carried-over part is a hard link of the earlier archive, not a copy.
+    const before = first.manifest.parts.find((p) => p.dataset === 'facts_full' && p.ticker === 'MSFT');
+    const after = second.manifest.parts.find((p) => p.dataset === 'facts_full' && p.ticker === 'MSFT');
+    expect((await stat(join(h.outDir, after!.archive!))).ino).toBe(
+      (await stat(join(h.outDir, before!.archive!))).ino,
+    );
+    expect(second.rec.progress.facts_full).toMatchObject({ done: 8, reused: 7 });
+    expect(second.rec.progress.series_catalog).toMatchObject({ done: 8, reused: 0 });
+    const status = formatStatus(statusReport(second.rec, null));
+    expect(status).toMatch(
+      /incremental: 14 part\(s\) carried over from inc-1 \(requests saved\); last full refresh 2025-10-30/,
+    );
+    expect(status).toMatch(/^dataset\s+done\s+reused\s+not_found/m);
+    expect(second.manifest.incremental).toMatchObject({
+      reused_from: 'inc-1',
+      full_refresh_date: '2025-10-30',
+      reused_parts: 14,
+      fetched_parts: 10,
+    });
+
+    // The same night in full: exactly the same rows, row for row, in every dataset.
+    const full = await night('inc-2-full', '2025-11-05', { fullRefresh: true });
+    expect(full.note).toBe('full refresh (--full-refresh)');
+    expect(full.requests).toBe(TICKERS.length * DATASETS.length);
+    for (const d of DATASETS) {
+      const [a, b] = [await rowsOf(d, 'inc-2'), await rowsOf(d, 'inc-2-full')];
+      expect(a.length, d).toBeGreaterThan(0);
+      expect(a.length, d).toBe(b.length);
+      expect(a, d).toEqual(b);
+    }
+    // The changes dataset against inc-1: only Apple's rows moved; the printed MERGE brings inc-1 to inc-2.
+    expect(second.manifest.changes?.against).toBe('inc-1');
+    expect(second.manifest.changes?.counts.added).toBeGreaterThan(0);
+    const changed = await duck.all(
+      `SELECT DISTINCT _requested_ticker AS t FROM read_parquet('${h.outDir}/changes/*/snapshot_id=inc-2/*.parquet')`,
+    );
+    expect(changed).toEqual([{ t: 'AAPL' }]);
+    expect(full.manifest.changes).toMatchObject({
+      against: 'inc-2',
+      counts: { added: 0, changed: 0, removed: 0 },
+    });
+    const sql = await ddl(h.outDir, 'inc-2', 'duckdb');
+    const merge = /MERGE INTO facts_full_current[\s\S]*?;\n/.exec(sql)?.[0];
+    expect(merge).toBeDefined();
+    await duck.run(
+      `CREATE TABLE facts_full_current AS SELECT * FROM read_parquet('${h.outDir}/facts_full/*/snapshot_id=inc-1/*.parquet', hive_partitioning = false)`,
+    );
+    await duck.run(merge!);
+    const merged = await duck.all(
+      `SELECT to_json(t)::VARCHAR AS j FROM (SELECT * EXCLUDE (_snapshot_id, _fetched_at) FROM facts_full_current) t`,
+    );
+    expect(merged.map((r) => String(r.j)).sort()).toEqual(await rowsOf('facts_full', 'inc-2'));
+    for (const dialect of ['bigquery', 'snowflake', 'spark'] as const) {
+      const text = await ddl(h.outDir, 'inc-2', dialect);
+      expect(text, dialect).toContain(
+        "MERGE INTO facts_full_current AS t\nUSING (SELECT * FROM changes WHERE source_dataset = 'facts_full') AS c",
+      );
+      expect(text, dialect).toContain("WHEN MATCHED AND c.change = 'removed' THEN DELETE");
+    }
+
+    // Apple's new 10-K is there, and every row is this snapshot's.
+    const ids = await duck.all(
+      `SELECT DISTINCT _snapshot_id AS id FROM read_parquet('${h.outDir}/facts_full/*/snapshot_id=inc-2/*.parquet')`,
+    );
+    expect(ids).toEqual([{ id: 'inc-2' }]);
+
+    // verify re-reads the changes files too: sound as published, caught once altered.
+    const sound = await verifySnapshot(h.outDir, 'inc-2');
+    const changesCheck = sound.files.find((f) => f.path.startsWith('changes/'));
+    expect(changesCheck).toMatchObject({ ok: true, rows: second.manifest.changes?.files[0]?.rows });
+    expect(sound.ok, formatVerifyReport(sound)).toBe(true);
+    const changesFile = join(h.outDir, changesCheck!.path);
+    const original = await readFile(changesFile);
+    await writeFile(changesFile, Buffer.concat([original, Buffer.from('x')]));
+    try {
+      const altered = await verifySnapshot(h.outDir, 'inc-2');
+      expect(altered.ok).toBe(false);
+      expect(altered.files.find((f) => f.path === changesCheck!.path)?.problems.join('; ')).toMatch(
+        /size \d+ bytes, manifest says \d+; sha256 [0-9a-f]{64} differs/,
+      );
+    } finally {
+      await writeFile(changesFile, original);
+    }
+  });
+
+  it('never reuses an archive that fails its checksum: the company is fetched and the part says why', async () => {
+    const source = JSON.parse(
+      await readFile(join(h.outDir, '_snapshots', 'inc-2-full', 'manifest.json'), 'utf8'),
+    ) as Manifest;
+    const msft = source.parts.find((p) => p.dataset === 'facts_full' && p.ticker === 'MSFT');
+    expect(msft?.archive).toBeDefined();
+    await writeFile(join(h.outDir, msft!.archive!), 'not the rows');
+    const third = await night('inc-3', '2025-11-06');
+    expect(third.note).toMatch(/^incremental from inc-2-full: /);
+    expect(third.requests).toBe(TICKERS.length + 1);
+    const status = formatStatus(
+      statusReport(third.rec, null, [], null, null, await h.ctx.store.parts('inc-3')),
+    );
+    expect(status).toMatch(/ {2}not reused: MSFT facts_full: fetched, not reused: .*fails its checksum/);
+    const part = third.manifest.parts.find((p) => p.dataset === 'facts_full' && p.ticker === 'MSFT');
+    expect(part?.reused).toBeUndefined();
+    expect(part?.message).toMatch(/fetched, not reused: .*MSFT\.ndjson\.gz fails its checksum/);
+    expect(await rowsOf('facts_full', 'inc-3')).toEqual(await rowsOf('facts_full', 'inc-2-full'));
+  });
+});
+
+describe('planIncremental', () => {
+  const spec: SnapshotSpec = {
+    id: 'nightly-2026-11-24',
+    date: '2026-11-24',
+    trigger: 'nightly',
+    companies: [],
+    datasets: ['series_catalog', 'facts_full'],
+    formats: ['parquet'],
+    outDir: '/x',
+  };
+  const prev = (date: string, fullRefreshDate?: string): Manifest =>
+    ({
+      snapshot_id: `nightly-${date}`,
+      snapshot_date: date,
+      ...(fullRefreshDate ? { incremental: { full_refresh_date: fullRefreshDate } } : {}),
+    }) as Manifest;
+  const settings = { enabled: true, fullRefreshEveryDays: 7 };
+  const plan = (m: Manifest | undefined, o: Partial<typeof settings> = {}, fullRefresh = false) =>
+    planIncremental(spec, { ...settings, ...o }, { fullRefresh, latestPublished: async () => m });
+
+  it('reuses from the newest published snapshot until a full refresh is due', async () => {
+    expect((await plan(prev('2026-11-23', '2026-11-18'))).spec.reuse).toEqual({
+      from: 'nightly-2026-11-23',
+      fullRefreshDate: '2026-11-18',
+    });
+    const due = await plan(prev('2026-11-23', '2026-11-17'));
+    expect(due.spec.reuse).toBeUndefined();
+    expect(due.note).toMatch(/full refresh due: the last one was 2026-11-17 \(7 days ago/);
+    expect((await plan(prev('2026-11-23'))).spec.reuse?.fullRefreshDate).toBe('2026-11-23');
+  });
+
+  it('is full when asked, disabled, without a catalog, or with nothing before it', async () => {
+    expect((await plan(prev('2026-11-23'), {}, true)).note).toBe('full refresh (--full-refresh)');
+    expect((await plan(prev('2026-11-23'), { enabled: false })).spec.reuse).toBeUndefined();
+    expect((await plan(undefined)).note).toMatch(/no earlier published snapshot/);
+    const noCatalog = await planIncremental({ ...spec, datasets: ['facts_full', 'evidence'] }, settings, {
+      fullRefresh: false,
+      latestPublished: async () => prev('2026-11-23'),
+    });
+    expect(noCatalog.note).toMatch(/need series_catalog among the datasets/);
+  });
+});
