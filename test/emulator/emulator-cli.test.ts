@@ -14,7 +14,7 @@ import { DEMO_API_KEY } from '../../src/emulator/demo-key.js';
 import { postOperation } from '../helpers/emulator.js';
 import { TIGHT_KEY, tightKeysFile } from '../helpers/tight-keys.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const bin = join(root, 'bin', 'filings-export.mjs');
 let dir: string;
 
