@@ -55,6 +55,28 @@ module.exports = {
       },
     },
     {
+      name: 'emulator-subfolders-through-their-index',
+      comment:
+        'Outside a sub-folder of src/emulator/data or src/emulator/search, only its index.ts (its public face) may be imported.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/emulator/(data|search)/[^/]+/' },
+      to: {
+        path: '^src/emulator/(data|search)/[^/]+/',
+        pathNot: '^src/emulator/(data|search)/[^/]+/index\\.ts$',
+      },
+    },
+    {
+      name: 'emulator-subfolders-reach-each-other-through-their-index',
+      comment:
+        'A sub-folder of src/emulator/data or src/emulator/search imports another one only through its index.ts.',
+      severity: 'error',
+      from: { path: '^src/emulator/(data|search)/([^/]+)/' },
+      to: {
+        path: '^src/emulator/(data|search)/[^/]+/',
+        pathNot: ['^src/emulator/$1/$2/', '^src/emulator/(data|search)/[^/]+/index\\.ts$'],
+      },
+    },
+    {
       name: 'exporter-never-imports-emulator-internals',
       comment: 'Outside the emulator, only its public entry src/emulator/index.ts may be imported.',
       severity: 'error',

@@ -12,7 +12,7 @@ import { Registry } from 'prom-client';
 import { jobProcessors } from '../jobs/index.js';
 import { loadConfig, requireApiKey } from '../src/config/load.js';
 import { DEMO_API_KEY, startEmulator } from '../src/emulator/index.js';
-import { SYNTHETIC_CIK_START } from '../src/emulator/data/synthetic.js';
+import { SYNTHETIC_CIK_START } from '../src/emulator/data/companies/synthetic.js';
 import { startPrivateRedis } from '../src/infra/redis-server.js';
 import { silentLogger } from '../src/log.js';
 import { createMetrics } from '../src/metrics/metrics.js';

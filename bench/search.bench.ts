@@ -6,12 +6,12 @@
  */
 import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
 import { BUNDLED_DATA_DIR, startEmulator } from '../src/emulator/index.js';
-import { buildCorpus } from '../src/emulator/search/corpus.js';
-import { listFilingDocuments } from '../src/emulator/search/filing-list.js';
-import { FilingIndex } from '../src/emulator/search/filing-index.js';
+import { buildCorpus } from '../src/emulator/search/chunks/corpus.js';
+import { listFilingDocuments } from '../src/emulator/search/chunks/filing-list.js';
+import { FilingIndex } from '../src/emulator/search/indexes/filing-index.js';
 import MiniSearch from 'minisearch';
-import { Bm25Index } from '../src/emulator/search/bm25.js';
-import { queryTerms, tokenize } from '../src/emulator/search/tokenize.js';
+import { Bm25Index } from '../src/emulator/search/indexes/bm25.js';
+import { queryTerms, tokenize } from '../src/emulator/search/indexes/tokenize.js';
 import { median } from './support/stats.js';
 import type { BenchResult } from './support/types.js';
 

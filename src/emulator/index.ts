@@ -4,6 +4,7 @@
  * (`filings-export emulator`) is a thin wrapper; tests and the demo call this directly.
  */
 import { setMaxListeners } from 'node:events';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EmulatorConfigError, toError } from './errors.js';
 import type { Logger } from './runtime.js';
@@ -11,8 +12,8 @@ import { silentLogger } from './runtime.js';
 import { systemClock, timerDelay, type Clock, type Delay } from './runtime.js';
 import { Authenticator } from './auth/authenticator.js';
 import { loadKeysFile, parseKeysFile, type KeysFile } from './auth/keys-file.js';
-import { checkAsOf } from './data/as-of.js';
-import { defaultDataDir, loadStore } from './data/index.js';
+import { checkAsOf } from './data/index.js';
+import { defaultDataDir, loadStore, type DataStore } from './data/index.js';
 import { packagePath } from '../package-root.js';
 import { FaultPlan, seededRandom } from './faults/fault-plan.js';
 import { Limiter } from './limits/key-limiter.js';
@@ -103,86 +104,28 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? silentLogger();
   const host = opts.host ?? '127.0.0.1';
-  // Before the keys and the data load: a bad option stops the start at once, naming the option.
-  checkLimitOverrides(opts);
-  checkNumber('faultRate', opts.faultRate, 0, 1);
-  checkNumber('latencyMs', opts.latencyMs, 0, 600_000);
-  const initialAsOf = opts.asOf === undefined || opts.asOf === null ? null : checkAsOf(opts.asOf, 'asOf');
+  const initialAsOf = checkOptions(opts);
   const keysFile =
     typeof opts.keys === 'object'
       ? parseKeysFile(opts.keys)
       : await loadKeysFile(opts.keys ?? BUNDLED_KEYS_FILE);
-  // A store we load is ours to close; an injected one belongs to the caller.
-  const owned = opts.store
-    ? undefined
-    : await loadStore({
-        dataDir: opts.dataDir ?? BUNDLED_DATA_DIR,
-        synthetic: opts.synthetic ?? 0,
-        syntheticLargeRows: opts.syntheticLargeRows ?? 0,
-        clock,
-        logger,
-      });
-  const store: EmulatorStore = opts.store ?? (owned as EmulatorStore);
+  const { store, owned } = await openStore(opts, clock, logger);
 
   let publicUrl = opts.publicUrl?.replace(/\/+$/, '') ?? '';
-  const asOf = asOfClock(store, initialAsOf);
-  const deps: ServerDeps = {
-    // Read per request: a change of the as-of date applies to the next request.
-    get store() {
-      return asOf.view();
-    },
-    clock,
-    logger,
-    publicUrl: () => publicUrl,
-    dataDir: opts.dataDir ?? BUNDLED_DATA_DIR,
-  };
   const shutdown = new AbortController();
   // Every in-flight request listens on it: no listener-leak warning at high concurrency.
   setMaxListeners(0, shutdown.signal);
-  const authenticator = new Authenticator(keysFile, clock);
-  const limiter = new Limiter(clock, {
-    rateLimitPerMinute: opts.rateLimitPerMinute,
-    dailyQuota: opts.dailyQuota,
-    monthlyQuota: opts.monthlyQuota,
-  });
-  const random = opts.random ?? (opts.faultSeed !== undefined ? seededRandom(opts.faultSeed) : Math.random);
-  const server = createEmulatorServer({
-    deps,
-    authenticator,
-    limiter,
-    faults: new FaultPlan(opts.faultRate ?? 0, random),
-    asOf,
-    stats: new Stats(() => clock.now()),
-    latencyMs: opts.latencyMs ?? 0,
-    delay: opts.delay ?? timerDelay,
-    rowsCache: new RowsTextCache(),
-    operations: B2B_ROUTES,
-    rawRoutes: RAW_ROUTES,
+  const server = buildServer(opts, {
+    store,
+    initialAsOf,
+    keysFile,
+    clock,
+    logger,
+    publicUrl: () => publicUrl,
     shutdown: shutdown.signal,
   });
-
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(opts.port ?? DEFAULT_PORT, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-  } catch (err: unknown) {
-    await owned?.close();
-    const e = toError(err) as NodeJS.ErrnoException;
-    throw new EmulatorConfigError(
-      `cannot listen on ${host}:${opts.port ?? DEFAULT_PORT}: ${e.code ?? e.message}`,
-      {
-        cause: e,
-      },
-    );
-  }
-  const port = (server.address() as AddressInfo).port;
-  const shownHost =
-    host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  const url = `http://${shownHost}:${port}`;
+  const port = await listen(server, opts.port ?? DEFAULT_PORT, host, owned);
+  const url = `http://${shownHost(host)}:${port}`;
   if (publicUrl === '') publicUrl = url;
   logger.info({ url, companies: store.companies().length }, 'emulator listening');
   if (opts.warmUp) void warmUp(store, shutdown.signal, logger);
@@ -200,6 +143,107 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       return closing;
     },
   };
+}
+
+/**
+ * Checks the options that need neither the keys nor the data, so a bad one stops the start at
+ * once, naming the option; returns the initial as-of date.
+ */
+function checkOptions(opts: EmulatorOptions): string | null {
+  checkLimitOverrides(opts);
+  checkNumber('faultRate', opts.faultRate, 0, 1);
+  checkNumber('latencyMs', opts.latencyMs, 0, 600_000);
+  return opts.asOf === undefined || opts.asOf === null ? null : checkAsOf(opts.asOf, 'asOf');
+}
+
+/** The injected store, or one loaded from the data dir; a store we load is ours to close. */
+async function openStore(
+  opts: EmulatorOptions,
+  clock: Clock,
+  logger: Logger,
+): Promise<{ store: EmulatorStore; owned: DataStore | undefined }> {
+  if (opts.store) return { store: opts.store, owned: undefined };
+  const owned = await loadStore({
+    dataDir: opts.dataDir ?? BUNDLED_DATA_DIR,
+    synthetic: opts.synthetic ?? 0,
+    syntheticLargeRows: opts.syntheticLargeRows ?? 0,
+    clock,
+    logger,
+  });
+  return { store: owned, owned };
+}
+
+/** What the HTTP server is built from, beyond the options. */
+interface ServerParts {
+  store: EmulatorStore;
+  initialAsOf: string | null;
+  keysFile: KeysFile;
+  clock: Clock;
+  logger: Logger;
+  publicUrl: () => string;
+  shutdown: AbortSignal;
+}
+
+function buildServer(opts: EmulatorOptions, parts: ServerParts): Server {
+  const { clock, logger } = parts;
+  const asOf = asOfClock(parts.store, parts.initialAsOf);
+  const deps: ServerDeps = {
+    // Read per request: a change of the as-of date applies to the next request.
+    get store() {
+      return asOf.view();
+    },
+    clock,
+    logger,
+    publicUrl: parts.publicUrl,
+    dataDir: opts.dataDir ?? BUNDLED_DATA_DIR,
+  };
+  const random = opts.random ?? (opts.faultSeed !== undefined ? seededRandom(opts.faultSeed) : Math.random);
+  return createEmulatorServer({
+    deps,
+    authenticator: new Authenticator(parts.keysFile, clock),
+    limiter: new Limiter(clock, {
+      rateLimitPerMinute: opts.rateLimitPerMinute,
+      dailyQuota: opts.dailyQuota,
+      monthlyQuota: opts.monthlyQuota,
+    }),
+    faults: new FaultPlan(opts.faultRate ?? 0, random),
+    asOf,
+    stats: new Stats(() => clock.now()),
+    latencyMs: opts.latencyMs ?? 0,
+    delay: opts.delay ?? timerDelay,
+    rowsCache: new RowsTextCache(),
+    operations: B2B_ROUTES,
+    rawRoutes: RAW_ROUTES,
+    shutdown: parts.shutdown,
+  });
+}
+
+/** Listens and returns the port; a port that cannot be had closes the store we loaded and says why. */
+async function listen(
+  server: Server,
+  port: number,
+  host: string,
+  owned: DataStore | undefined,
+): Promise<number> {
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err: unknown) {
+    await owned?.close();
+    const e = toError(err) as NodeJS.ErrnoException;
+    throw new EmulatorConfigError(`cannot listen on ${host}:${port}: ${e.code ?? e.message}`, { cause: e });
+  }
+  return (server.address() as AddressInfo).port;
+}
+
+/** The host of the URL clients use: loopback for a wildcard address, brackets for IPv6. */
+function shownHost(host: string): string {
+  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
 }
 
 /**

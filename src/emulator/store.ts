@@ -5,6 +5,7 @@
  * interface (sections 2.2–2.9). URL fields hold absolute paths (`/api/evidence/…`); the HTTP layer
  * prefixes the public base URL when it serialises them.
  */
+import type { components } from '../api/openapi.gen.js';
 
 /** A company known to the emulator (real or synthetic). */
 export interface Company {
@@ -19,115 +20,62 @@ export interface Company {
   synthetic: boolean;
 }
 
+/** Any JSON-ready row; every row schema of the contract allows extra fields too. */
 export type Row = Record<string, unknown>;
 
-/** Fact row fields of section 2.2 (plus the dimensional fields on facts/full). Extra fields allowed. */
-export interface FactRow extends Row {
-  fact_key: string;
-  series_key: string;
-  cik: string;
-  current_ticker: string | null;
-  metric_id: string;
-  metric_label: string;
-  period_key: string;
-  period_kind: 'instant' | 'duration';
-  period_start: string | null;
-  period_end: string;
-  period_end_year: number;
-  period_end_quarter: number;
-  unit_signature: string;
-  unit_class: string;
-  currency: string | null;
-  value_num: string;
-  value_scaled_int: string;
-  scale: number;
-  source_accession: string;
-  source_form_type: string | null;
-  source_is_amendment: boolean | null;
-  source_is_current_filing_period: boolean | null;
-  source_filed_at: string;
-  evidence_key: string | null;
-  evidence_url: string | null;
-  is_consolidated: boolean;
-}
+/*
+ * Row types are the contract's (src/api/openapi.gen.ts, generated from src/api/openapi.yaml), so a
+ * contract change is a compile error here. Only where the emulator's row intentionally differs
+ * from a schema is the difference stated, next to the reason.
+ */
+type Schema<K extends keyof components['schemas']> = components['schemas'][K];
+
+/** The facts/full dimension fields, present on facts/full rows only (coreRow drops them). */
+type DimensionFields = Pick<
+  Schema<'FactRowFull'>,
+  'dims_key' | 'axis_types' | 'dimension_path_label' | 'dims_path'
+>;
 
 /**
+ * Fact row of section 2.2. One row type serves facts/full, core and latest, so is_consolidated is
+ * on every row (the contract requires it only on latest and by-series answers) and the dimension
+ * fields are optional (only facts/full rows carry them). Extra fields (derived Q4 rows'
+ * `derived_from_*`) are allowed, as in the contract.
+ */
+export type FactRow = Schema<'ConsolidatedFactRow'> & Partial<DimensionFields>;
+
+/**
+ * Evidence row of section 2.6. The emulator adds the keys of the fact it proves (fact_key,
+ * series_key, metric_id, period_key, dims_key, unit_signature, value_num), so a client can join
+ * evidence to facts without a second lookup, and metric_id filters evidence like facts.
+ *
  * URL paths the HTTP layer serves (src/emulator/server/routes/viewer.ts); the store builds URL fields
- * with exactly these absolute paths (data/keys.ts), the HTTP layer prefixes the public base URL:
+ * with exactly these absolute paths (data/fields/keys.ts), the HTTP layer prefixes the public base URL:
  * - evidence_url: `/api/evidence/<evidence_key>/open` (302 to viewer_url)
  * - viewer_url:   `/viewer/evidence/<evidence_key>` (the document with the figure highlighted)
  * - filing_url:   `/viewer/document/<documentPath>` (the whole document, no highlight)
  * - serving.blob_url: `/s/series/<series_id>/<series_version>`
  * `<evidence_key>` is what evidenceLocation() accepts; document_url stays the original sec.gov URL.
  */
-export interface EvidenceRow extends Row {
-  evidence_key: string;
-  cik: string;
-  source_accession: string;
-  source_form_type: string | null;
-  source_is_amendment: boolean | null;
-  source_filed_at: string;
-  filing_url: string | null;
-  document_url: string | null;
-  evidence_url: string | null;
-  viewer_url: string | null;
-  snippet_text: string | null;
-  locator_type: 'html' | 'ixbrl' | 'xbrl' | null;
-  html_start_offset: number | null;
-  html_end_offset: number | null;
-  document_name: string | null;
-  document_sequence: string | null;
-  section_title: string | null;
-  highlight_payload_json: Record<string, unknown> | null;
-}
+export type EvidenceRow = Schema<'EvidenceRow'> &
+  Pick<FactRow, 'fact_key' | 'series_key' | 'metric_id' | 'period_key' | 'unit_signature' | 'value_num'> & {
+    dims_key: string | null;
+  };
 
-export interface IssuerReferenceRow extends Row {
-  cik: string;
-  current_ticker: string | null;
-  issuer_name: string | null;
-  ipo_date: string | null;
-  exchange: string | null;
-  sector: string | null;
-  industry: string | null;
-  sic_code: string | null;
-  as_of_date: string | null;
-}
+/** Issuer reference row of section 2.7. */
+export type IssuerReferenceRow = Schema<'IssuerReferenceRow'>;
 
 /** Series metadata of section 2.8 (series/batch items and search top_series). */
-export interface SeriesMetadata extends Row {
-  series_id: string;
-  series_key: string;
-  cik: string;
-  ticker: string;
-  current_ticker: string;
-  company_name: string;
-  metric_id: string;
-  dims_hash: string;
-  dims_key: string;
-  unit_signature: string;
-  title: string;
-  subtitle: string;
-  y_label: string;
-  preferred_scale: string;
-  series_kind: string;
-  is_active: boolean;
-  first_period_end: string;
-  last_period_end: string;
-  point_count: number;
-  meaning_hint: string;
-  meaning_disclaimer: string;
-  meaning_tooltip: string;
-  needs_meaning_tooltip: boolean;
-  serving: {
-    series_version: number;
-    etag: string;
-    points_count: number;
-    first_period: string;
-    last_period: string;
-    built_at: string;
-    blob_url: string;
-  };
-}
+export type SeriesMetadata = Schema<'SeriesMetadata'>;
+
+/** series/catalog row (field names are the emulator's, stated in the contract). */
+export type SeriesCatalogRow = Schema<'SeriesCatalogRow'>;
+
+/** dims/catalog row (field names are the emulator's, stated in the contract). */
+export type DimsCatalogRow = Schema<'DimsCatalogRow'>;
+
+/** The immutable series blob behind serving.blob_url. */
+export type SeriesBlob = Schema<'SeriesBlob'>;
 
 /** Where an evidence record points inside a bundled document, for the viewer. */
 export interface EvidenceLocation {
@@ -163,14 +111,14 @@ export interface EmulatorStore {
   factsCore(cik: string, metricId?: string): Promise<readonly FactRow[]>;
   /** facts/latest: latest consolidated fact per series (before dei# exclusion and capping). */
   factsLatest(cik: string, metricId?: string): Promise<readonly FactRow[]>;
-  seriesCatalog(cik: string, metricId?: string): Promise<readonly Row[]>;
-  dimsCatalog(cik: string, metricId?: string): Promise<readonly Row[]>;
+  seriesCatalog(cik: string, metricId?: string): Promise<readonly SeriesCatalogRow[]>;
+  dimsCatalog(cik: string, metricId?: string): Promise<readonly DimsCatalogRow[]>;
   evidence(cik: string, metricId?: string): Promise<readonly EvidenceRow[]>;
   issuerReference(cik: string): Promise<IssuerReferenceRow>;
   /** series/batch lookups by series_id; undefined for unknown ids. */
   seriesById(seriesId: string): Promise<SeriesMetadata | undefined>;
   /** The immutable blob behind serving.blob_url; undefined for an unknown id or version. */
-  seriesBlob(seriesId: string, version: number): Promise<Row | undefined>;
+  seriesBlob(seriesId: string, version: number): Promise<SeriesBlob | undefined>;
   /** Viewer support: where the evidence points. */
   evidenceLocation(evidenceId: string): Promise<EvidenceLocation | undefined>;
   /** Raw bytes of a bundled document (path as in EvidenceLocation.documentPath). */

@@ -16,7 +16,7 @@ import {
   subtractDecimal,
   unitInfo,
 } from '../../src/emulator/data/index.js';
-import { parseDisplayedNumber } from '../../src/emulator/data/ixbrl-values.js';
+import { parseDisplayedNumber } from '../../src/emulator/data/sec/ixbrl-values.js';
 
 const dec = (s: string) => {
   const d = parseDecimal(s);

@@ -4,10 +4,10 @@
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { identifyFiling, type FilingSources } from '../../src/emulator/data/filing-identity.js';
+import { identifyFiling, type FilingSources } from '../../src/emulator/data/sec/filing-identity.js';
 import { loadStore } from '../../src/emulator/data/load-store.js';
-import type { SubmissionFiling } from '../../src/emulator/data/sec-json.js';
-import { listFilingDocuments } from '../../src/emulator/search/filing-list.js';
+import type { SubmissionFiling } from '../../src/emulator/data/sec/sec-json.js';
+import { listFilingDocuments } from '../../src/emulator/search/chunks/filing-list.js';
 
 const DATA_DIR = fileURLToPath(new URL('../../data/sec', import.meta.url));
 const cover = { form: '10-K', periodEnd: '2024-09-28', fiscalYear: '2024', fiscalPeriod: 'FY' };

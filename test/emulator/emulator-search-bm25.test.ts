@@ -3,12 +3,12 @@
  * bm25()), AND matching with alternatives, legal expansion, date helpers, review derivation.
  */
 import { describe, expect, it } from 'vitest';
-import { Bm25Index, MIN_IDF } from '../../src/emulator/search/bm25.js';
-import { parseAfter, yearsBefore } from '../../src/emulator/search/dates.js';
-import { expandLegal } from '../../src/emulator/search/legal-terms.js';
-import { reviewFor } from '../../src/emulator/search/review.js';
-import { preview } from '../../src/emulator/search/snippet.js';
-import { queryTerms, sStem, tokenize } from '../../src/emulator/search/tokenize.js';
+import { Bm25Index, MIN_IDF } from '../../src/emulator/search/indexes/bm25.js';
+import { parseAfter, yearsBefore } from '../../src/emulator/search/query/dates.js';
+import { expandLegal } from '../../src/emulator/search/query/legal-terms.js';
+import { reviewFor } from '../../src/emulator/search/chunks/review.js';
+import { preview } from '../../src/emulator/search/query/snippet.js';
+import { queryTerms, sStem, tokenize } from '../../src/emulator/search/indexes/tokenize.js';
 
 /** Okapi BM25 straight from its definition, with FTS5's idf. */
 function referenceBm25(docs: string[][], query: string[], id: number, k1 = 1.2, b = 0.75): number {

@@ -5,12 +5,12 @@
  */
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildCorpus, type Chunk, type Corpus } from '../../src/emulator/search/corpus.js';
-import { readDataFile } from '../../src/emulator/data/files.js';
-import { listFilingDocuments, type FilingDocument } from '../../src/emulator/search/filing-list.js';
-import { decodeEntities } from '../../src/emulator/data/xbrl-common.js';
-import { CHUNK_MAX_CHARS } from '../../src/emulator/search/chunker.js';
-import { CHUNK_TYPES } from '../../src/emulator/search/sections.js';
+import { buildCorpus, type Chunk, type Corpus } from '../../src/emulator/search/chunks/corpus.js';
+import { readDataFile } from '../../src/emulator/data/sec/files.js';
+import { listFilingDocuments, type FilingDocument } from '../../src/emulator/search/chunks/filing-list.js';
+import { decodeEntities } from '../../src/emulator/data/sec/xbrl-common.js';
+import { CHUNK_MAX_CHARS } from '../../src/emulator/search/chunks/chunker.js';
+import { CHUNK_TYPES } from '../../src/emulator/search/chunks/sections.js';
 
 const DATA_DIR = fileURLToPath(new URL('../../data/sec', import.meta.url));
 

@@ -136,7 +136,7 @@ function evidenceRows(cik: string, n: number): Row[] {
   }));
 }
 
-/** Catalog rows shaped as the emulator returns them (src/emulator/data/catalogs.ts). */
+/** Catalog rows shaped as the emulator returns them (src/emulator/data/rows/catalogs.ts). */
 function seriesCatalogRows(cik: string, n: number, extra: (i: number) => Row = () => ({})): Row[] {
   return Array.from({ length: n }, (_, i) => ({
     series_key: `s${i}`.padEnd(64, '0'),

@@ -3,17 +3,34 @@
  * tickers map) turned into the rows of the Filing Facts API. See docs/emulator.md, section Data.
  */
 export { loadStore, type DataStore, type LoadStoreOptions } from './load-store.js';
-export { defaultDataDir, scanDataDir, readDataFile, type DataFile, type DataLayout } from './files.js';
-export { loadFilingDocuments, type FilingDocument } from './filing-documents.js';
 export {
+  defaultDataDir,
+  scanDataDir,
+  readDataFile,
+  loadFilingDocuments,
   identifyFiling,
+  filedAtIsRecorded,
   edgarDocumentUrl,
   edgarFilingIndexUrl,
   parseReadmeCatalog,
+  parseInlineXbrl,
+  parseXbrlInstance,
+  parseJson,
+  parseJsonQuotingKeys,
+  parseCompanyFacts,
+  parseSubmissions,
+  decodeEntities,
+  type DataFile,
+  type DataLayout,
+  type FilingDocument,
   type FilingIdentity,
-} from './filing-identity.js';
-export { parseInlineXbrl, type ParsedFilingDocument, type DocumentFact, type TableLocation } from './ixbrl.js';
-export { parseXbrlInstance } from './instance.js';
+  type ReadmeCatalogEntry,
+  type ParsedFilingDocument,
+  type DocumentFact,
+  type TableLocation,
+  type CompanyFacts,
+  type SubmissionFiling,
+} from './sec/index.js';
 export {
   parseDecimal,
   formatDecimal,
@@ -21,9 +38,13 @@ export {
   addDecimal,
   subtractDecimal,
   compareDecimal,
+  unitInfo,
+  sha256Hex,
+  seriesIdentity,
+  seriesIdOf,
+  cikOfId,
   type Decimal,
-} from './decimal.js';
-export { parseJson, parseJsonQuotingKeys } from './json.js';
-export { unitInfo, type UnitInfo } from './units.js';
-export { sha256Hex, seriesIdentity, seriesIdOf, cikOfId } from './keys.js';
-export { SYNTHETIC_CIK_START } from './synthetic.js';
+  type UnitInfo,
+} from './fields/index.js';
+export { checkAsOf } from './rows/index.js';
+export { SYNTHETIC_CIK_START } from './companies/index.js';

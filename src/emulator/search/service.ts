@@ -8,11 +8,17 @@
 import type { Logger } from '../runtime.js';
 import { silentLogger } from '../runtime.js';
 import type { EmulatorStore } from '../store.js';
-import { buildCorpus } from './corpus.js';
-import { listFilingDocuments, type FilingDocument } from './filing-list.js';
-import { EntityRegistry } from './entity-registry.js';
-import { FilingIndex } from './filing-index.js';
-import type { SearchCompany } from './scope.js';
+import { buildCorpus } from './chunks/index.js';
+import { listFilingDocuments, type FilingDocument } from './chunks/index.js';
+import { EntityRegistry } from './indexes/index.js';
+import { FilingIndex } from './indexes/index.js';
+
+/** A company a search can be scoped to. */
+export interface SearchCompany {
+  cik: string;
+  ticker: string | null;
+  name: string | null;
+}
 
 export interface SearchServiceOptions {
   store: EmulatorStore;

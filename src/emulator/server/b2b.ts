@@ -25,7 +25,7 @@ import {
   type BodyFault,
   type Headers,
 } from './respond.js';
-import type { B2bRoute, OperationContext, ServerDeps } from './routes/route-context.js';
+import type { B2bRoute, OperationContext, OperationResponse, ServerDeps } from './routes/route-context.js';
 import type { RowsTextCache } from './rows-cache.js';
 import type { RequestRecord, Stats } from './stats.js';
 
@@ -68,115 +68,163 @@ export async function handleB2b(
   res: ServerResponse,
   signal: AbortSignal,
 ): Promise<void> {
-  const record: RequestRecord = { keyId: undefined, operation: op.id, status: 0 };
-  let window: WindowState | undefined;
-  const headersFor = (status: number): Headers => (NO_RATE_HEADERS.has(status) ? {} : rateHeaders(window));
-  const fail = async (status: number, error: string, extra: Headers = {}): Promise<void> => {
-    record.status = status;
-    await sendJson(res, status, { error }, { ...headersFor(status), ...extra });
-  };
+  const x = new B2bExchange(p, op, req, res, signal);
   try {
     const raw = await readBody(req, p.maxBodyBytes);
-    const authResult = p.authenticator.authenticate(req.headers['x-api-key']);
-    if (!authResult.ok) {
-      record.keyId = authResult.keyId;
-      await fail(authResult.status, authResult.error);
-      return;
-    }
-    const auth: AuthenticatedKey = authResult.auth;
-    record.keyId = auth.key.id;
-
-    const admission = p.limiter.admit(auth, op.countsMonthly !== false);
-    // A key set to hide its limit answers with no window state: no X-RateLimit-* headers.
-    window = auth.key.rate_limit_headers === false ? undefined : admission.window;
-    if (!admission.ok) {
-      record.status = 429;
-      record.limitKind = admission.kind;
-      await sendJson(res, 429, admission.body, {
-        ...rateHeaders(window),
-        'Retry-After': admission.retryAfterS,
-      });
-      return;
-    }
-
+    const auth = await x.admit();
+    if (auth === undefined) return;
     const ctx: OperationContext = { operation: op.id, auth, deps: p.deps, signal };
     const body = parseJsonObject(raw);
     const params = op.parse(body, ctx);
+    const fault = await x.injectFault(body);
+    if (fault === 'answered') return;
+    await x.answer(await op.handle(params, ctx), fault);
+  } catch (err: unknown) {
+    await x.failed(err);
+  } finally {
+    p.stats.record(x.record);
+    p.deps.logger.debug(
+      { operation: op.id, key: x.record.keyId, status: x.record.status, fault: x.record.fault },
+      'emulator: request',
+    );
+  }
+}
 
+/** One `/api/b2b/*` request on its way through the pipeline, and what the stats record of it. */
+class B2bExchange {
+  readonly record: RequestRecord;
+  /** The key's window once admitted (undefined: no X-RateLimit-* headers). */
+  private window: WindowState | undefined;
+
+  constructor(
+    private readonly p: B2bPipeline,
+    private readonly op: B2bRoute,
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+    private readonly signal: AbortSignal,
+  ) {
+    this.record = { keyId: undefined, operation: op.id, status: 0 };
+  }
+
+  /** Authentication, then the rate window and quotas; undefined once refused (answered). */
+  async admit(): Promise<AuthenticatedKey | undefined> {
+    const authResult = this.p.authenticator.authenticate(this.req.headers['x-api-key']);
+    if (!authResult.ok) {
+      this.record.keyId = authResult.keyId;
+      await this.fail(authResult.status, authResult.error);
+      return undefined;
+    }
+    const auth: AuthenticatedKey = authResult.auth;
+    this.record.keyId = auth.key.id;
+    const admission = this.p.limiter.admit(auth, this.op.countsMonthly !== false);
+    // A key set to hide its limit answers with no window state: no X-RateLimit-* headers.
+    this.window = auth.key.rate_limit_headers === false ? undefined : admission.window;
+    if (!admission.ok) {
+      this.record.status = 429;
+      this.record.limitKind = admission.kind;
+      await sendJson(this.res, 429, admission.body, {
+        ...rateHeaders(this.window),
+        'Retry-After': admission.retryAfterS,
+      });
+      return undefined;
+    }
+    return auth;
+  }
+
+  /**
+   * The fault of this request (header or plan) and the latency before answering; 503/500 and
+   * reset faults are answered here ('answered'), body faults are returned for the answer.
+   */
+  async injectFault(body: Record<string, unknown>): Promise<Fault | undefined | 'answered'> {
+    const { p, req } = this;
     const faultHeader = header(req, 'x-emulator-fault');
     if (faultHeader !== undefined && !isFaultKind(faultHeader)) {
       throw new HttpError(400, `X-Emulator-Fault must be one of ${FAULT_KINDS.join(', ')}`);
     }
     const fault = p.faults.decide({
-      operation: op.id,
+      operation: this.op.id,
       tickers: tickersOf(p.deps, body),
       headerKind: faultHeader,
       headerMs: headerInt(req, 'x-emulator-fault-ms'),
-      dataRequest: op.dataRequest !== false,
+      dataRequest: this.op.dataRequest !== false,
     });
     const latency =
       fault === undefined ? (headerInt(req, 'x-emulator-fault-ms') ?? p.latencyMs) : p.latencyMs;
-    if (latency > 0) await p.delay(latency, signal);
-    if (fault) {
-      record.fault = true;
-      if (fault.kind === '503' || fault.kind === '500') {
-        await fail(Number(fault.kind), FAULT_MESSAGES[fault.kind]);
-        return;
-      }
-      if (fault.kind === 'reset') {
-        record.status = 0;
-        req.socket.destroy();
-        return;
-      }
+    if (latency > 0) await p.delay(latency, this.signal);
+    if (!fault) return undefined;
+    this.record.fault = true;
+    if (fault.kind === '503' || fault.kind === '500') {
+      await this.fail(Number(fault.kind), FAULT_MESSAGES[fault.kind]);
+      return 'answered';
     }
+    if (fault.kind === 'reset') {
+      this.record.status = 0;
+      req.socket.destroy();
+      return 'answered';
+    }
+    return fault;
+  }
 
-    const result = await op.handle(params, ctx);
+  /** The operation's answer: a JSON body, or an envelope whose rows are streamed. */
+  async answer(result: OperationResponse, fault: Fault | undefined): Promise<void> {
+    const { p, res, signal } = this;
     const bodyFault = toBodyFault(fault, p.delay);
     const baseUrl = p.deps.publicUrl();
     const rewrite = urlRewriter(baseUrl);
     if (result.kind === 'json') {
       const status = result.status ?? 200;
-      record.status = status;
-      await sendJson(res, status, result.body, headersFor(status), { fault: bodyFault, signal, rewrite });
-    } else {
-      record.status = 200;
-      await streamEnvelope(
-        res,
-        200,
-        result.fields,
-        result.rowsField ?? 'rows',
-        result.rows,
-        headersFor(200),
-        {
-          fault: bodyFault,
-          signal,
-          rewrite,
-          cache: p.rowsCache === undefined ? undefined : { cache: p.rowsCache, key: baseUrl },
-        },
-      );
-    }
-  } catch (err: unknown) {
-    if (err instanceof HttpError) {
-      if (!res.headersSent) await fail(err.status, err.message, err.headers);
+      this.record.status = status;
+      await sendJson(res, status, result.body, this.headersFor(status), {
+        fault: bodyFault,
+        signal,
+        rewrite,
+      });
       return;
     }
-    if (err instanceof ClientGoneError || signal.aborted) {
+    this.record.status = 200;
+    await streamEnvelope(
+      res,
+      200,
+      result.fields,
+      result.rowsField ?? 'rows',
+      result.rows,
+      this.headersFor(200),
+      {
+        fault: bodyFault,
+        signal,
+        rewrite,
+        cache: p.rowsCache === undefined ? undefined : { cache: p.rowsCache, key: baseUrl },
+      },
+    );
+  }
+
+  /** A request error: its own status (400, 404…), a cut connection, or a 500 naming what failed. */
+  async failed(err: unknown): Promise<void> {
+    const { res } = this;
+    if (err instanceof HttpError) {
+      if (!res.headersSent) await this.fail(err.status, err.message, err.headers);
+      return;
+    }
+    if (err instanceof ClientGoneError || this.signal.aborted) {
       res.destroy();
       return;
     }
     const e = toError(err);
-    p.deps.logger.error({ err: e, operation: op.id }, 'emulator: operation failed');
+    this.p.deps.logger.error({ err: e, operation: this.op.id }, 'emulator: operation failed');
     if (res.headersSent) {
       res.destroy();
       return;
     }
-    await fail(500, `Internal server error: ${e.message}`);
-  } finally {
-    p.stats.record(record);
-    p.deps.logger.debug(
-      { operation: op.id, key: record.keyId, status: record.status, fault: record.fault },
-      'emulator: request',
-    );
+    await this.fail(500, `Internal server error: ${e.message}`);
+  }
+
+  private headersFor(status: number): Headers {
+    return NO_RATE_HEADERS.has(status) ? {} : rateHeaders(this.window);
+  }
+
+  private async fail(status: number, error: string, extra: Headers = {}): Promise<void> {
+    this.record.status = status;
+    await sendJson(this.res, status, { error }, { ...this.headersFor(status), ...extra });
   }
 }
 

@@ -7,7 +7,7 @@
 import { sendJson } from '../../server/respond.js';
 import type { RawRoute } from '../../server/routes/route-context.js';
 import { highlight } from '../../server/routes/viewer.js';
-import { readDataFile } from '../../data/files.js';
+import { readDataFile } from '../../data/index.js';
 import { searchService } from './deps.js';
 
 export const chunkViewer: RawRoute = {

@@ -1,5 +1,5 @@
 /** The SearchService of the emulator a route runs in. */
-import { defaultDataDir } from '../../data/files.js';
+import { defaultDataDir } from '../../data/index.js';
 import type { ServerDeps } from '../../server/routes/route-context.js';
 import { searchServiceFor, type SearchService } from '../service.js';
 

@@ -9,7 +9,7 @@
 import { HttpError, badRequest } from '../../server/http-error.js';
 import { sendJson, urlRewriter } from '../../server/respond.js';
 import type { RawRoute } from '../../server/routes/route-context.js';
-import { parseFilingSearch, runFilingSearch } from '../filing-search.js';
+import { parseFilingSearch, runFilingSearch } from '../query/index.js';
 import { searchService } from './deps.js';
 
 export const SANDBOX_SEARCH_LIMIT_DEFAULT = 5;

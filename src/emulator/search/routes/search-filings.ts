@@ -1,6 +1,6 @@
 /** POST /api/b2b/search/filings (section 4.9): BM25 over chunked filing sections. */
 import { defineOperation } from '../../server/routes/route-context.js';
-import { parseFilingSearch, runFilingSearch, type FilingSearchParams } from '../filing-search.js';
+import { parseFilingSearch, runFilingSearch, type FilingSearchParams } from '../query/index.js';
 import { searchService } from './deps.js';
 
 export const searchFilings = defineOperation<FilingSearchParams>({

@@ -1,6 +1,6 @@
 /** POST /api/b2b/search/series (section 4.8): series-only search, `fetch_top` hydrates `top_series`. */
 import { defineOperation } from '../../server/routes/route-context.js';
-import { parseSeriesSearch, runSeriesSearch, type SeriesSearchParams } from '../entity-search.js';
+import { parseSeriesSearch, runSeriesSearch, type SeriesSearchParams } from '../query/index.js';
 import { searchService } from './deps.js';
 
 export const searchSeries = defineOperation<SeriesSearchParams>({
