@@ -10,7 +10,13 @@ import { ConfigError } from '../errors.js';
 import type { Manifest } from '../output/catalog/index.js';
 import type { PublishOptions } from '../output/index.js';
 import { type Storage, isS3Root } from '../output/storage/index.js';
-import type { PartWriterFactory, ReusePorts, SegmentConverter, SnapshotPublisher } from './part/index.js';
+import type {
+  PartWriterFactory,
+  PublishRequest,
+  ReusePorts,
+  SegmentConverter,
+  SnapshotPublisher,
+} from './part/index.js';
 
 export interface OutputPorts extends ReusePorts {
   createWriter: PartWriterFactory;
@@ -43,33 +49,64 @@ export interface OutputPortOptions {
 }
 
 export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputPorts> {
-  const { createPartWriter } = await import('../output/staging/index.js');
-  const { createRemotePartWriter } = await import('../output/index.js');
+  const storages = storagePool(opts);
+  return {
+    ...reusePorts(storages, opts),
+    closeOutput: storages.close,
+    stagedBytes: stagedBytesPort(storages),
+    createWriter: await writerFactory(storages, opts),
+    convertSegment: segmentConverter(opts),
+    publish: publisher(storages, opts),
+  };
+}
+
+/** The storages of the output roots a worker touches, opened on first use and closed together. */
+interface StoragePool {
+  /** The storage of an `s3://` root; a ConfigError without `openStorage`. */
+  remote(root: string): Storage;
+  /** The storage of any root: local roots go through the same port to read earlier snapshots. */
+  any(root: string): Promise<Storage>;
+  close(): Promise<void>;
+}
+
+function storagePool(opts: OutputPortOptions): StoragePool {
   // One storage (one connection pool) per remote root for the life of the worker.
   const storages = new Map<string, Storage>();
-  const storageOf = (root: string): Storage => {
+  const remote = (root: string): Storage => {
     if (opts.openStorage === undefined) throw new ConfigError(`output root ${root}: no storage configured`);
     let st = storages.get(root);
     if (st === undefined) storages.set(root, (st = opts.openStorage(root)));
     return st;
   };
-  // Local roots go through the same port for reading earlier snapshots and carrying parts over.
-  const anyStorage = async (root: string): Promise<Storage> => {
-    if (isS3Root(root)) return storageOf(root);
-    let st = storages.get(root);
-    if (st === undefined) {
-      const { LocalStorage } = await import('../output/storage/index.js');
-      storages.set(root, (st = new LocalStorage(root)));
-    }
-    return st;
+  return {
+    remote,
+    any: async (root) => {
+      if (isS3Root(root)) return remote(root);
+      let st = storages.get(root);
+      if (st === undefined) {
+        const { LocalStorage } = await import('../output/storage/index.js');
+        storages.set(root, (st = new LocalStorage(root)));
+      }
+      return st;
+    },
+    close: async () => {
+      const open = [...storages.values()];
+      storages.clear();
+      await Promise.all(open.map((st) => st.close()));
+    },
   };
+}
+
+/** Reading earlier snapshots and carrying their parts over (incremental nights). */
+function reusePorts(storages: StoragePool, opts: OutputPortOptions): ReusePorts {
   const manifests = new Map<string, Promise<Manifest>>();
   return {
     previousManifest: (root, snapshotId) => {
       const k = `${root}\n${snapshotId}`;
       let m = manifests.get(k);
       if (m === undefined) {
-        m = anyStorage(root)
+        m = storages
+          .any(root)
           .then(async (st) => (await import('../output/catalog/index.js')).readStoredManifest(st, snapshotId))
           .catch((err: unknown) => {
             manifests.delete(k); // not cached: the next part asks again
@@ -81,96 +118,111 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
     },
     carryOver: async (root, req) => {
       const { carryOverPart } = await import('../output/index.js');
-      return carryOverPart(await anyStorage(root), {
+      return carryOverPart(await storages.any(root), {
         ...req,
         ...(opts.tmpDir !== undefined && req.tmpDir === undefined ? { tmpDir: opts.tmpDir } : {}),
       });
     },
     checkSourceFiles: async (root, files) => {
       const { checkSourceFiles } = await import('../output/index.js');
-      return checkSourceFiles(await anyStorage(root), files);
+      return checkSourceFiles(await storages.any(root), files);
     },
-    closeOutput: async () => {
-      const open = [...storages.values()];
-      storages.clear();
-      await Promise.all(open.map((st) => st.close()));
+  };
+}
+
+function stagedBytesPort(storages: StoragePool): OutputPorts['stagedBytes'] {
+  return async (root, file) => {
+    // Absent: the part is fetched again. Unreadable (after retries): the attempt fails with its cause.
+    const { isAbsent, retryRead } = await import('../output/storage/index.js');
+    if (isS3Root(root)) {
+      const st = storages.remote(root);
+      return (await retryRead(st.url(file), () => st.head(file)))?.bytes ?? null;
+    }
+    const path = join(root, file);
+    const size = await retryRead(path, async () => (await stat(path)).size).catch((err: unknown) => {
+      if (isAbsent(err)) return null;
+      throw err;
+    });
+    return size;
+  };
+}
+
+/** Part writers stay synchronous for the processors, so their modules load here, once. */
+async function writerFactory(storages: StoragePool, opts: OutputPortOptions): Promise<PartWriterFactory> {
+  const { createPartWriter } = await import('../output/staging/index.js');
+  const { createRemotePartWriter } = await import('../output/index.js');
+  return (req) => {
+    const writerOpts = {
+      snapshotId: req.snapshotId,
+      dataset: req.dataset,
+      ticker: req.ticker,
+      lineage: { snapshotId: req.snapshotId, fetchedAt: req.fetchedAt, requestedTicker: req.ticker },
+    };
+    return isS3Root(req.root)
+      ? createRemotePartWriter(storages.remote(req.root), writerOpts, opts.tmpDir)
+      : createPartWriter({ ...writerOpts, root: req.root });
+  };
+}
+
+function segmentConverter(opts: OutputPortOptions): SegmentConverter {
+  return async (req) => {
+    if (isS3Root(req.root))
+      return { status: 'skipped', reason: 'parts under a bucket are staged on their worker' };
+    const { convertSegment } = await import('../output/index.js');
+    return convertSegment(req, {
+      ...(opts.rowGroupRows !== undefined ? { rowGroupRows: opts.rowGroupRows } : {}),
+      duckdb: {
+        ...(opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {}),
+        ...(opts.releaseFreedMemory === true ? { releaseFreedMemory: true } : {}),
+      },
+    });
+  };
+}
+
+function publisher(storages: StoragePool, opts: OutputPortOptions): SnapshotPublisher {
+  return async (req) => {
+    const { publishToStorage } = await import('../output/index.js');
+    const remote = isS3Root(req.root);
+    const publishOpts = publishOptionsOf(req, opts);
+    const manifest = remote
+      ? await publishToStorage(storages.remote(req.root), {
+          ...publishOpts,
+          ...(opts.tmpDir !== undefined ? { tmpDir: opts.tmpDir } : {}),
+        })
+      : await publishLocal(req.root, publishOpts);
+    const rows: Record<string, number> = {};
+    for (const d of req.datasets) rows[d] = manifest.datasets[d]?.rows ?? 0;
+    const manifestPath = remote
+      ? storages.remote(req.root).url(`_snapshots/${req.snapshotId}/manifest.json`)
+      : join(req.root, '_snapshots', req.snapshotId, 'manifest.json');
+    const missing = manifest.changes_missing?.reason;
+    return { manifestPath, rows, ...(missing !== undefined ? { changesMissing: missing } : {}) };
+  };
+}
+
+/** The output module's publish options for a request, with the worker's settings where given. */
+function publishOptionsOf(req: PublishRequest, opts: OutputPortOptions): Omit<PublishOptions, 'root'> {
+  return {
+    snapshotId: req.snapshotId,
+    snapshotDate: req.snapshotDate,
+    formats: req.formats,
+    parts: req.parts,
+    stats: {
+      waits: req.waits,
+      startedAt: req.startedAt,
+      requests: req.requests,
+      retries: req.retries,
+      rateLimited429: req.rateLimited429,
     },
-    stagedBytes: async (root, file) => {
-      // Absent: the part is fetched again. Unreadable (after retries): the attempt fails with its cause.
-      const { isAbsent, retryRead } = await import('../output/storage/index.js');
-      if (isS3Root(root)) {
-        const st = storageOf(root);
-        return (await retryRead(st.url(file), () => st.head(file)))?.bytes ?? null;
-      }
-      const path = join(root, file);
-      const size = await retryRead(path, async () => (await stat(path)).size).catch((err: unknown) => {
-        if (isAbsent(err)) return null;
-        throw err;
-      });
-      return size;
-    },
-    createWriter: (req) => {
-      const writerOpts = {
-        snapshotId: req.snapshotId,
-        dataset: req.dataset,
-        ticker: req.ticker,
-        lineage: { snapshotId: req.snapshotId, fetchedAt: req.fetchedAt, requestedTicker: req.ticker },
-      };
-      return isS3Root(req.root)
-        ? createRemotePartWriter(storageOf(req.root), writerOpts, opts.tmpDir)
-        : createPartWriter({ ...writerOpts, root: req.root });
-    },
-    convertSegment: async (req) => {
-      if (isS3Root(req.root))
-        return { status: 'skipped', reason: 'parts under a bucket are staged on their worker' };
-      const { convertSegment } = await import('../output/index.js');
-      return convertSegment(req, {
-        ...(opts.rowGroupRows !== undefined ? { rowGroupRows: opts.rowGroupRows } : {}),
-        duckdb: {
-          ...(opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {}),
-          ...(opts.releaseFreedMemory === true ? { releaseFreedMemory: true } : {}),
-        },
-      });
-    },
-    publish: async (req) => {
-      const { publishToStorage } = await import('../output/index.js');
-      const remote = isS3Root(req.root);
-      const publishOpts = {
-        snapshotId: req.snapshotId,
-        snapshotDate: req.snapshotDate,
-        formats: req.formats,
-        parts: req.parts,
-        stats: {
-          waits: req.waits,
-          startedAt: req.startedAt,
-          requests: req.requests,
-          retries: req.retries,
-          rateLimited429: req.rateLimited429,
-        },
-        ...(opts.rowGroupRows !== undefined ? { rowGroupRows: opts.rowGroupRows } : {}),
-        ...(opts.targetFileBytes !== undefined ? { targetFileBytes: opts.targetFileBytes } : {}),
-        ...(opts.publishConversions !== undefined ? { conversions: opts.publishConversions } : {}),
-        ...(req.incremental !== undefined ? { incremental: req.incremental } : {}),
-        ...(req.changesAgainst !== undefined ? { changesAgainst: req.changesAgainst } : {}),
-        duckdb: {
-          ...(opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {}),
-          ...(opts.publishThreads !== undefined ? { threads: opts.publishThreads } : {}),
-          ...(opts.releaseFreedMemory === true ? { releaseFreedMemory: true } : {}),
-        },
-      };
-      const manifest = remote
-        ? await publishToStorage(storageOf(req.root), {
-            ...publishOpts,
-            ...(opts.tmpDir !== undefined ? { tmpDir: opts.tmpDir } : {}),
-          })
-        : await publishLocal(req.root, publishOpts);
-      const rows: Record<string, number> = {};
-      for (const d of req.datasets) rows[d] = manifest.datasets[d]?.rows ?? 0;
-      const manifestPath = remote
-        ? storageOf(req.root).url(`_snapshots/${req.snapshotId}/manifest.json`)
-        : join(req.root, '_snapshots', req.snapshotId, 'manifest.json');
-      const missing = manifest.changes_missing?.reason;
-      return { manifestPath, rows, ...(missing !== undefined ? { changesMissing: missing } : {}) };
+    ...(opts.rowGroupRows !== undefined ? { rowGroupRows: opts.rowGroupRows } : {}),
+    ...(opts.targetFileBytes !== undefined ? { targetFileBytes: opts.targetFileBytes } : {}),
+    ...(opts.publishConversions !== undefined ? { conversions: opts.publishConversions } : {}),
+    ...(req.incremental !== undefined ? { incremental: req.incremental } : {}),
+    ...(req.changesAgainst !== undefined ? { changesAgainst: req.changesAgainst } : {}),
+    duckdb: {
+      ...(opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {}),
+      ...(opts.publishThreads !== undefined ? { threads: opts.publishThreads } : {}),
+      ...(opts.releaseFreedMemory === true ? { releaseFreedMemory: true } : {}),
     },
   };
 }

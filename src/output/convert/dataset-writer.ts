@@ -9,14 +9,14 @@ import { join } from 'node:path';
 import type { Logger } from '../../log.js';
 import { coerceError, OutputError } from '../../errors.js';
 import type { DatasetName, OutputFormat } from '../../types.js';
-import { maxLineBytesFor, ndjsonSelect, type ConvertSource } from './convert-sql.js';
+import { maxLineBytesFor, ndjsonSelect, type ConvertInput, type ConvertSource } from './convert-sql.js';
 import { convertFile } from './convert-file.js';
 import { sqlString, type DuckSession } from './duckdb.js';
-import { nextSlice, sliceCompanies, type Cursor, type PlannedPart } from './file-plan.js';
+import { nextSlice, sliceCompanies, type Cursor, type FileSlice, type PlannedPart } from './file-plan.js';
 import { concatFiles, fsyncFile, hashFile } from '../storage/index.js';
 import { dataFileName } from '../catalog/index.js';
 import { conversionSignature } from './early-segments.js';
-import { joinedMembers, usableSegments } from '../staging/index.js';
+import { joinedMembers, usableSegments, type SegmentFile } from '../staging/index.js';
 import { hasPeriodEnd, type DatasetSchema } from '../../datasets/index.js';
 import type { FileCompany } from '../catalog/index.js';
 
@@ -75,26 +75,13 @@ const INITIAL_RATIO: Record<OutputFormat, number> = { parquet: 0.6, ndjson: 0.9 
 export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<DatasetWriteResult> {
   await rm(o.dir, { recursive: true, force: true });
   await mkdir(o.dir, { recursive: true });
-  const sizing: OutputFormat = o.formats.includes('parquet') ? 'parquet' : 'ndjson';
-  const withDates = hasPeriodEnd(o.schema);
+  const plan = planDataset(o);
   const files: BuiltFile[] = [];
   const tolerantFiles: DatasetWriteResult['tolerantFiles'] = [];
-  let ratio = INITIAL_RATIO[sizing];
+  let ratio = INITIAL_RATIO[plan.sizing];
   let stagedSoFar = 0;
   let outputSoFar = 0;
   let cursor: Cursor = { part: 0, row: 0 };
-  const lineChars = new Map(o.parts.map((p) => [p.path, p.maxLineChars]));
-  const byPath = new Map(o.parts.map((p) => [p.path, p]));
-  const convertInput = {
-    schema: o.schema,
-    kinds: o.kinds,
-    extraFields: o.extraFields,
-    snapshotId: o.snapshotId,
-  };
-  // Only the segments made with the statement this dataset's files are converted with are used.
-  const signature = o.parts.some((p) => (p.segments ?? []).length > 0)
-    ? conversionSignature(convertInput, o.compression, o.rowGroupRows)
-    : undefined;
   let segmentsUsed = 0;
   let rows = 0;
 
@@ -102,113 +89,21 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
     const slice = nextSlice(o.parts, cursor, o.targetFileBytes / ratio);
     if (slice === undefined) break;
     cursor = slice.next;
-    const parquetPath = join(o.dir, dataFileName(index, 'parquet'));
-    // DuckDB's CSV reader keeps every buffer of a compressed file when one scan reads several files
-    // (up to a whole part, uncompressed, in memory): several parts are read as one concatenated gzip.
-    const input =
-      slice.files.length === 1 ? slice.files[0]! : join(o.scratchDir, `concat-${index}.ndjson.gz`);
-    if (input !== slice.files[0]) {
-      await mkdir(o.scratchDir, { recursive: true });
-      await concatFiles(slice.files, input);
-    }
-    const source: ConvertSource = {
-      file: input,
-      skip: slice.skip,
-      take: slice.take,
-      total: slice.total,
-      maxLineBytes: maxLineBytesOf(lineChars, slice.files),
-    };
-    // Where the slice's parts start in its input, and where its gzip members start.
-    const joined = joinedMembers(slice.files.map((f) => byPath.get(f)!));
-    const ready =
-      signature === undefined
-        ? []
-        : usableSegments(
-            slice.files.flatMap((f, i) =>
-              (byPath.get(f)?.segments ?? []).map((seg) => ({
-                ...seg,
-                skip: seg.skip + joined.firstRows[i]!,
-              })),
-            ),
-            signature,
-            slice.skip,
-            slice.skip + slice.take,
-          );
-    segmentsUsed += ready.length;
-    try {
-      const converted = await convertFile({
-        input: convertInput,
-        source,
-        ready,
-        members: joined.members,
-        to: parquetPath,
-        scratch: (i) => join(o.scratchDir, `range-${index}-${i}.ndjson.gz`),
-        duck: o.duck,
-        rangeDucks: o.rangeDucks ?? [],
-        compression: o.compression,
-        rowGroupRows: o.rowGroupRows,
-        dataset: o.dataset,
-        logger: o.logger,
-      });
-      if (converted.tolerantReason !== undefined)
-        tolerantFiles.push({ file: dataFileName(index, sizing), reason: converted.tolerantReason });
-    } catch (err: unknown) {
-      throw err instanceof OutputError
-        ? err
-        : new OutputError(
-            'OUTPUT_FAILED',
-            `${o.dataset}: converting staged rows (${slice.files.join(', ')}) failed: ${coerceError(err).message}`,
-            { cause: err },
-          );
-    } finally {
-      if (input !== slice.files[0]) await rm(input, { force: true });
-    }
+    const built = await writeSliceFiles(o, plan, index, slice);
+    segmentsUsed += built.segmentsUsed;
+    if (built.tolerantReason !== undefined)
+      tolerantFiles.push({ file: dataFileName(index, plan.sizing), reason: built.tolerantReason });
+    rows += built.rows;
+    files.push(...built.files);
 
-    const stats = await o.duck.all(
-      withDates
-        ? `SELECT count(*)::BIGINT AS n, CAST(min(period_end) AS VARCHAR) AS lo, CAST(max(period_end) AS VARCHAR) AS hi FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`
-        : `SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`,
-    );
-    const n = Number(stats[0]?.n ?? -1);
-    if (n !== slice.take) {
-      throw new OutputError(
-        'OUTPUT_FAILED',
-        `${o.dataset}: ${dataFileName(index, 'parquet')} holds ${n} rows, expected ${slice.take} from ${slice.files.join(', ')} (a staged file is shorter than its pointer says)`,
-      );
-    }
-    const companies = sliceCompanies(o.parts, slice);
-    const dates = {
-      ...(withDates
-        ? {
-            min_period_end: (stats[0]?.lo as string | null) ?? null,
-            max_period_end: (stats[0]?.hi as string | null) ?? null,
-          }
-        : {}),
-      ...(companies.length > 0 ? { companies } : {}),
-    };
-    rows += n;
-
-    if (o.formats.includes('ndjson')) {
-      const ndjsonPath = join(o.dir, dataFileName(index, 'ndjson'));
-      await o.duck.run(
-        `COPY (${ndjsonSelect(o.schema, `read_parquet(${sqlString(parquetPath)})`)}) TO ${sqlString(ndjsonPath)} (FORMAT json, COMPRESSION gzip)`,
-      );
-      files.push(await finishFile(ndjsonPath, dataFileName(index, 'ndjson'), 'ndjson', n, dates));
-    }
-    if (o.formats.includes('parquet')) {
-      files.push(await finishFile(parquetPath, dataFileName(index, 'parquet'), 'parquet', n, dates));
-    } else {
-      await rm(parquetPath, { force: true });
-    }
-
-    const sized = files.filter((f) => f.format === sizing);
+    const sized = files.filter((f) => f.format === plan.sizing);
     outputSoFar += sized[sized.length - 1]?.bytes ?? 0;
     stagedSoFar += slice.stagedBytes;
     if (stagedSoFar > 0 && outputSoFar > 0) ratio = outputSoFar / stagedSoFar;
   }
   // Files in layout order: part-00000.parquet, part-00000.ndjson.gz, part-00001…
   files.sort((a, b) => (a.name < b.name ? -1 : 1));
-  if (signature !== undefined)
+  if (plan.signature !== undefined)
     o.logger.info(
       {
         dataset: o.dataset,
@@ -218,6 +113,175 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
       'segments converted while staging',
     );
   return { files, rows, tolerantFiles, segmentsUsed };
+}
+
+/** What every output file of one dataset shares, worked out once from the options. */
+interface DatasetPlan {
+  /** The format whose bytes size the next file (Parquet when written). */
+  sizing: OutputFormat;
+  withDates: boolean;
+  lineChars: ReadonlyMap<string, number | undefined>;
+  byPath: ReadonlyMap<string, PlannedPart>;
+  convertInput: Omit<ConvertInput, 'mode'>;
+  /** Signature of the statement the files are converted with; undefined when no part has segments. */
+  signature: string | undefined;
+}
+
+function planDataset(o: DatasetWriteOptions): DatasetPlan {
+  const convertInput = {
+    schema: o.schema,
+    kinds: o.kinds,
+    extraFields: o.extraFields,
+    snapshotId: o.snapshotId,
+  };
+  return {
+    sizing: o.formats.includes('parquet') ? 'parquet' : 'ndjson',
+    withDates: hasPeriodEnd(o.schema),
+    lineChars: new Map(o.parts.map((p) => [p.path, p.maxLineChars])),
+    byPath: new Map(o.parts.map((p) => [p.path, p])),
+    convertInput,
+    // Only the segments made with the statement this dataset's files are converted with are used.
+    signature: o.parts.some((p) => (p.segments ?? []).length > 0)
+      ? conversionSignature(convertInput, o.compression, o.rowGroupRows)
+      : undefined,
+  };
+}
+
+/** The files of output file `index`, with its row count and what its conversion used. */
+interface SliceFiles {
+  files: BuiltFile[];
+  rows: number;
+  segmentsUsed: number;
+  tolerantReason?: string;
+}
+
+/** Converts one slice to Parquet, checks its rows, and finishes it in each format asked for. */
+async function writeSliceFiles(
+  o: DatasetWriteOptions,
+  plan: DatasetPlan,
+  index: number,
+  slice: FileSlice,
+): Promise<SliceFiles> {
+  const parquetPath = join(o.dir, dataFileName(index, 'parquet'));
+  const converted = await convertSlice(o, plan, index, slice, parquetPath);
+  const { n, dates } = await checkSliceRows(o, plan, index, slice, parquetPath);
+  const files: BuiltFile[] = [];
+  if (o.formats.includes('ndjson')) {
+    const ndjsonPath = join(o.dir, dataFileName(index, 'ndjson'));
+    await o.duck.run(
+      `COPY (${ndjsonSelect(o.schema, `read_parquet(${sqlString(parquetPath)})`)}) TO ${sqlString(ndjsonPath)} (FORMAT json, COMPRESSION gzip)`,
+    );
+    files.push(await finishFile(ndjsonPath, dataFileName(index, 'ndjson'), 'ndjson', n, dates));
+  }
+  if (o.formats.includes('parquet')) {
+    files.push(await finishFile(parquetPath, dataFileName(index, 'parquet'), 'parquet', n, dates));
+  } else {
+    await rm(parquetPath, { force: true });
+  }
+  return { files, rows: n, ...converted };
+}
+
+/** Writes the slice's rows into `parquetPath`, reusing the segments converted while staging. */
+async function convertSlice(
+  o: DatasetWriteOptions,
+  plan: DatasetPlan,
+  index: number,
+  slice: FileSlice,
+  parquetPath: string,
+): Promise<{ segmentsUsed: number; tolerantReason?: string }> {
+  // DuckDB's CSV reader keeps every buffer of a compressed file when one scan reads several files
+  // (up to a whole part, uncompressed, in memory): several parts are read as one concatenated gzip.
+  const input = slice.files.length === 1 ? slice.files[0]! : join(o.scratchDir, `concat-${index}.ndjson.gz`);
+  if (input !== slice.files[0]) {
+    await mkdir(o.scratchDir, { recursive: true });
+    await concatFiles(slice.files, input);
+  }
+  const source: ConvertSource = {
+    file: input,
+    skip: slice.skip,
+    take: slice.take,
+    total: slice.total,
+    maxLineBytes: maxLineBytesOf(plan.lineChars, slice.files),
+  };
+  // Where the slice's parts start in its input, and where its gzip members start.
+  const joined = joinedMembers(slice.files.map((f) => plan.byPath.get(f)!));
+  const ready = readySegments(plan, slice, joined.firstRows);
+  try {
+    const converted = await convertFile({
+      input: plan.convertInput,
+      source,
+      ready,
+      members: joined.members,
+      to: parquetPath,
+      scratch: (i) => join(o.scratchDir, `range-${index}-${i}.ndjson.gz`),
+      duck: o.duck,
+      rangeDucks: o.rangeDucks ?? [],
+      compression: o.compression,
+      rowGroupRows: o.rowGroupRows,
+      dataset: o.dataset,
+      logger: o.logger,
+    });
+    return {
+      segmentsUsed: ready.length,
+      ...(converted.tolerantReason !== undefined ? { tolerantReason: converted.tolerantReason } : {}),
+    };
+  } catch (err: unknown) {
+    throw err instanceof OutputError
+      ? err
+      : new OutputError(
+          'OUTPUT_FAILED',
+          `${o.dataset}: converting staged rows (${slice.files.join(', ')}) failed: ${coerceError(err).message}`,
+          { cause: err },
+        );
+  } finally {
+    if (input !== slice.files[0]) await rm(input, { force: true });
+  }
+}
+
+/** The slice's segments converted while staging that its conversion can use, in input rows. */
+function readySegments(plan: DatasetPlan, slice: FileSlice, firstRows: readonly number[]): SegmentFile[] {
+  if (plan.signature === undefined) return [];
+  return usableSegments(
+    slice.files.flatMap((f, i) =>
+      (plan.byPath.get(f)?.segments ?? []).map((seg) => ({ ...seg, skip: seg.skip + firstRows[i]! })),
+    ),
+    plan.signature,
+    slice.skip,
+    slice.skip + slice.take,
+  );
+}
+
+/** Counts the converted file's rows against the slice (a short staged file fails here) and reads its dates. */
+async function checkSliceRows(
+  o: DatasetWriteOptions,
+  plan: DatasetPlan,
+  index: number,
+  slice: FileSlice,
+  parquetPath: string,
+): Promise<{ n: number; dates: Pick<BuiltFile, 'min_period_end' | 'max_period_end' | 'companies'> }> {
+  const stats = await o.duck.all(
+    plan.withDates
+      ? `SELECT count(*)::BIGINT AS n, CAST(min(period_end) AS VARCHAR) AS lo, CAST(max(period_end) AS VARCHAR) AS hi FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`
+      : `SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`,
+  );
+  const n = Number(stats[0]?.n ?? -1);
+  if (n !== slice.take) {
+    throw new OutputError(
+      'OUTPUT_FAILED',
+      `${o.dataset}: ${dataFileName(index, 'parquet')} holds ${n} rows, expected ${slice.take} from ${slice.files.join(', ')} (a staged file is shorter than its pointer says)`,
+    );
+  }
+  const companies = sliceCompanies(o.parts, slice);
+  const dates = {
+    ...(plan.withDates
+      ? {
+          min_period_end: (stats[0]?.lo as string | null) ?? null,
+          max_period_end: (stats[0]?.hi as string | null) ?? null,
+        }
+      : {}),
+    ...(companies.length > 0 ? { companies } : {}),
+  };
+  return { n, dates };
 }
 
 /** The line reader's limit for a slice: the longest line of its staged files (unknown → the safe default). */
