@@ -35,6 +35,32 @@ export interface StagedPart {
   sha256: string;
 }
 
+/**
+ * A part being staged: rows in, one staged file out. Output's writers (a local root, a bucket through
+ * a local file) implement it; the part job drives it through the pipeline's port. Stated once, here.
+ */
+export interface PartWriter {
+  /**
+   * Adds a row. Returns a promise only when the caller must wait (backpressure). `rawJson`, when
+   * given, is the row's own JSON text (`{…}`, UTF-8) saying exactly what JSON.stringify(row) would
+   * (RowStream.rawText): it is copied instead of serialising the row again.
+   */
+  write(row: Record<string, unknown>, rawJson?: Uint8Array): Promise<void> | void;
+  /** Completes the file, fsyncs it and renames it into place. */
+  finish(): Promise<StagedPart>;
+  /** Discards everything written; the final name is never touched. */
+  abort(): Promise<void>;
+  /** Rows written so far. */
+  readonly rows: number;
+  /** Names this staging attempt (random): the sidecar records it, and segments cut from the file. */
+  readonly stagingId: string;
+  /**
+   * The prefix of the file that is complete gzip members already written to disk, which a reader
+   * may convert while the rest is staged (early-segments.ts). Undefined before the first member ends.
+   */
+  written(): WrittenPrefix | undefined;
+}
+
 /*
  * The shapes the pipeline's ports (src/pipeline/ports.ts) exchange with the output that satisfies
  * them, stated here once so the port does not import its adapter's modules.

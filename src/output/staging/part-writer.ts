@@ -11,7 +11,7 @@ import { Transform, type TransformOptions } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, type Gzip, type ZlibOptions } from 'node:zlib';
 import { coerceError, InputError, OutputError } from '../../errors.js';
-import type { DatasetName, StagedPart, WrittenPrefix } from '../../types.js';
+import type { DatasetName, PartWriter, StagedPart, WrittenPrefix } from '../../types.js';
 import { FieldTracker } from './field-kinds.js';
 import { fsyncDir, fsyncFile } from '../storage/index.js';
 import { lineageSuffix, rowToJson, withSuffix } from './json-line.js';
@@ -57,29 +57,7 @@ export interface PartWriterOptions {
   memberBytes?: number;
 }
 
-export type { StagedPart, WrittenPrefix };
-
-export interface PartWriter {
-  /**
-   * Adds a row. Returns a promise only when the caller must wait (backpressure). `rawJson`, when
-   * given, is the row's own JSON text (`{…}`, UTF-8) saying exactly what JSON.stringify(row) would
-   * (RowStream.rawText): it is copied instead of serialising the row again.
-   */
-  write(row: Record<string, unknown>, rawJson?: Uint8Array): Promise<void> | void;
-  /** Completes the file, fsyncs it and renames it into place. */
-  finish(): Promise<StagedPart>;
-  /** Discards everything written; the final name is never touched. */
-  abort(): Promise<void>;
-  /** Rows written so far. */
-  readonly rows: number;
-  /** Names this staging attempt (random): the sidecar records it, and segments cut from the file. */
-  readonly stagingId: string;
-  /**
-   * The prefix of the file that is complete gzip members already written to disk, which a reader
-   * may convert while the rest is staged (early-segments.ts). Undefined before the first member ends.
-   */
-  written(): WrittenPrefix | undefined;
-}
+export type { PartWriter, StagedPart, WrittenPrefix };
 
 export function createPartWriter(opts: PartWriterOptions): PartWriter {
   return new NdjsonPartWriter(opts);

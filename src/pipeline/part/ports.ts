@@ -12,6 +12,7 @@ import type {
   DatasetName,
   OutputFormat,
   PartPointer,
+  PartWriter,
   RateLimitState,
   SegmentOutcome,
   SegmentRequest,
@@ -41,19 +42,6 @@ export interface PartFetcher {
 }
 
 export type { StagedPart };
-
-/** Writes one part's rows to staging; renamed into place only by finish(). */
-export interface PartWriter {
-  /** `rawJson`: the row's received text, when it says exactly what JSON.stringify(row) would. */
-  write(row: Record<string, unknown>, rawJson?: Uint8Array): Promise<void> | void;
-  finish(): Promise<StagedPart>;
-  abort(): Promise<void> | void;
-  /**
-   * The start of the file already on disk in whole gzip members, which another worker may convert
-   * while the rest is staged. Absent or undefined: nothing to convert early (a remote root).
-   */
-  written?(): WrittenPrefix | undefined;
-}
 
 /** Converts a segment of a part being staged (output/convert/early-segments.ts), in a control worker. */
 export type SegmentConverter = (req: SegmentRequest) => Promise<SegmentOutcome>;
@@ -114,3 +102,5 @@ export interface PublishResult {
 }
 
 export type SnapshotPublisher = (req: PublishRequest) => Promise<PublishResult>;
+
+export type { PartWriter };
