@@ -147,6 +147,64 @@ describe('rebuilding a file without one company', () => {
     expect(n[0]?.c).toBe(0);
   });
 
+  it('re-encodes every kept row when the source footer differs from what this DuckDB writes', async () => {
+    const src = join(dir, 'other-writer.parquet');
+    // Key/value metadata stands in for another writer: its row groups cannot join re-encoded ones.
+    await duck.run(
+      `COPY (${SOURCE} ORDER BY n) TO '${src}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${GROUP}, KV_METADATA {writer: 'older'})`,
+    );
+    const file = {
+      path: 'x.parquet',
+      dataset: 'facts_core',
+      format: 'parquet',
+      rows: ROWS,
+      bytes: 0,
+      sha256: '',
+    } as const;
+    const source: ReuseSource = {
+      manifest: { snapshot_id: 's1' } as Manifest,
+      placeWhole: () => Promise.resolve(false),
+      readable: () => Promise.resolve(src),
+    };
+    const a = { ticker: 'A', first_row: 0, rows: A };
+    const c = { ticker: 'C', first_row: A + B, rows: C };
+    const out = join(dir, 'build-other');
+    const unit = await rebuiltUnit(
+      source,
+      [
+        { file, first_row: 0, rows: A, companies: [a] },
+        { file, first_row: A + B, rows: C, companies: [c] },
+      ],
+      {
+        schema,
+        sourceColumns: schema.columns.map((col) => col.name),
+        formats: ['parquet'],
+        compression: 'zstd',
+        rowGroupRows: GROUP,
+        duck,
+        sameColumns: true,
+      },
+      out,
+      0,
+    );
+    expect(unit.files[0]?.rows).toBe(A + C);
+    const built = join(out, 'rebuilt-0.parquet');
+    const got = await duck.all(
+      `SELECT file_row_number AS rn, * EXCLUDE (file_row_number) FROM read_parquet('${built}', file_row_number = true) ORDER BY rn`,
+    );
+    const want = await duck.all(`SELECT * FROM (${SOURCE}) WHERE ticker <> 'B' ORDER BY n`);
+    expect(got.map(({ rn: _rn, ...r }) => r)).toEqual(want);
+    // Nothing copied: the source's groups inside kept rows (2048 rows at 0, 6144, 8192) are not there.
+    const groups = await duck.all(
+      `SELECT DISTINCT row_group_id AS g, row_group_num_rows AS n FROM parquet_metadata('${built}') ORDER BY g`,
+    );
+    const sizes = groups.map((r) => Number(r.n));
+    expect(sizes.reduce((x, y) => x + y, 0)).toBe(A + C);
+    expect(sizes).not.toEqual([2048, 952, 1144, 2048, 808]);
+    const kv = await duck.all(`SELECT count(*)::INTEGER AS c FROM parquet_kv_metadata('${built}')`);
+    expect(kv[0]?.c).toBe(0);
+  });
+
   it('cuts kept rows along row groups: whole groups inside, partial ones at the ends', () => {
     const sizes = [2048, 2048, 2048, 2048, 808];
     expect(rowGroupSpans(sizes, 0, 3000)).toEqual([

@@ -142,6 +142,20 @@ export async function concatParquet(inputs: readonly ConcatInput[], out: string)
   return { rows: Number(rows), rowGroups: rowGroups.length, bytes };
 }
 
+/**
+ * Whether these Parquet files can be concatenated: their footers agree in everything but their
+ * rows (schema, key/value metadata, writer). Files written by another DuckDB version cannot.
+ */
+export async function concatCompatible(paths: readonly string[]): Promise<boolean> {
+  let shared: Buffer | undefined;
+  for (const path of new Set(paths)) {
+    const meta = Buffer.from(encodeStruct(withoutRows((await readFooter(path)).meta)));
+    if (shared === undefined) shared = meta;
+    else if (!meta.equals(shared)) return false;
+  }
+  return true;
+}
+
 /** The row groups of a Parquet file: their rows, in order (what a caller picks a subset from). */
 export async function parquetRowGroups(path: string): Promise<number[]> {
   const f = await readFooter(path);

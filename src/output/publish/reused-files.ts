@@ -13,6 +13,7 @@ import { hasPeriodEnd, type DatasetSchema } from '../../datasets/index.js';
 import type { OutputFormat } from '../../types.js';
 import type { FileCompany, Manifest, ManifestFile } from '../catalog/index.js';
 import {
+  concatCompatible,
   concatParquet,
   finishFile,
   parquetRowGroups,
@@ -116,28 +117,13 @@ export async function rebuiltUnit(
   index: number,
 ): Promise<Unit> {
   await mkdir(dir, { recursive: true });
-  const inputs: ConcatInput[] = [];
-  const encoded: string[] = [];
-  const encode = async (path: string, first: number, rows: number): Promise<void> => {
-    const piece = join(dir, `rebuilt-${index}-${encoded.length}.parquet`);
-    await encodeRows(o, path, first, rows, piece);
-    encoded.push(piece);
-    inputs.push(piece);
-  };
-  for (const k of group) {
-    const path = await source.readable(k.file);
-    if (!o.sameColumns) {
-      await encode(path, k.first_row, k.rows);
-      continue;
-    }
-    for (const span of rowGroupSpans(await parquetRowGroups(path), k.first_row, k.rows)) {
-      if (span.whole === undefined) await encode(path, span.first, span.rows);
-      else {
-        const last = inputs[inputs.length - 1];
-        if (typeof last === 'object' && last.path === path) last.rowGroups = [...last.rowGroups, span.whole];
-        else inputs.push({ path, rowGroups: [span.whole] });
-      }
-    }
+  let { inputs, encoded } = await keptPieces(source, group, o, dir, index, o.sameColumns);
+  // Copied row groups keep their writer's footer; one that differs from this DuckDB's (a file
+  // carried over from an older version) cannot join the re-encoded pieces: re-encode it all.
+  const paths = inputs.map((i) => (typeof i === 'string' ? i : i.path));
+  if (encoded.length < inputs.length && !(await concatCompatible(paths))) {
+    for (const piece of encoded) await rm(piece, { force: true });
+    ({ inputs, encoded } = await keptPieces(source, group, o, dir, index, false));
   }
   const parquetPath = join(dir, `rebuilt-${index}.parquet`);
   const only = inputs.length === 1 ? inputs[0] : undefined;
@@ -183,6 +169,44 @@ export async function rebuiltUnit(
     files.push(await finishFile(parquetPath, `rebuilt-${index}.parquet`, 'parquet', n, dates));
   else await rm(parquetPath, { force: true });
   return { order: { ticker: companies[0]!.ticker, row: group[0]!.first_row }, files };
+}
+
+/**
+ * The pieces of a rebuilt file, in row order: row groups of a source file to copy (`copy`: its
+ * columns are this snapshot's) and the files DuckDB re-encoded (`encoded`, to remove after).
+ */
+async function keptPieces(
+  source: ReuseSource,
+  group: readonly KeptRange[],
+  o: RebuildOptions,
+  dir: string,
+  index: number,
+  copy: boolean,
+): Promise<{ inputs: ConcatInput[]; encoded: string[] }> {
+  const inputs: ConcatInput[] = [];
+  const encoded: string[] = [];
+  const encode = async (path: string, first: number, rows: number): Promise<void> => {
+    const piece = join(dir, `rebuilt-${index}-${encoded.length}.parquet`);
+    await encodeRows(o, path, first, rows, piece);
+    encoded.push(piece);
+    inputs.push(piece);
+  };
+  for (const k of group) {
+    const path = await source.readable(k.file);
+    if (!copy) {
+      await encode(path, k.first_row, k.rows);
+      continue;
+    }
+    for (const span of rowGroupSpans(await parquetRowGroups(path), k.first_row, k.rows)) {
+      if (span.whole === undefined) await encode(path, span.first, span.rows);
+      else {
+        const last = inputs[inputs.length - 1];
+        if (typeof last === 'object' && last.path === path) last.rowGroups = [...last.rowGroups, span.whole];
+        else inputs.push({ path, rowGroups: [span.whole] });
+      }
+    }
+  }
+  return { inputs, encoded };
 }
 
 /**
