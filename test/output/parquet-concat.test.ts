@@ -228,7 +228,7 @@ describe('concatParquet', () => {
     expect(meta.map((r) => Number(r.row_group_num_rows))).toEqual([...picked.map((g) => sizes[g]!), 500]);
     const total = await duck.all(`SELECT count(*)::INTEGER AS c FROM read_parquet('${out}')`);
     expect(total[0]?.c).toBe(expected.length);
-    // Statistics still prune: a filter on a copied group's value finds its one row.
+    // A filter on a copied group's value finds its one row.
     const hit = await duck.all(
       `SELECT count(*)::INTEGER AS c FROM read_parquet('${out}') WHERE fact_key = md5('${starts[2]! + 7}')`,
     );
