@@ -74,10 +74,11 @@ describe('rebuilding a file without one company', () => {
         { ticker: 'C', first_row: A + B, rows: C },
       ],
     };
+    let reads = 0;
     const source: ReuseSource = {
       manifest: { snapshot_id: 's1' } as Manifest,
       placeWhole: () => Promise.resolve(false),
-      readable: () => Promise.resolve(src),
+      readable: () => (reads++, Promise.resolve(src)),
     };
     const kept: KeptRange[] = [
       { file, first_row: 0, rows: A, companies: [file.companies![0]!] },
@@ -100,6 +101,8 @@ describe('rebuilding a file without one company', () => {
       0,
     );
     const built = join(out, 'rebuilt-0.parquet');
+    // Two kept ranges of one file: fetched (on a bucket, downloaded) and checked once.
+    expect(reads).toBe(1);
     expect(unit.files).toHaveLength(1);
     expect(unit.files[0]).toMatchObject({
       rows: A + C,

@@ -117,13 +117,20 @@ export async function rebuiltUnit(
   index: number,
 ): Promise<Unit> {
   await mkdir(dir, { recursive: true });
-  let { inputs, encoded } = await keptPieces(source, group, o, dir, index, o.sameColumns);
+  // Each source file fetched and checked once, however many kept ranges (or attempts) read it.
+  const paths = new Map<string, Promise<string>>();
+  const readable = (f: ManifestFile): Promise<string> => {
+    const known = paths.get(f.path) ?? source.readable(f);
+    paths.set(f.path, known);
+    return known;
+  };
+  let { inputs, encoded } = await keptPieces(readable, group, o, dir, index, o.sameColumns);
   // Copied row groups keep their writer's footer; one that differs from this DuckDB's (a file
   // carried over from an older version) cannot join the re-encoded pieces: re-encode it all.
-  const paths = inputs.map((i) => (typeof i === 'string' ? i : i.path));
-  if (encoded.length < inputs.length && !(await concatCompatible(paths))) {
+  const sources = inputs.map((i) => (typeof i === 'string' ? i : i.path));
+  if (encoded.length < inputs.length && !(await concatCompatible(sources))) {
     for (const piece of encoded) await rm(piece, { force: true });
-    ({ inputs, encoded } = await keptPieces(source, group, o, dir, index, false));
+    ({ inputs, encoded } = await keptPieces(readable, group, o, dir, index, false));
   }
   const parquetPath = join(dir, `rebuilt-${index}.parquet`);
   const only = inputs.length === 1 ? inputs[0] : undefined;
@@ -176,7 +183,7 @@ export async function rebuiltUnit(
  * columns are this snapshot's) and the files DuckDB re-encoded (`encoded`, to remove after).
  */
 async function keptPieces(
-  source: ReuseSource,
+  readable: (f: ManifestFile) => Promise<string>,
   group: readonly KeptRange[],
   o: RebuildOptions,
   dir: string,
@@ -192,7 +199,7 @@ async function keptPieces(
     inputs.push(piece);
   };
   for (const k of group) {
-    const path = await source.readable(k.file);
+    const path = await readable(k.file);
     if (!copy) {
       await encode(path, k.first_row, k.rows);
       continue;
