@@ -167,6 +167,81 @@ describe('publishing with reuse, local root', () => {
     expect(await rowsOf(root, 'r2', 'parquet')).toEqual(want);
   });
 
+  it('copies the untouched row groups of a file whose middle company changed mid row group', async () => {
+    const root = join(tmp, 'row-groups');
+    const ports = await outputPorts({ targetFileBytes: 64 * 1024 * 1024, rowGroupRows: 2048 });
+    // One file: AAA rows [0, 3000), BBB [3000, 5000), CCC [5000, 9000); BBB starts and ends mid group.
+    const big: SyntheticCompanyPart[] = [
+      { ticker: 'AAA', cik: '2001', rows: 3000 },
+      { ticker: 'BBB', cik: '2002', rows: 2000 },
+      { ticker: 'CCC', cik: '2003', rows: 4000 },
+    ];
+    await publish(ports, root, 'm1', await stageFactParts(ports, { root, id: 'm1', date }, big));
+    const first = JSON.parse(await readFile(join(root, '_snapshots/m1/manifest.json'), 'utf8')) as Manifest;
+    const source = first.files.filter((f) => f.format === 'parquet');
+    expect(source).toHaveLength(1);
+    const [fetched] = await stageFactParts(ports, { root, id: 'm2', date }, [
+      { ...big[1]!, rows: 2100, firstRow: 40 },
+    ]);
+    const parts = big.map((c): PartPointer =>
+      c.ticker === 'BBB'
+        ? fetched!
+        : {
+            dataset: 'facts_core',
+            ticker: c.ticker,
+            status: 'done',
+            rows: c.rows,
+            bytes: 0,
+            reusedFrom: 'm1',
+          },
+    );
+    await publish(ports, root, 'm2', parts);
+    const second = JSON.parse(await readFile(join(root, '_snapshots/m2/manifest.json'), 'utf8')) as Manifest;
+    const rebuilt = second.files.find(
+      (f) => f.format === 'parquet' && f.companies!.some((c) => c.ticker === 'AAA'),
+    )!;
+    expect(rebuilt.companies).toEqual([
+      { ticker: 'AAA', first_row: 0, rows: 3000 },
+      { ticker: 'CCC', first_row: 3000, rows: 4000 },
+    ]);
+    // The source's row groups inside AAA's and CCC's rows keep their rows (and bytes); only the two
+    // BBB cuts are re-encoded, to their kept rows.
+    const groups = async (path: string) =>
+      (
+        await duck.all(
+          `SELECT DISTINCT row_group_id AS g, row_group_num_rows AS n, total_compressed_size AS size FROM parquet_metadata('${join(root, path)}') WHERE column_id = 0 ORDER BY g`,
+        )
+      ).map((r) => ({ n: Number(r.n), size: Number(r.size) }));
+    const before = await groups(source[0]!.path);
+    const starts = before.map((_, i) => before.slice(0, i).reduce((a, g) => a + g.n, 0));
+    const expected = before.flatMap((g, i) => {
+      const lo = Math.max(starts[i]!, 0);
+      const hi = starts[i]! + g.n;
+      const keep = (a: number, b: number) => Math.max(0, Math.min(hi, b) - Math.max(lo, a));
+      const kept = [keep(0, 3000), keep(5000, 9000)].filter((n) => n > 0);
+      // A group wholly kept stays as it was; a cut group gives one piece per kept side.
+      return kept.length === 1 && kept[0] === g.n ? [g] : kept.map((n) => ({ n }));
+    });
+    const after = await groups(rebuilt.path);
+    expect(after.map((g) => g.n)).toEqual(expected.map((g) => g.n));
+    expect(after.length).toBeGreaterThan(Math.ceil(7000 / 2048)); // not re-encoded as one range
+    for (const [i, g] of expected.entries()) if ('size' in g) expect(after[i]!.size).toBe(g.size);
+
+    const full = await stageFactParts(
+      ports,
+      { root, id: 'm2-full', date },
+      big.filter((c) => c.ticker !== 'BBB'),
+    );
+    const [bbb] = await stageFactParts(ports, { root, id: 'm2-full', date }, [
+      { ...big[1]!, rows: 2100, firstRow: 40 },
+    ]);
+    await publish(ports, root, 'm2-full', [...full, bbb!]);
+    expect(await rowsOf(root, 'm2', 'parquet')).toEqual(await rowsOf(root, 'm2-full', 'parquet'));
+    expect(await rowsOf(root, 'm2', 'ndjson')).toEqual(await rowsOf(root, 'm2-full', 'parquet'));
+    const sound = await verifySnapshot(root, 'm2');
+    expect(sound.ok, formatVerifyReport(sound)).toBe(true);
+  });
+
   it('fails, retryable, without publishing, when a source file is removed or altered after the parts were decided', async () => {
     const root = join(tmp, 'gone');
     const ports = await outputPorts({ targetFileBytes: TARGET, rowGroupRows: 128 });

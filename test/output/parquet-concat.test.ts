@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
 import { memberCut, rowRanges } from '../../src/output/staging/row-cuts.js';
-import { concatParquet } from '../../src/output/convert/parquet-concat.js';
+import { concatParquet, parquetRowGroups } from '../../src/output/convert/parquet-concat.js';
 import { decodeStruct, encodeStruct, TType, type TStruct } from '../../src/output/convert/thrift-compact.js';
 
 let duck: DuckSession;
@@ -189,6 +189,59 @@ describe('concatParquet', () => {
     expect(await concatParquet(small, merged)).toMatchObject({ rows: 30, rowGroups: 3 });
     const rows = await duck.all(`SELECT n FROM read_parquet('${merged}')`);
     expect(rows.map((r) => r.n)).toEqual(Array.from({ length: 30 }, (_, i) => String(i)));
+  });
+
+  it('copies a subset of row groups byte for byte: exact rows, footer counts, readable by DuckDB', async () => {
+    const whole = join(dir, 'subset-src.parquet');
+    await write(whole, 0, ROWS);
+    const sizes = await parquetRowGroups(whole);
+    expect(sizes.length).toBe(Math.ceil(ROWS / GROUP));
+    const tail = join(dir, 'subset-tail.parquet');
+    await write(tail, 100, 500); // rows of group 0, which is not picked
+    // Groups 1, 2 (neighbours: one read), 5 and the last, then a whole file after them.
+    const picked = [1, 2, 5, sizes.length - 1];
+    const out = join(dir, 'subset-out.parquet');
+    const result = await concatParquet([{ path: whole, rowGroups: picked }, tail], out);
+    const starts = sizes.map((_, i) => sizes.slice(0, i).reduce((a, b) => a + b, 0));
+    const expected = [
+      ...picked.flatMap((g) => Array.from({ length: sizes[g]! }, (_, i) => starts[g]! + i)),
+      ...Array.from({ length: 500 }, (_, i) => 100 + i),
+    ];
+    expect(result).toMatchObject({ rows: expected.length, rowGroups: picked.length + 1 });
+
+    const got = await duck.all(
+      `SELECT file_row_number AS rn, * EXCLUDE (file_row_number) FROM read_parquet('${out}', file_row_number = true) ORDER BY rn`,
+    );
+    const rowsOf = (ns: number[]) =>
+      duck.all(`SELECT * FROM (${SOURCE}) WHERE n IN (SELECT unnest([${ns.join(',')}])) ORDER BY n`);
+    const copied = expected.length - 500;
+    const want = [...(await rowsOf(expected.slice(0, copied))), ...(await rowsOf(expected.slice(copied)))];
+    expect(got.map(({ rn: _rn, ...r }) => r)).toEqual(want);
+    // Exact decimals beyond a double and lists, straight from the copied bytes.
+    const at = got.find((r) => r.n === String(starts[5]! + 3))!;
+    expect(at.big).toBe(`${starts[5]! + 3}${'0'.repeat(28)}7`);
+    expect(at.axes).toEqual([`a${(starts[5]! + 3) % 3}`, 'b']);
+    // The footer's counts: per row group as in the source, and in all.
+    const meta = await duck.all(
+      `SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata('${out}') ORDER BY row_group_id`,
+    );
+    expect(meta.map((r) => Number(r.row_group_num_rows))).toEqual([...picked.map((g) => sizes[g]!), 500]);
+    const total = await duck.all(`SELECT count(*)::INTEGER AS c FROM read_parquet('${out}')`);
+    expect(total[0]?.c).toBe(expected.length);
+    // A filter on a copied group's value finds its one row.
+    const hit = await duck.all(
+      `SELECT count(*)::INTEGER AS c FROM read_parquet('${out}') WHERE fact_key = md5('${starts[2]! + 7}')`,
+    );
+    expect(hit[0]?.c).toBe(1);
+  });
+
+  it('refuses a subset that is not ascending row group indexes of the file', async () => {
+    const src = join(dir, 'subset-bad.parquet');
+    await write(src, 0, 5000);
+    for (const rowGroups of [[], [1, 0], [0, 99]])
+      await expect(concatParquet([{ path: src, rowGroups }], join(dir, 'bad-out.parquet'))).rejects.toThrow(
+        new RegExp(`${src}: (no row groups picked|row groups \\[.*\\] are not ascending)`),
+      );
   });
 
   it('refuses files whose schemas differ, naming the file', async () => {

@@ -4,7 +4,7 @@
  */
 export { type BuiltFile, finishFile, writeDatasetFiles } from './dataset-writer.js';
 export { ndjsonSelect } from './convert-sql.js';
-export { concatParquet } from './parquet-concat.js';
+export { concatCompatible, concatParquet, parquetRowGroups, type ConcatInput } from './parquet-concat.js';
 export {
   type DuckDbOptions,
   type DuckSession,

@@ -203,6 +203,7 @@ async function reusedUnits(
     compression: c.compression,
     rowGroupRows: c.rowGroupRows,
     duck: c.duck,
+    sameColumns,
   };
   for (const [i, group] of packKept(plan.kept, c.targetFileBytes).entries())
     units.push(await rebuiltUnit(source, group, options, dir, i));

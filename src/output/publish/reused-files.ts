@@ -13,12 +13,15 @@ import { hasPeriodEnd, type DatasetSchema } from '../../datasets/index.js';
 import type { OutputFormat } from '../../types.js';
 import type { FileCompany, Manifest, ManifestFile } from '../catalog/index.js';
 import {
+  concatCompatible,
   concatParquet,
   finishFile,
+  parquetRowGroups,
   ndjsonSelect,
   sqlIdent,
   sqlString,
   type BuiltFile,
+  type ConcatInput,
   type DuckSession,
 } from '../convert/index.js';
 import { checkSha, sourceChanged, type KeptRange, type ReuseSource } from './reuse-plan.js';
@@ -69,6 +72,11 @@ export interface RebuildOptions {
   compression: 'zstd' | 'snappy';
   rowGroupRows: number;
   duck: DuckSession;
+  /**
+   * The source's columns are this snapshot's, names and types alike: row groups wholly inside kept
+   * rows are copied byte for byte (parquet-concat.ts) instead of re-encoded.
+   */
+  sameColumns: boolean;
 }
 
 /** A file reused whole: placed (or left to the upload's copy), with the source's bytes and sha256. */
@@ -95,8 +103,11 @@ export async function wholeUnit(
 }
 
 /**
- * Rebuilds the kept rows of source Parquet files into one new file (and its NDJSON): DuckDB reads
- * only those row ranges (`file_row_number`) and casts them to this snapshot's columns.
+ * Rebuilds the kept rows of source Parquet files into one new file (and its NDJSON). Row groups
+ * wholly inside kept rows are copied byte for byte when the columns are unchanged; the rest (a
+ * row group straddling a kept/dropped boundary, or every row when the columns changed) DuckDB
+ * reads by row number (`file_row_number`) and casts to this snapshot's columns. So a file losing
+ * one company costs that company's neighbours in at most two row groups, not the whole file.
  */
 export async function rebuiltUnit(
   source: ReuseSource,
@@ -105,31 +116,28 @@ export async function rebuiltUnit(
   dir: string,
   index: number,
 ): Promise<Unit> {
-  const have = new Set(o.sourceColumns);
-  const cols = o.schema.columns
-    .map((c) =>
-      have.has(c.name)
-        ? `CAST(${sqlIdent(c.name)} AS ${c.type}) AS ${sqlIdent(c.name)}`
-        : `CAST(NULL AS ${c.type}) AS ${sqlIdent(c.name)}`,
-    )
-    .join(', ');
-  // One COPY per range: a single filtered scan keeps the rows in file order and streams (an ORDER BY
-  // over a whole file's rows would hold them all); the ranges are then concatenated byte for byte.
   await mkdir(dir, { recursive: true });
-  const pieces: string[] = [];
-  for (const [i, k] of group.entries()) {
-    const path = await source.readable(k.file);
-    const piece = join(dir, `rebuilt-${index}-${i}.parquet`);
-    await o.duck.run(
-      `COPY (SELECT ${cols} FROM read_parquet(${sqlString(path)}, file_row_number = true, hive_partitioning = false) WHERE file_row_number >= ${k.first_row} AND file_row_number < ${k.first_row + k.rows}) TO ${sqlString(piece)} (FORMAT parquet, COMPRESSION ${o.compression}, ROW_GROUP_SIZE ${o.rowGroupRows})`,
-    );
-    pieces.push(piece);
+  // Each source file fetched and checked once, however many kept ranges (or attempts) read it.
+  const paths = new Map<string, Promise<string>>();
+  const readable = (f: ManifestFile): Promise<string> => {
+    const known = paths.get(f.path) ?? source.readable(f);
+    paths.set(f.path, known);
+    return known;
+  };
+  let { inputs, encoded } = await keptPieces(readable, group, o, dir, index, o.sameColumns);
+  // Copied row groups keep their writer's footer; one that differs from this DuckDB's (a file
+  // carried over from an older version) cannot join the re-encoded pieces: re-encode it all.
+  const sources = inputs.map((i) => (typeof i === 'string' ? i : i.path));
+  if (encoded.length < inputs.length && !(await concatCompatible(sources))) {
+    for (const piece of encoded) await rm(piece, { force: true });
+    ({ inputs, encoded } = await keptPieces(readable, group, o, dir, index, false));
   }
   const parquetPath = join(dir, `rebuilt-${index}.parquet`);
-  if (pieces.length === 1) await rename(pieces[0]!, parquetPath);
+  const only = inputs.length === 1 ? inputs[0] : undefined;
+  if (typeof only === 'string') await rename(only, parquetPath);
   else {
-    await concatParquet(pieces, parquetPath);
-    for (const piece of pieces) await rm(piece, { force: true });
+    await concatParquet(inputs, parquetPath);
+    for (const piece of encoded) await rm(piece, { force: true });
   }
   const companies: FileCompany[] = [];
   let at = 0;
@@ -168,4 +176,92 @@ export async function rebuiltUnit(
     files.push(await finishFile(parquetPath, `rebuilt-${index}.parquet`, 'parquet', n, dates));
   else await rm(parquetPath, { force: true });
   return { order: { ticker: companies[0]!.ticker, row: group[0]!.first_row }, files };
+}
+
+/**
+ * The pieces of a rebuilt file, in row order: row groups of a source file to copy (`copy`: its
+ * columns are this snapshot's) and the files DuckDB re-encoded (`encoded`, to remove after).
+ */
+async function keptPieces(
+  readable: (f: ManifestFile) => Promise<string>,
+  group: readonly KeptRange[],
+  o: RebuildOptions,
+  dir: string,
+  index: number,
+  copy: boolean,
+): Promise<{ inputs: ConcatInput[]; encoded: string[] }> {
+  const inputs: ConcatInput[] = [];
+  const encoded: string[] = [];
+  const encode = async (path: string, first: number, rows: number): Promise<void> => {
+    const piece = join(dir, `rebuilt-${index}-${encoded.length}.parquet`);
+    await encodeRows(o, path, first, rows, piece);
+    encoded.push(piece);
+    inputs.push(piece);
+  };
+  for (const k of group) {
+    const path = await readable(k.file);
+    if (!copy) {
+      await encode(path, k.first_row, k.rows);
+      continue;
+    }
+    for (const span of rowGroupSpans(await parquetRowGroups(path), k.first_row, k.rows)) {
+      if (span.whole === undefined) await encode(path, span.first, span.rows);
+      else {
+        const last = inputs[inputs.length - 1];
+        if (typeof last === 'object' && last.path === path) last.rowGroups = [...last.rowGroups, span.whole];
+        else inputs.push({ path, rowGroups: [span.whole] });
+      }
+    }
+  }
+  return { inputs, encoded };
+}
+
+/**
+ * Writes rows [first, first + rows) of a source Parquet file, cast to this snapshot's columns. One
+ * filtered scan keeps the rows in file order and streams (an ORDER BY would hold them all).
+ */
+async function encodeRows(o: RebuildOptions, path: string, first: number, rows: number, out: string) {
+  const have = new Set(o.sourceColumns);
+  const cols = o.schema.columns
+    .map((c) =>
+      have.has(c.name)
+        ? `CAST(${sqlIdent(c.name)} AS ${c.type}) AS ${sqlIdent(c.name)}`
+        : `CAST(NULL AS ${c.type}) AS ${sqlIdent(c.name)}`,
+    )
+    .join(', ');
+  await o.duck.run(
+    `COPY (SELECT ${cols} FROM read_parquet(${sqlString(path)}, file_row_number = true, hive_partitioning = false) WHERE file_row_number >= ${first} AND file_row_number < ${first + rows}) TO ${sqlString(out)} (FORMAT parquet, COMPRESSION ${o.compression}, ROW_GROUP_SIZE ${o.rowGroupRows})`,
+  );
+}
+
+/** A piece of kept rows: a whole row group to copy (its index), or rows to re-encode. */
+export interface RowGroupSpan {
+  first: number;
+  rows: number;
+  whole?: number;
+}
+
+/**
+ * Cuts rows [first, first + rows) of a file whose row groups hold `sizes` rows along its row
+ * groups: each row group inside the range is `whole`; a row group it only partly covers (at most
+ * the first and the last) gives the rows it covers.
+ */
+export function rowGroupSpans(sizes: readonly number[], first: number, rows: number): RowGroupSpan[] {
+  const out: RowGroupSpan[] = [];
+  const end = first + rows;
+  let start = 0;
+  for (const [g, size] of sizes.entries()) {
+    const from = Math.max(start, first);
+    const to = Math.min(start + size, end);
+    if (from < to)
+      out.push(
+        from === start && to === start + size
+          ? { first: from, rows: size, whole: g }
+          : { first: from, rows: to - from },
+      );
+    start += size;
+  }
+  if (start < end)
+    throw new OutputError('OUTPUT_FAILED', `rows up to ${end} were kept, but the file holds only ${start}`);
+  return out;
 }
