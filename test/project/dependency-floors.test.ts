@@ -3,32 +3,15 @@
  * passes on this repository, and it fires on a small tree that breaks each floor, so it cannot
  * pass silently.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkDependencies } from '../../scripts/check-deps.js';
+import { DEPENDENCY_CONFIG, fixtureTrees, REPO } from '../helpers/dependency-fixture.js';
 
-const repo = join(import.meta.dirname, '..', '..');
-const config = join(repo, '.dependency-cruiser.cjs');
-const dirs: string[] = [];
-afterAll(async () => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
-
-async function tree(files: Record<string, string>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'fx-deps-'));
-  dirs.push(dir);
-  const all: Record<string, string> = {
-    'tsconfig.json': JSON.stringify({
-      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext' },
-    }),
-    ...files,
-  };
-  for (const [path, text] of Object.entries(all)) {
-    await mkdir(dirname(join(dir, path)), { recursive: true });
-    await writeFile(join(dir, path), text);
-  }
-  return dir;
-}
+const repo = REPO;
+const config = DEPENDENCY_CONFIG;
+const trees = fixtureTrees('fx-deps-');
+const tree = trees.tree;
+afterAll(async () => trees.close());
 
 describe('dependency floors', () => {
   it('this repository keeps every floor and has no folder cycle', async () => {

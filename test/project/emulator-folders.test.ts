@@ -3,32 +3,17 @@
  * (.dependency-cruiser.cjs, checked by `npm run lint`): the rules fire on a small tree that reaches
  * past an index, and stay quiet on imports through an index or inside one sub-folder.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkDependencies } from '../../scripts/check-deps.js';
+import { DEPENDENCY_CONFIG, fixtureTrees, REPO } from '../helpers/dependency-fixture.js';
 
-const repo = join(import.meta.dirname, '..', '..');
-const config = join(repo, '.dependency-cruiser.cjs');
-const dirs: string[] = [];
-afterAll(async () => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
-
-async function tree(files: Record<string, string>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'fx-emu-deps-'));
-  dirs.push(dir);
-  const all: Record<string, string> = {
-    'tsconfig.json': JSON.stringify({
-      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext' },
-    }),
-    ...files,
-  };
-  for (const [path, text] of Object.entries(all)) {
-    await mkdir(dirname(join(dir, path)), { recursive: true });
-    await writeFile(join(dir, path), text);
-  }
-  return dir;
-}
+const repo = REPO;
+const config = DEPENDENCY_CONFIG;
+const trees = fixtureTrees('fx-emu-deps-');
+const tree = trees.tree;
+afterAll(async () => trees.close());
 
 describe('emulator sub-folders', () => {
   it('fire when a file reaches past a sub-folder index, from outside or from another sub-folder', async () => {

@@ -3,31 +3,14 @@
  * rest of src/ and jobs/ see output only through its faces, its sub-folders meet through their
  * index and point down, and the DuckDB-free faces reach no DuckDB. Each fires on a small tree.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkDependencies } from '../../scripts/check-deps.js';
+import { DEPENDENCY_CONFIG, fixtureTrees } from '../helpers/dependency-fixture.js';
 
-const config = join(import.meta.dirname, '..', '..', '.dependency-cruiser.cjs');
-const dirs: string[] = [];
-afterAll(async () => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
-
-async function tree(files: Record<string, string>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'fx-output-deps-'));
-  dirs.push(dir);
-  const all: Record<string, string> = {
-    'tsconfig.json': JSON.stringify({
-      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext' },
-    }),
-    ...files,
-  };
-  for (const [path, text] of Object.entries(all)) {
-    await mkdir(dirname(join(dir, path)), { recursive: true });
-    await writeFile(join(dir, path), text);
-  }
-  return dir;
-}
+const config = DEPENDENCY_CONFIG;
+const trees = fixtureTrees('fx-output-deps-');
+const tree = trees.tree;
+afterAll(async () => trees.close());
 
 describe('output floors', () => {
   it('fires when src/ reaches into output past its faces, or an output sub-folder past an index or upwards', async () => {
