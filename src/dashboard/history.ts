@@ -10,7 +10,7 @@ import {
   nightlySnapshotId,
   totals,
   type PipelineContext,
-  type SnapshotRecord,
+  type SnapshotView,
 } from '../pipeline/index.js';
 
 /** Snapshots the timeline shows. */
@@ -57,7 +57,7 @@ export interface NightsHistory {
   month: MonthUse;
 }
 
-export function nightSummary(id: string, rec: SnapshotRecord): NightSummary {
+export function nightSummary(id: string, rec: SnapshotView): NightSummary {
   const t = totals(rec);
   return {
     id,
@@ -112,7 +112,7 @@ export async function nightsHistory(ctx: PipelineContext, now: number): Promise<
   const ids = await ctx.store.list(TIMELINE_NIGHTS);
   const limitReads = pLimit(4);
   const recs = await Promise.all(
-    ids.map((id) => limitReads(async () => [id, await ctx.store.get(id)] as const)),
+    ids.map((id) => limitReads(async () => [id, await ctx.store.view(id)] as const)),
   );
   const nights = recs
     .flatMap(([id, rec]) => (rec ? [nightSummary(id, rec)] : []))

@@ -87,6 +87,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<RunningDas
   app.post('/api/snapshots/:id/retry', needToken, (req, res, next) => {
     const id = String(req.params.id);
     (async () => {
+      // The whole record: a retry re-enqueues the spec with its company list.
       const rec = await opts.ctx.store.get(id);
       if (!rec) return res.status(404).json({ error: `snapshot ${id}: no such snapshot` });
       const outcome = await opts.ctx.enqueue(rec.spec, { retry: true });

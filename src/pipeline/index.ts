@@ -33,6 +33,7 @@ export {
   type DatasetProgress,
   type SnapshotRecord,
   type SnapshotSpec,
+  type SnapshotView,
   type SnapshotStore,
   outageStatus,
   type OutageGuard,

@@ -11,7 +11,7 @@ import { outageStatus } from './record/index.js';
 import { assertPlanFits, type Plan } from '../budget/index.js';
 import type { Logger } from '../log.js';
 import type { Exporter } from './exporter.js';
-import { createProgressReporter, type SnapshotRecord, type SnapshotSpec } from './record/index.js';
+import { createProgressReporter, type SnapshotSpec, type SnapshotView } from './record/index.js';
 import type { RunningWorkers } from './worker-runner.js';
 
 export interface RunSnapshotOptions {
@@ -41,7 +41,7 @@ export interface RunSnapshotOptions {
 export interface RunSnapshotResult {
   outcome: EnqueueOutcome['kind'];
   plan: Plan | null;
-  record: SnapshotRecord;
+  record: SnapshotView;
 }
 
 export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotResult> {
@@ -136,7 +136,7 @@ function onJobsSettled(running: RunningWorkers, wake: () => void): () => void {
 }
 
 /** The one JSON line `run --wait` ends with. */
-export function resultLine(rec: SnapshotRecord): string {
+export function resultLine(rec: SnapshotView): string {
   const rows: Record<string, number> = {};
   for (const [ds, p] of Object.entries(rec.progress)) rows[ds] = p.rows;
   return JSON.stringify({ snapshot_id: rec.spec.id, status: rec.state, manifest: rec.manifest, rows });

@@ -21,7 +21,7 @@ import {
 import { followSnapshot } from '../../src/pipeline/queue/follow.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { PartWriterFactory, SnapshotPublisher } from '../../src/pipeline/part/ports.js';
-import type { SnapshotRecord, SnapshotSpec } from '../../src/pipeline/record/snapshot-store.js';
+import type { SnapshotSpec, SnapshotView } from '../../src/pipeline/record/snapshot-store.js';
 import { parseCompany } from '../../src/pipeline/record/universe.js';
 import { startWorkers, type RunningWorkers } from '../../src/pipeline/worker-runner.js';
 import type { Clock, DatasetName } from '../../src/types.js';
@@ -68,7 +68,7 @@ export interface PipelineHarness {
   startWorkers(roles?: { parts?: boolean; control?: boolean }, metrics?: Metrics): Promise<RunningWorkers>;
   spec(tickers: string[], datasets: DatasetName[], id: string): SnapshotSpec;
   /** Enqueues and follows to the end. */
-  runToEnd(spec: SnapshotSpec, opts?: { retry?: boolean }): Promise<SnapshotRecord>;
+  runToEnd(spec: SnapshotSpec, opts?: { retry?: boolean }): Promise<SnapshotView>;
   stats(): Promise<EmulatorStats>;
   setFaults(rules: Record<string, unknown>[]): Promise<void>;
   close(): Promise<void>;

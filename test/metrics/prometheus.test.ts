@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveMetrics, type ServedMetrics } from '../../src/pipeline/metrics-endpoint.js';
-import type { SnapshotRecord } from '../../src/pipeline/record/snapshot-store.js';
+import type { SnapshotView } from '../../src/pipeline/record/snapshot-store.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 import { ALERTS_FILE, GRAFANA_FILE, startPrometheus, type RunningPrometheus } from '../helpers/prometheus.js';
 import { matches, queryParts, servedSeries } from '../helpers/promql.js';
@@ -22,7 +22,7 @@ const TARGET_LABELS = new Set(['job', 'instance']);
 let h: PipelineHarness;
 let served: ServedMetrics;
 let prometheus: RunningPrometheus;
-let rec: SnapshotRecord;
+let rec: SnapshotView;
 
 beforeAll(async () => {
   // A configured monthly quota, so the quota gauges carry both periods as the panels show them.

@@ -14,7 +14,7 @@ import type { Manifest } from '../../src/output/catalog/manifest.js';
 import { formatVerifyReport, verifySnapshot } from '../../src/output/readers/verify.js';
 import { incrementalPlanner, planIncremental } from '../../src/pipeline/queue/incremental.js';
 import { formatStatus, readStatus, statusReport } from '../../src/pipeline/status-view.js';
-import type { SnapshotRecord, SnapshotSpec } from '../../src/pipeline/record/snapshot-store.js';
+import type { SnapshotSpec, SnapshotView } from '../../src/pipeline/record/snapshot-store.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { DatasetName } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
@@ -54,7 +54,7 @@ async function night(
   id: string,
   date: string,
   o: { fullRefresh?: boolean } = {},
-): Promise<{ rec: SnapshotRecord; requests: number; note: string; manifest: Manifest }> {
+): Promise<{ rec: SnapshotView; requests: number; note: string; manifest: Manifest }> {
   const asked: SnapshotSpec = { ...h.spec(TICKERS, DATASETS, id), date };
   const { spec, note } = await incrementalPlanner(h.config)(asked, o);
   const before = (await h.stats()).total.requests;

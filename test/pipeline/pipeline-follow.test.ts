@@ -4,17 +4,13 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { followSnapshot } from '../../src/pipeline/queue/follow.js';
-import type {
-  SnapshotRecord,
-  SnapshotState,
-  SnapshotStore,
-} from '../../src/pipeline/record/snapshot-store.js';
+import type { SnapshotState, SnapshotStore, SnapshotView } from '../../src/pipeline/record/snapshot-store.js';
 
 /** The one method followSnapshot reads, over a record the test moves along. */
 function storeWith(state: { value: SnapshotState | null }): SnapshotStore {
   return {
-    get: async (id: string) =>
-      state.value === null ? null : ({ spec: { id }, state: state.value } as unknown as SnapshotRecord),
+    view: async (id: string) =>
+      state.value === null ? null : ({ spec: { id }, state: state.value } as unknown as SnapshotView),
   } as unknown as SnapshotStore;
 }
 
@@ -28,11 +24,11 @@ describe('followSnapshot', () => {
       let polls = 0;
       const store = storeWith(state);
       const counted = {
-        get: async (id: string) => (polls++, store.get(id)),
+        view: async (id: string) => (polls++, store.view(id)),
       } as unknown as SnapshotStore;
       let wake: (() => void) | undefined;
       let unsubscribed = false;
-      let settled: SnapshotRecord | undefined;
+      let settled: SnapshotView | undefined;
       const followed = followSnapshot(counted, 's1', {
         pollMs: 60_000,
         wakeOn: (w) => {

@@ -1,15 +1,18 @@
 /**
  * `status` at 10,000 companies (issue 27): what it reads stays a few small Redis replies whatever
  * the number of companies and parts: the record without its company list, counters kept as parts
- * end, and the `not reused` lines from their own hash, bounded for the text. Bytes are counted on
- * the connection (real Redis), never timed.
+ * end, and the `not reused` lines from their own hash, bounded for the text. `run --wait`'s polls
+ * and the status page read the same view, so their bytes per poll do not grow with the company
+ * count either. Bytes are counted on the connection (real Redis), never timed.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log.js';
+import { dashboardState } from '../../src/dashboard/state.js';
 import { openPipeline, type PipelineContext } from '../../src/pipeline/context.js';
+import { followSnapshot } from '../../src/pipeline/queue/follow.js';
 import type { SnapshotSpec } from '../../src/pipeline/record/index.js';
 import { formatStatus, readStatus } from '../../src/pipeline/status-view.js';
 import type { Company } from '../../src/pipeline/record/index.js';
@@ -19,8 +22,10 @@ const COMPANIES = 10_000;
 const NOT_REUSED = 300;
 
 let ctx: PipelineContext;
+const opened: PipelineContext[] = [];
 
-beforeAll(async () => {
+/** A pipeline context of its own (a fresh Redis prefix), so its snapshot list holds only what a test puts there. */
+async function openContext(): Promise<PipelineContext> {
   const flags = Object.entries({
     'redis.url': inject('redisUrl'),
     'redis.prefix': `t${randomBytes(5).toString('hex')}`,
@@ -28,10 +33,16 @@ beforeAll(async () => {
     'log.level': 'silent',
   }).map(([path, value]) => ({ path, value, flag: `test ${path}` }));
   const config = loadConfig({ env: { FILINGS_API_KEY: 'status-at-scale-test-key-0000000000' }, flags });
-  ctx = await openPipeline(config, silentLogger());
+  const opened_ = await openPipeline(config, silentLogger());
+  opened.push(opened_);
+  return opened_;
+}
+
+beforeAll(async () => {
+  ctx = await openContext();
 });
 afterAll(async () => {
-  await ctx?.close();
+  await Promise.all(opened.map((c) => c.close()));
 });
 
 function spec(id: string, companies: number): SnapshotSpec {
@@ -61,10 +72,13 @@ function pointer(ticker: string, dataset: 'series_catalog' | 'dims_catalog', fet
 }
 
 /** Bytes the context's Redis connection received while `fn` ran. */
-async function bytesRead<T>(fn: () => Promise<T>): Promise<{ value: T; bytes: number }> {
-  const before = ctx.redis.stream.bytesRead;
+async function bytesRead<T>(
+  fn: () => Promise<T>,
+  on: PipelineContext = ctx,
+): Promise<{ value: T; bytes: number }> {
+  const before = on.redis.stream.bytesRead;
   const value = await fn();
-  return { value, bytes: ctx.redis.stream.bytesRead - before };
+  return { value, bytes: on.redis.stream.bytesRead - before };
 }
 
 describe('status of a 10,000-company snapshot', () => {
@@ -122,5 +136,50 @@ describe('status of a 10,000-company snapshot', () => {
     const text = formatStatus((await readStatus(ctx, s.id, { all: false }))!);
     expect(text).toContain('  not reused: S2 series_catalog: fetched, not reused');
     expect(text).not.toContain('more (status --json');
+  });
+});
+
+describe('run --wait and the status page at 10,000 companies', () => {
+  /** A context holding one running snapshot of `companies` companies, a tenth of its parts done. */
+  async function withSnapshot(companies: number): Promise<PipelineContext> {
+    const c = await openContext();
+    const s = spec('scale-poll', companies);
+    await c.store.create(s);
+    await c.store.transition(s.id, ['enqueuing'], 'running');
+    for (let i = 0; i < companies; i += 10)
+      await c.store.recordPart(s.id, pointer(`S${i}`, 'dims_catalog', false));
+    return c;
+  }
+
+  it('reads the same few KB per poll at 3 companies and at 10,000', async () => {
+    const small = await withSnapshot(3);
+    const big = await withSnapshot(COMPANIES);
+    // The company list alone is ~0.3 MB here: a poll reading it would differ by that much.
+    const listBytes = JSON.stringify(spec('x', COMPANIES).companies).length;
+    expect(listBytes).toBeGreaterThan(150_000);
+
+    const page = async (c: PipelineContext): Promise<number> =>
+      (await bytesRead(() => dashboardState(c, Date.parse('2026-11-26T12:00:00Z')), c)).bytes;
+    const [pageSmall, pageBig] = [await page(small), await page(big)];
+    const shown = (await dashboardState(big, Date.parse('2026-11-26T12:00:00Z'))).snapshots;
+    expect(shown.map((x) => [x.id, x.total.total])).toEqual([['scale-poll', 2 * COMPANIES]]);
+    expect(pageBig).toBeLessThan(16_000);
+    expect(Math.abs(pageBig - pageSmall)).toBeLessThan(200);
+
+    // `run --wait`: a poll per record until it ends; a stopped snapshot ends after one.
+    const follow = async (c: PipelineContext): Promise<{ bytes: number; polls: number }> => {
+      await c.store.stop('scale-poll', 'test');
+      let polls = 0;
+      const { value, bytes } = await bytesRead(
+        () => followSnapshot(c.store, 'scale-poll', { onUpdate: () => void polls++ }),
+        c,
+      );
+      expect(value.state).toBe('stopped');
+      return { bytes, polls };
+    };
+    const [followSmall, followBig] = [await follow(small), await follow(big)];
+    expect([followSmall.polls, followBig.polls]).toEqual([1, 1]);
+    expect(followBig.bytes).toBeLessThan(4_000);
+    expect(Math.abs(followBig.bytes - followSmall.bytes)).toBeLessThan(200);
   });
 });

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import type { Config, FlagOverride } from '../../config/load.js';
 import type { DataStore, RunningEmulator } from '../../emulator/index.js';
 import type { PrivateRedis } from '../../infra/redis-server.js';
-import type { Company, Exporter, SnapshotRecord } from '../../pipeline/index.js';
+import type { Company, Exporter, SnapshotView } from '../../pipeline/index.js';
 import type { CliApp } from '../app.js';
 import type { CommonCliOptions } from '../command-support.js';
 import { commaList, configOption } from '../option-parsers.js';
@@ -209,7 +209,7 @@ function shownPath(p: string): string {
 function printSnapshot(
   m: DemoModules,
   { print }: DemoOutput,
-  s: { config: Config; record: SnapshotRecord; id: string; date: string; seconds: string },
+  s: { config: Config; record: SnapshotView; id: string; date: string; seconds: string },
 ): boolean {
   print('');
   print(m.resultLine(s.record));

@@ -1,5 +1,8 @@
-/** Follows a snapshot's record until it ends (published, failed or stopped). */
-import type { SnapshotRecord, SnapshotState, SnapshotStore } from '../record/index.js';
+/**
+ * Follows a snapshot's record until it ends (published, failed or stopped). Each poll reads the
+ * record's view, without the company list, so it costs the same at 10 or 10,000 companies.
+ */
+import type { SnapshotState, SnapshotStore, SnapshotView } from '../record/index.js';
 
 export const FINAL_STATES: readonly SnapshotState[] = ['published', 'failed', 'stopped'];
 
@@ -9,7 +12,7 @@ export function isFinal(state: SnapshotState): boolean {
 
 export interface FollowOptions {
   /** Called with every poll's record. */
-  onUpdate?: (rec: SnapshotRecord) => void | Promise<void>;
+  onUpdate?: (rec: SnapshotView) => void | Promise<void>;
   /** @defaultValue 500 */
   pollMs?: number;
   /** Stops following (the snapshot goes on). */
@@ -26,14 +29,14 @@ export async function followSnapshot(
   store: SnapshotStore,
   id: string,
   opts: FollowOptions = {},
-): Promise<SnapshotRecord> {
+): Promise<SnapshotView> {
   const pollMs = opts.pollMs ?? 500;
   /** Ends the current wait between polls early; undefined while polling. */
   let endWait: (() => void) | undefined;
   const unsubscribe = opts.wakeOn?.(() => endWait?.());
   try {
     for (;;) {
-      const rec = await store.get(id);
+      const rec = await store.view(id);
       if (!rec) throw new Error(`snapshot ${id} has no record (removed or expired)`);
       await opts.onUpdate?.(rec);
       if (isFinal(rec.state)) return rec;

@@ -5,10 +5,10 @@
  */
 import cliProgress from 'cli-progress';
 import type { Logger } from '../../log.js';
-import { totals, type SnapshotRecord } from './snapshot-store.js';
+import { totals, type SnapshotView } from './snapshot-store.js';
 
 export interface ProgressReporter {
-  update(rec: SnapshotRecord, waiting?: string | null): void;
+  update(rec: SnapshotView, waiting?: string | null): void;
   stop(): void;
 }
 
