@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { EmulatorConfigError, toError } from './errors.js';
 import type { Logger } from './runtime.js';
 import { silentLogger } from './runtime.js';
-import { systemClock, timerDelay, type Clock, type Delay } from './runtime.js';
+import { systemClock, timerDelay, type EmulatorClock, type Delay } from './runtime.js';
 import { Authenticator } from './auth/authenticator.js';
 import { loadKeysFile, parseKeysFile, type KeysFile } from './auth/keys-file.js';
 import { checkAsOf } from './data/index.js';
@@ -33,7 +33,7 @@ export { generateKey } from './auth/keygen.js';
 export { loadStore, type DataStore } from './data/index.js';
 export { DEMO_API_KEY } from './demo-key.js';
 export { EmulatorConfigError, EmulatorDataError, EmulatorError, type EmulatorErrorCode } from './errors.js';
-export type { Clock, Delay, Logger } from './runtime.js';
+export type { EmulatorClock, Delay, Logger } from './runtime.js';
 
 /** The bundled SEC data (gzip copy). */
 export const BUNDLED_DATA_DIR = defaultDataDir();
@@ -83,7 +83,7 @@ export interface EmulatorOptions {
    */
   warmUp?: boolean;
   /** Time source of windows, quotas and key expiry. @defaultValue system clock */
-  clock?: Clock;
+  clock?: EmulatorClock;
   /**
    * Answer as if it were this day (`YYYY-MM-DD`): filings filed later do not exist. Changed at run
    * time with `POST /_emulator/clock`. @defaultValue null (everything bundled)
@@ -159,7 +159,7 @@ function checkOptions(opts: EmulatorOptions): string | null {
 /** The injected store, or one loaded from the data dir; a store we load is ours to close. */
 async function openStore(
   opts: EmulatorOptions,
-  clock: Clock,
+  clock: EmulatorClock,
   logger: Logger,
 ): Promise<{ store: EmulatorStore; owned: DataStore | undefined }> {
   if (opts.store) return { store: opts.store, owned: undefined };
@@ -178,7 +178,7 @@ interface ServerParts {
   store: EmulatorStore;
   initialAsOf: string | null;
   keysFile: KeysFile;
-  clock: Clock;
+  clock: EmulatorClock;
   logger: Logger;
   publicUrl: () => string;
   shutdown: AbortSignal;

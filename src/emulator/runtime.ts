@@ -5,12 +5,12 @@ import { pino, type Logger } from 'pino';
 export type { Logger };
 
 /** Time source, injected so that rate windows and quota resets are testable in seconds. */
-export interface Clock {
+export interface EmulatorClock {
   /** Milliseconds since the Unix epoch. */
   now(): number;
 }
 
-export const systemClock: Clock = { now: () => Date.now() };
+export const systemClock: EmulatorClock = { now: () => Date.now() };
 
 /**
  * Waits `ms` (latency, pauses of a slow body), rejecting when `signal` aborts. Injected so that

@@ -7,14 +7,14 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCorpus, type Chunk, type Corpus } from '../../src/emulator/search/chunks/corpus.js';
 import { readDataFile } from '../../src/emulator/data/sec/files.js';
-import { listFilingDocuments, type FilingDocument } from '../../src/emulator/search/chunks/filing-list.js';
+import { listFilingDocuments, type ListedFiling } from '../../src/emulator/search/chunks/filing-list.js';
 import { decodeEntities } from '../../src/emulator/data/sec/xbrl-common.js';
 import { CHUNK_MAX_CHARS } from '../../src/emulator/search/chunks/chunker.js';
 import { CHUNK_TYPES } from '../../src/emulator/search/chunks/sections.js';
 
 const DATA_DIR = fileURLToPath(new URL('../../data/sec', import.meta.url));
 
-let docs: FilingDocument[];
+let docs: ListedFiling[];
 let corpus: Corpus;
 const raw = new Map<string, Buffer>();
 
@@ -27,7 +27,7 @@ beforeAll(async () => {
 const visible = (html: string): string =>
   decodeEntities(html.replace(/<[^>]*>/g, ' ')).replace(/[\s\u00a0\u200b]+/g, '');
 
-function doc(path: string): FilingDocument {
+function doc(path: string): ListedFiling {
   const d = docs.find((x) => x.path === path);
   if (!d) throw new Error(`no bundled document ${path}`);
   return d;

@@ -3,7 +3,7 @@
  * account and key states then decide 401/403 with the exact strings of section 7.
  */
 import { createHash } from 'node:crypto';
-import type { Clock } from '../runtime.js';
+import type { EmulatorClock } from '../runtime.js';
 import type { AccountEntry, KeyEntry, KeysFile } from './keys-file.js';
 
 /** The exact 401/403 `error` strings of section 7. */
@@ -34,7 +34,7 @@ export class Authenticator {
 
   constructor(
     keys: KeysFile,
-    private readonly clock: Clock,
+    private readonly clock: EmulatorClock,
   ) {
     for (const account of keys.accounts) {
       for (const key of account.keys) this.byHash.set(key.sha256, { key, account });

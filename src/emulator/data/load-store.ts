@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import { toError } from '../errors.js';
 import { silentLogger } from '../runtime.js';
-import type { Clock } from '../runtime.js';
+import type { EmulatorClock } from '../runtime.js';
 import { CompanyCache } from './company-cache.js';
 import { buildRegistry, CompanyIndex, type RealCompany } from './companies/index.js';
 import { defaultDataDir, scanDataDir, type DataFile, type DataLayout } from './sec/index.js';
@@ -31,7 +31,7 @@ export interface LoadStoreOptions {
    */
   warm?: number;
   /** Unused by the data (rows are deterministic); accepted for symmetry with the emulator options. */
-  clock?: Clock;
+  clock?: EmulatorClock;
   logger?: Logger;
 }
 

@@ -4,7 +4,7 @@
  * spends one window slot, one daily unit and (except telemetry) one monthly unit for its account
  * and its key, whatever its outcome afterwards (400, 404, 503 and injected faults included).
  */
-import type { Clock } from '../runtime.js';
+import type { EmulatorClock } from '../runtime.js';
 import type { QuotaKind, QuotaScope } from '../../contract/vocabulary.js';
 import type { AuthenticatedKey } from '../auth/authenticator.js';
 import { checkLimitOverrides, type LimitOverrides } from './overrides.js';
@@ -35,7 +35,7 @@ export class Limiter {
   private readonly ledger = new QuotaLedger();
 
   constructor(
-    private readonly clock: Clock,
+    private readonly clock: EmulatorClock,
     private readonly overrides: LimitOverrides = {},
   ) {
     checkLimitOverrides(overrides);

@@ -9,7 +9,7 @@ import type { Logger } from '../runtime.js';
 import { silentLogger } from '../runtime.js';
 import type { EmulatorStore } from '../store.js';
 import { buildCorpus } from './chunks/index.js';
-import { listFilingDocuments, type FilingDocument } from './chunks/index.js';
+import { listFilingDocuments, type ListedFiling } from './chunks/index.js';
 import { EntityRegistry } from './indexes/index.js';
 import { FilingIndex } from './indexes/index.js';
 
@@ -95,7 +95,7 @@ export class SearchService {
       this.docCompanies.set(`C:${d.cik}`, company);
       this.docCompanies.set(`T:${d.ticker}`, company);
     }
-    const corpus = await buildCorpus(documents, (d: FilingDocument) => {
+    const corpus = await buildCorpus(documents, (d: ListedFiling) => {
       const c = this.resolveCompany({ cik: d.cik });
       return { name: c?.name ?? d.registrantName, currentTicker: c?.ticker ?? d.ticker };
     });

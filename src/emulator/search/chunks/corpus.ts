@@ -5,10 +5,10 @@
 import { createHash } from 'node:crypto';
 import { chunkDocument, type RawChunk } from './chunker.js';
 import { readDataFile } from '../../data/index.js';
-import type { FilingDocument } from './filing-list.js';
+import type { ListedFiling } from './filing-list.js';
 import { extractBlocks } from './html-blocks.js';
 import { classifyBlocks } from './sections.js';
-import { reviewFor, type ManualReview } from './review.js';
+import { reviewFor, type ChunkReview } from './review.js';
 
 export interface Chunk extends RawChunk {
   /** Position in the corpus: the BM25 document id. */
@@ -28,12 +28,12 @@ export interface Chunk extends RawChunk {
   filedAt: string | null;
   /** Document path relative to the data dir (viewer path). */
   documentPath: string;
-  review: ManualReview;
+  review: ChunkReview;
 }
 
 export interface Corpus {
   chunks: readonly Chunk[];
-  documents: readonly FilingDocument[];
+  documents: readonly ListedFiling[];
   /** Milliseconds spent reading, parsing and chunking. */
   buildMs: number;
 }
@@ -42,8 +42,8 @@ export interface Corpus {
 const SUPPORTED_FORM = /^10-[KQ]/i;
 
 export async function buildCorpus(
-  documents: readonly FilingDocument[],
-  company: (doc: FilingDocument) => { name: string | null; currentTicker: string | null },
+  documents: readonly ListedFiling[],
+  company: (doc: ListedFiling) => { name: string | null; currentTicker: string | null },
 ): Promise<Corpus> {
   const started = performance.now();
   const chunks: Chunk[] = [];

@@ -21,7 +21,8 @@ import {
 } from '../../data/index.js';
 import { decodeEntities } from '../../data/index.js';
 
-export interface FilingDocument {
+/** A bundled filing as the search lists it (the data layer's FilingDocument is the parsed filing). */
+export interface ListedFiling {
   /** Ticker folder the document was bundled under (upper case). */
   ticker: string;
   /** Zero-padded 10-digit CIK from dei:EntityCentralIndexKey. */
@@ -97,14 +98,14 @@ export function parseLongDate(text: string | null): string | null {
  * Documents without iXBRL cover facts (no dei:EntityCentralIndexKey) are skipped. A search result
  * shows only a filing date a filing record or the file name states (a cover-page estimate is null).
  */
-export async function listFilingDocuments(dataDir: string): Promise<FilingDocument[]> {
+export async function listFilingDocuments(dataDir: string): Promise<ListedFiling[]> {
   const layout = await scanDataDir(dataDir);
   const readme = layout.readme
     ? parseReadmeCatalog((await readDataFile(layout.readme)).toString('utf8'))
     : new Map<string, ReadmeCatalogEntry>();
   const subsByCik = new Map<string, Promise<SubmissionFiling[]>>();
   const factsByCik = new Map<string, Promise<CompanyFacts>>();
-  const docs: FilingDocument[] = [];
+  const docs: ListedFiling[] = [];
   const folders = [...layout.filings.keys()].sort((a, b) => a.toUpperCase().localeCompare(b.toUpperCase()));
   for (const folder of folders) {
     for (const file of layout.filings.get(folder) ?? []) {
@@ -154,7 +155,7 @@ export async function listFilingDocuments(dataDir: string): Promise<FilingDocume
 }
 
 /** The first source that named the accession, else the one that dated the filing. */
-function metadataSource(id: FilingIdentity): FilingDocument['metadataSource'] {
+function metadataSource(id: FilingIdentity): ListedFiling['metadataSource'] {
   if (id.accessionSource !== 'none') return id.accessionSource;
   switch (id.filedAtSource) {
     case 'submissions':

@@ -3,5 +3,5 @@
  * blocks, section classification, chunking and the review state of a chunk.
  */
 export { buildCorpus, type Chunk, type Corpus } from './corpus.js';
-export { listFilingDocuments, type FilingDocument } from './filing-list.js';
+export { listFilingDocuments, type ListedFiling } from './filing-list.js';
 export { CHUNK_TYPES, isChunkType, type ChunkType } from './sections.js';

@@ -8,7 +8,8 @@
  */
 export type ReviewStatus = 'verified' | 'rejected' | 'needs_review';
 
-export interface ManualReview {
+/** A chunk's `manual_review` as the emulator derives it (the contract's ManualReview). */
+export interface ChunkReview {
   status: ReviewStatus;
   reviewer: string | null;
   note: string | null;
@@ -24,7 +25,7 @@ function reviewedAt(filedAt: string | null): string | null {
   return Number.isNaN(t) ? null : new Date(t + 2 * 86_400_000 + 15 * 3_600_000).toISOString();
 }
 
-export function reviewFor(resultKey: string, confidence: number, filedAt: string | null): ManualReview {
+export function reviewFor(resultKey: string, confidence: number, filedAt: string | null): ChunkReview {
   if (confidence < LOW_CONFIDENCE) {
     return {
       status: 'needs_review',

@@ -14,7 +14,7 @@ import { badRequest } from '../../server/http-error.js';
 import { optionalInteger, type Body } from '../../server/request-fields.js';
 import { ENTITY_TYPES, round6, type EntityType } from '../indexes/index.js';
 import { parseQuery, requireCrossCompany } from './filing-search.js';
-import { parseSearchScope, resolveScope, scopeEnvelope, type SearchScope } from './scope.js';
+import { parseSearchScope, resolveScope, scopeEnvelope, type ParsedSearchScope } from './scope.js';
 import type { SearchService } from '../service.js';
 
 export const ENTITY_QUERY_MIN_CHARS = 2;
@@ -35,7 +35,7 @@ function searchableQuery(body: Body, minChars: number): { query: string; terms: 
 export interface EntitySearchParams {
   query: string;
   terms: string[];
-  scope: SearchScope;
+  scope: ParsedSearchScope;
   types: EntityType[] | null;
   limit: number;
   offset: number;
@@ -66,7 +66,7 @@ export function parseEntitySearch(body: Body, auth: AuthenticatedKey): EntitySea
 
 function scopeCiks(
   service: SearchService,
-  scope: SearchScope,
+  scope: ParsedSearchScope,
 ): { ciks: string[] | null; env: ReturnType<typeof scopeEnvelope> } {
   const companies = resolveScope(scope, (q) => service.resolveCompany(q));
   return { ciks: companies ? companies.map((c) => c.cik) : null, env: scopeEnvelope(scope, companies) };
@@ -74,7 +74,7 @@ function scopeCiks(
 
 /** The fields both registry searches start with (section 2.5): scope, query, the scope's ids, limit. */
 function envelopeHead(
-  p: { scope: SearchScope; query: string; limit: number },
+  p: { scope: ParsedSearchScope; query: string; limit: number },
   env: ReturnType<typeof scopeEnvelope>,
 ): Record<string, unknown> {
   return {
@@ -123,7 +123,7 @@ export async function runEntitySearch(
 export interface SeriesSearchParams {
   query: string;
   terms: string[];
-  scope: SearchScope;
+  scope: ParsedSearchScope;
   limit: number;
   fetchTop: number;
 }

@@ -24,7 +24,7 @@ import {
 } from './dates.js';
 import type { ChunkHit } from '../indexes/index.js';
 import { expandLegal } from './legal-terms.js';
-import { parseSearchScope, resolveScope, scopeEnvelope, type SearchScope } from './scope.js';
+import { parseSearchScope, resolveScope, scopeEnvelope, type ParsedSearchScope } from './scope.js';
 import { CHUNK_TYPES, isChunkType, type ChunkType } from '../chunks/index.js';
 import type { SearchService } from '../service.js';
 import { preview } from './snippet.js';
@@ -45,7 +45,7 @@ export interface FilingSearchParams {
   query: string;
   /** Distinct index terms of the query. */
   terms: string[];
-  scope: SearchScope;
+  scope: ParsedSearchScope;
   types: ChunkType[] | null;
   after: AfterSpec | undefined;
   before: string | undefined;

@@ -11,12 +11,13 @@ import type { SearchCompany } from '../service.js';
 /** Most companies one company-set search may name (our bound; the interface gives none). */
 export const MAX_COMPANY_SET = 25;
 
-export type SearchScope =
+/** The request's scope once validated, tagged by kind (the contract's SearchScope is the raw body). */
+export type ParsedSearchScope =
   | { kind: 'company'; ticker?: string; cik?: string }
   | { kind: 'company_set'; tickers?: string[]; ciks?: string[] }
   | { kind: 'cross_company' };
 
-export type ScopeKind = SearchScope['kind'];
+export type ScopeKind = ParsedSearchScope['kind'];
 
 const TICKER_RE = TICKER_PATTERN;
 const CIK_RE = /^\d{1,10}$/;
@@ -46,7 +47,7 @@ function stringList(body: Body, field: 'tickers' | 'ciks'): string[] {
   return out;
 }
 
-export function parseSearchScope(body: Body): SearchScope {
+export function parseSearchScope(body: Body): ParsedSearchScope {
   const singular = present(body.ticker) || present(body.cik);
   const hasTickers = present(body.tickers);
   const hasCiks = present(body.ciks);
@@ -67,7 +68,7 @@ export function parseSearchScope(body: Body): SearchScope {
 
 /** Resolves every identifier of the scope, in request order; 404 names the first unknown one. */
 export function resolveScope(
-  scope: SearchScope,
+  scope: ParsedSearchScope,
   resolve: (q: { ticker?: string; cik?: string }) => SearchCompany | undefined,
 ): SearchCompany[] | null {
   const one = (q: { ticker?: string; cik?: string }): SearchCompany => {
@@ -91,7 +92,7 @@ export function resolveScope(
 
 /** Envelope scope fields (sections 2.4, 2.5). */
 export function scopeEnvelope(
-  scope: SearchScope,
+  scope: ParsedSearchScope,
   companies: readonly SearchCompany[] | null,
 ): { ticker: string | null; cik: string | null; tickers: string[] | null; ciks: string[] | null } {
   switch (scope.kind) {

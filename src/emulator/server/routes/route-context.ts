@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../runtime.js';
-import type { Clock } from '../../runtime.js';
+import type { EmulatorClock } from '../../runtime.js';
 import type { AuthenticatedKey } from '../../auth/authenticator.js';
 import { hasEntitlement, notEntitledMessage } from '../../auth/entitlements.js';
 import type { EmulatorStore } from '../../store.js';
@@ -27,7 +27,7 @@ export type B2bOperationId = {
 /** What every route may use. */
 export interface ServerDeps {
   store: EmulatorStore;
-  clock: Clock;
+  clock: EmulatorClock;
   logger: Logger;
   /** Public base URL without trailing slash, prefixed to `…_url` fields that hold absolute paths. */
   publicUrl(): string;
