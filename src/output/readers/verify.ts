@@ -151,7 +151,6 @@ async function verifyFile(
   report: VerifyReport,
   sources: SourceManifests,
 ): Promise<FileCheck> {
-  const checkValues = opts.checkValues !== false;
   const check: FileCheck = {
     path: f.path,
     dataset: f.dataset,
@@ -161,95 +160,153 @@ async function verifyFile(
     problems: [],
   };
   const abs = join(root, f.path);
+  if (!(await checkFileBytes(check, abs, root, f, opts, sources))) return check;
+  if (ds === undefined) {
+    check.problems.push(`dataset ${f.dataset} is not described in the manifest`);
+    return check;
+  }
+  const read: FileRead = { abs, source: readSource(abs, f.format, ds.columns), columns: ds.columns };
+  try {
+    await checkColumns(duck, check, f, read);
+    const n = await checkRows(duck, check, f, read);
+    check.rows = n;
+    report.rowsChecked += n;
+    if (opts.checkValues !== false) await checkValues(duck, check, read, () => (report.valuesChecked += n));
+  } catch (err: unknown) {
+    check.problems.push(`unreadable: ${coerceError(err).message.split('\n')[0]}`);
+  }
+  check.ok = check.problems.length === 0;
+  return check;
+}
+
+/** A data file as DuckDB reads it: its path, the table function over it, the manifest's columns. */
+interface FileRead {
+  abs: string;
+  source: string;
+  columns: ManifestDataset['columns'];
+}
+
+/** DuckDB's table function reading one file with the manifest's columns. */
+function readSource(
+  abs: string,
+  format: ManifestFile['format'],
+  columns: ManifestDataset['columns'],
+): string {
+  const lit = sqlString(abs);
+  return format === 'parquet'
+    ? `read_parquet(${lit}, hive_partitioning = false)`
+    : `read_ndjson(${lit}, columns = {${columns.map((c) => `${sqlString(c.name)}: '${ndjsonReadType(c.type)}'`).join(', ')}}, format = 'newline_delimited', compression = 'gzip', hive_partitioning = false)`;
+}
+
+/** Size, sha256 and the reused-file links; false when the file cannot be read at all. */
+async function checkFileBytes(
+  check: FileCheck,
+  abs: string,
+  root: string,
+  f: ManifestFile,
+  opts: VerifyOptions,
+  sources: SourceManifests,
+): Promise<boolean> {
   let size: number;
   try {
     size = (await retryRead(abs, () => stat(abs), opts.readRetry)).size;
   } catch (err: unknown) {
     // Missing is an answer; anything else is reported with its cause, never as "missing".
     check.problems.push(isAbsent(err) ? 'missing' : `could not be read: ${coerceError(err).message}`);
-    return check;
+    return false;
   }
   if (size !== f.bytes) check.problems.push(`size ${size} bytes, manifest says ${f.bytes}`);
   const { sha256 } = await hashFile(abs);
   if (sha256 !== f.sha256) check.problems.push(`sha256 ${sha256} differs from the manifest's ${f.sha256}`);
   check.problems.push(...(await reusedFileProblems(root, f, sha256, sources)));
-  if (ds === undefined) {
-    check.problems.push(`dataset ${f.dataset} is not described in the manifest`);
-    return check;
-  }
+  return true;
+}
 
-  const lit = sqlString(abs);
-  const columns = ds.columns;
-  const source =
-    f.format === 'parquet'
-      ? `read_parquet(${lit}, hive_partitioning = false)`
-      : `read_ndjson(${lit}, columns = {${columns.map((c) => `${sqlString(c.name)}: '${ndjsonReadType(c.type)}'`).join(', ')}}, format = 'newline_delimited', compression = 'gzip', hive_partitioning = false)`;
-  try {
-    // Schema: names, order and types.
-    if (f.format === 'parquet') {
-      const described = await duck.all(`DESCRIBE SELECT * FROM ${source}`);
-      const got = described.map((d) => `${String(d.column_name)} ${String(d.column_type)}`);
-      const want = columns.map((c) => `${c.name} ${DESCRIBED[c.type]}`);
-      if (got.join(', ') !== want.join(', '))
-        check.problems.push(`columns differ from the manifest: ${listDiff(got, want)}`);
-    } else {
-      const shapes = await duck.all(
-        `SELECT DISTINCT CAST(json_keys(json) AS VARCHAR[]) AS k FROM read_ndjson_objects(${lit}, format = 'newline_delimited', compression = 'gzip')`,
+/** Schema: names, order and types (Parquet), or every line's keys (NDJSON). */
+async function checkColumns(
+  duck: DuckSession,
+  check: FileCheck,
+  f: ManifestFile,
+  read: FileRead,
+): Promise<void> {
+  const { columns, source } = read;
+  if (f.format === 'parquet') {
+    const described = await duck.all(`DESCRIBE SELECT * FROM ${source}`);
+    const got = described.map((d) => `${String(d.column_name)} ${String(d.column_type)}`);
+    const want = columns.map((c) => `${c.name} ${DESCRIBED[c.type]}`);
+    if (got.join(', ') !== want.join(', '))
+      check.problems.push(`columns differ from the manifest: ${listDiff(got, want)}`);
+    return;
+  }
+  const shapes = await duck.all(
+    `SELECT DISTINCT CAST(json_keys(json) AS VARCHAR[]) AS k FROM read_ndjson_objects(${sqlString(read.abs)}, format = 'newline_delimited', compression = 'gzip')`,
+  );
+  const want = columns.map((c) => c.name);
+  for (const s of shapes) {
+    const keys = s.k as string[];
+    if (keys.join(',') !== want.join(','))
+      check.problems.push(`a line's keys differ from the manifest: ${listDiff(keys, want)}`);
+  }
+}
+
+/** Row count and period_end range against the manifest; returns the rows counted. */
+async function checkRows(
+  duck: DuckSession,
+  check: FileCheck,
+  f: ManifestFile,
+  read: FileRead,
+): Promise<number> {
+  const hasDates = read.columns.some((c) => c.name === 'period_end');
+  const stats = await duck.all(
+    `SELECT count(*)::BIGINT AS n${hasDates ? ', CAST(min(period_end) AS VARCHAR) AS lo, CAST(max(period_end) AS VARCHAR) AS hi' : ''} FROM ${read.source}`,
+  );
+  const n = Number(stats[0]?.n);
+  if (n !== f.rows) check.problems.push(`${n} rows, manifest says ${f.rows}`);
+  if (hasDates && f.min_period_end !== undefined) {
+    const lo = (stats[0]?.lo as string | null) ?? null;
+    const hi = (stats[0]?.hi as string | null) ?? null;
+    if (lo !== f.min_period_end || hi !== f.max_period_end) {
+      check.problems.push(
+        `period_end spans ${lo}..${hi}, manifest says ${f.min_period_end}..${f.max_period_end}`,
       );
-      const want = columns.map((c) => c.name);
-      for (const s of shapes) {
-        const keys = s.k as string[];
-        if (keys.join(',') !== want.join(','))
-          check.problems.push(`a line's keys differ from the manifest: ${listDiff(keys, want)}`);
-      }
     }
-
-    const hasDates = columns.some((c) => c.name === 'period_end');
-    const stats = await duck.all(
-      `SELECT count(*)::BIGINT AS n${hasDates ? ', CAST(min(period_end) AS VARCHAR) AS lo, CAST(max(period_end) AS VARCHAR) AS hi' : ''} FROM ${source}`,
-    );
-    const n = Number(stats[0]?.n);
-    check.rows = n;
-    report.rowsChecked += n;
-    if (n !== f.rows) check.problems.push(`${n} rows, manifest says ${f.rows}`);
-    if (hasDates && f.min_period_end !== undefined) {
-      const lo = (stats[0]?.lo as string | null) ?? null;
-      const hi = (stats[0]?.hi as string | null) ?? null;
-      if (lo !== f.min_period_end || hi !== f.max_period_end) {
-        check.problems.push(
-          `period_end spans ${lo}..${hi}, manifest says ${f.min_period_end}..${f.max_period_end}`,
-        );
-      }
-    }
-
-    const names = new Set(columns.map((c) => c.name));
-    if (checkValues && names.has('value_num') && names.has('value_scaled_int') && names.has('scale')) {
-      const scaled = names.has('value_scaled_int_text')
-        ? `coalesce(CAST(value_scaled_int AS VARCHAR), value_scaled_int_text)`
-        : `CAST(value_scaled_int AS VARCHAR)`;
-      const cond = valueMismatchCondition('value_num', scaled, 'scale');
-      const key = names.has('fact_key') ? sqlIdent('fact_key') : 'NULL';
-      const counted = await duck.all(`SELECT count(*)::BIGINT AS bad FROM ${source} WHERE ${cond}`);
-      report.valuesChecked += n;
-      const badRows = Number(counted[0]?.bad ?? 0);
-      if (badRows > 0) {
-        const bad = await duck.all(
-          `SELECT ${key} AS fact_key, value_num, ${scaled} AS value_scaled_int, scale FROM ${source} WHERE ${cond} LIMIT 3`,
-        );
-        const examples = bad
-          .map(
-            (b) =>
-              `${String(b.fact_key)}: value_num ${String(b.value_num)} vs ${String(b.value_scaled_int)} x 10^${String(b.scale)}`,
-          )
-          .join('; ');
-        check.problems.push(`${badRows} row(s) where value_num != value_scaled_int x 10^scale (${examples})`);
-      }
-    }
-  } catch (err: unknown) {
-    check.problems.push(`unreadable: ${coerceError(err).message.split('\n')[0]}`);
   }
-  check.ok = check.problems.length === 0;
-  return check;
+  return n;
+}
+
+/**
+ * value_num against value_scaled_int x 10^scale, with up to three examples of a mismatch, when the
+ * dataset has those columns; `counted` is called once the mismatches are counted.
+ */
+async function checkValues(
+  duck: DuckSession,
+  check: FileCheck,
+  read: FileRead,
+  counted: () => void,
+): Promise<void> {
+  const names = new Set(read.columns.map((c) => c.name));
+  if (!(names.has('value_num') && names.has('value_scaled_int') && names.has('scale'))) return;
+  const { source } = read;
+  const scaled = names.has('value_scaled_int_text')
+    ? `coalesce(CAST(value_scaled_int AS VARCHAR), value_scaled_int_text)`
+    : `CAST(value_scaled_int AS VARCHAR)`;
+  const cond = valueMismatchCondition('value_num', scaled, 'scale');
+  const key = names.has('fact_key') ? sqlIdent('fact_key') : 'NULL';
+  const bads = await duck.all(`SELECT count(*)::BIGINT AS bad FROM ${source} WHERE ${cond}`);
+  counted();
+  const badRows = Number(bads[0]?.bad ?? 0);
+  if (badRows > 0) {
+    const bad = await duck.all(
+      `SELECT ${key} AS fact_key, value_num, ${scaled} AS value_scaled_int, scale FROM ${source} WHERE ${cond} LIMIT 3`,
+    );
+    const examples = bad
+      .map(
+        (b) =>
+          `${String(b.fact_key)}: value_num ${String(b.value_num)} vs ${String(b.value_scaled_int)} x 10^${String(b.scale)}`,
+      )
+      .join('; ');
+    check.problems.push(`${badRows} row(s) where value_num != value_scaled_int x 10^scale (${examples})`);
+  }
 }
 
 /** A file of the `changes` dataset: bytes and sha256, then its rows per change kind. */
