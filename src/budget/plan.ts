@@ -18,11 +18,41 @@ function fmtDuration(ms: number): string {
  * Refuses (ok: false) only when it cannot fit the month and multi-day is not allowed.
  */
 export function planRequests(input: PlanInput): Plan {
-  const { requests, state, now } = input;
+  const { requests, state } = input;
   if (!Number.isInteger(requests) || requests < 0)
     throw new RangeError(`plan: requests must be an integer >= 0, got ${requests}`);
   const telemetry = Math.min(requests, input.telemetryRequests ?? 0);
   const rate = state.effectiveRequestsPerMinute;
+  const { ramping, expectedDurationMs } = expectedDuration(input);
+  const remainingToday = state.daily.exhaustedUntil ? 0 : state.daily.remaining;
+  const remainingThisMonth = state.monthly.exhaustedUntil ? 0 : state.monthly.remaining;
+  const monthlyRequests = requests - telemetry;
+  const fitsToday = remainingToday === null || requests <= remainingToday;
+  const fitsMonth = remainingThisMonth === null || monthlyRequests <= remainingThisMonth;
+  const { days, expectedFinish } = daysSpanned(input, expectedDurationMs, fitsToday, remainingToday);
+  const parts: string[] = [
+    rateLine(input, ramping, expectedDurationMs),
+    dailyLine(input, { fitsToday, remainingToday, days, expectedFinish }),
+    monthlyLine(input, { fitsMonth, remainingThisMonth, monthlyRequests }),
+  ];
+  return {
+    requests,
+    effectiveRequestsPerMinute: rate,
+    expectedDurationMs,
+    fitsToday,
+    fitsMonth,
+    remainingToday,
+    remainingThisMonth,
+    days,
+    expectedFinishAt: new Date(expectedFinish).toISOString(),
+    ok: fitsMonth || input.allowMultiDay,
+    message: `snapshot plan: ${parts.join('; ')}`,
+  };
+}
+
+/** How long the requests take at the effective rate, or ramping up to it when `auto` has no rate headers. */
+function expectedDuration(input: PlanInput): { ramping: boolean; expectedDurationMs: number } {
+  const { requests, state } = input;
   const auto = state.auto;
   // Without rate headers `auto` ramps: the duration counts the windows it takes to get up to speed.
   const ramp =
@@ -38,14 +68,19 @@ export function planRequests(input: PlanInput): Plan {
       : null;
   const expectedDurationMs = ramp
     ? rampDurationMs(requests, ramp)
-    : Math.round((requests / rate) * WINDOW_MS);
-  const remainingToday = state.daily.exhaustedUntil ? 0 : state.daily.remaining;
-  const remainingThisMonth = state.monthly.exhaustedUntil ? 0 : state.monthly.remaining;
-  const monthlyRequests = requests - telemetry;
-  const fitsToday = remainingToday === null || requests <= remainingToday;
-  const fitsMonth = remainingThisMonth === null || monthlyRequests <= remainingThisMonth;
+    : Math.round((requests / state.effectiveRequestsPerMinute) * WINDOW_MS);
+  return { ramping: ramp !== null, expectedDurationMs };
+}
 
-  // Days: today's remainder first, then whole daily quotas after each 00:00 UTC reset.
+/** UTC days the snapshot spans and when it ends: today's remainder first, then whole daily quotas after each 00:00 UTC reset. */
+function daysSpanned(
+  input: PlanInput,
+  expectedDurationMs: number,
+  fitsToday: boolean,
+  remainingToday: number | null,
+): { days: number; expectedFinish: number } {
+  const { requests, state, now } = input;
+  const rate = state.effectiveRequestsPerMinute;
   let days = 1;
   let expectedFinish = now + expectedDurationMs;
   const dailyLimit = state.daily.limit;
@@ -62,63 +97,63 @@ export function planRequests(input: PlanInput): Plan {
   }
   // The rate alone can carry the snapshot past midnight too.
   if (Number.isFinite(days)) days = Math.max(days, utcDaysSpanned(now, expectedFinish));
+  return { days, expectedFinish };
+}
 
-  const ok = fitsMonth || input.allowMultiDay;
-  const parts: string[] = [
-    `${fmt(requests)} requests ${ramp ? 'ramping from' : 'at'} ${fmt(rate)} requests/min: about ${fmtDuration(expectedDurationMs)}`,
-  ];
-  if (auto) {
-    // Before the first answer nobody knows whether the key reports its limit: say both outcomes.
-    const headerless =
-      auto.mode === 'starting' && input.autoRampFactor !== undefined && input.autoCeiling !== undefined
-        ? rampDurationMs(requests, {
-            rate: auto.ratePerMinute,
-            factor: input.autoRampFactor,
-            ceiling: input.autoCeiling,
-            share: state.share,
-            fast: true,
-          })
-        : null;
-    parts[0] += ` (${autoNote(auto, input.autoRampFactor)}${headerless !== null ? `; about ${fmtDuration(headerless)} if the key's answers carry no rate headers` : ''})`;
-  }
-  if (remainingToday === null) parts.push('no daily quota known');
-  else if (fitsToday)
-    parts.push(
-      `fits today's quota (${fmt(remainingToday)} left${dailyLimit !== null ? ` of ${fmt(dailyLimit)}` : ''})`,
-    );
-  else
-    parts.push(
-      `does not fit today's quota (${fmt(remainingToday)} left${dailyLimit !== null ? ` of ${fmt(dailyLimit)}` : ''}): it pauses at ${state.daily.resetsAt} and resumes by itself` +
-        (Number.isFinite(days)
-          ? `, spanning ${days} UTC days, done about ${new Date(expectedFinish).toISOString()}`
-          : ''),
-    );
-  if (remainingThisMonth === null) parts.push('no monthly quota known');
-  else if (fitsMonth)
-    parts.push(
-      `fits this month's quota (${fmt(remainingThisMonth)} left${state.monthly.limit !== null ? ` of ${fmt(state.monthly.limit)}` : ''})`,
-    );
-  else
-    parts.push(
-      `does NOT fit this month's quota: needs ${fmt(monthlyRequests)} but only ${fmt(remainingThisMonth)}` +
-        `${state.monthly.limit !== null ? ` of ${fmt(state.monthly.limit)}` : ''} remain until ${state.monthly.resetsAt}` +
-        (input.allowMultiDay
-          ? '; multi-day is allowed, so it pauses at the monthly reset and resumes'
-          : '; refused: rerun with --allow-multi-day (or budget.allowMultiDay: true) to spread it over months, or export fewer tickers/datasets'),
-    );
-  return {
-    requests,
-    effectiveRequestsPerMinute: rate,
-    expectedDurationMs,
-    fitsToday,
-    fitsMonth,
-    remainingToday,
-    remainingThisMonth,
-    days,
-    expectedFinishAt: new Date(expectedFinish).toISOString(),
-    ok,
-    message: `snapshot plan: ${parts.join('; ')}`,
-  };
+/** The plan's first clause: requests, rate and duration, and what `auto` does. */
+function rateLine(input: PlanInput, ramping: boolean, expectedDurationMs: number): string {
+  const { requests, state } = input;
+  const auto = state.auto;
+  const line = `${fmt(requests)} requests ${ramping ? 'ramping from' : 'at'} ${fmt(state.effectiveRequestsPerMinute)} requests/min: about ${fmtDuration(expectedDurationMs)}`;
+  if (!auto) return line;
+  // Before the first answer nobody knows whether the key reports its limit: say both outcomes.
+  const headerless =
+    auto.mode === 'starting' && input.autoRampFactor !== undefined && input.autoCeiling !== undefined
+      ? rampDurationMs(requests, {
+          rate: auto.ratePerMinute,
+          factor: input.autoRampFactor,
+          ceiling: input.autoCeiling,
+          share: state.share,
+          fast: true,
+        })
+      : null;
+  return `${line} (${autoNote(auto, input.autoRampFactor)}${headerless !== null ? `; about ${fmtDuration(headerless)} if the key's answers carry no rate headers` : ''})`;
+}
+
+/** The plan's clause on today's quota. */
+function dailyLine(
+  input: PlanInput,
+  d: { fitsToday: boolean; remainingToday: number | null; days: number; expectedFinish: number },
+): string {
+  const { state } = input;
+  const dailyLimit = state.daily.limit;
+  if (d.remainingToday === null) return 'no daily quota known';
+  const left = `${fmt(d.remainingToday)} left${dailyLimit !== null ? ` of ${fmt(dailyLimit)}` : ''}`;
+  if (d.fitsToday) return `fits today's quota (${left})`;
+  return (
+    `does not fit today's quota (${left}): it pauses at ${state.daily.resetsAt} and resumes by itself` +
+    (Number.isFinite(d.days)
+      ? `, spanning ${d.days} UTC days, done about ${new Date(d.expectedFinish).toISOString()}`
+      : '')
+  );
+}
+
+/** The plan's clause on this month's quota, and the refusal when it cannot fit. */
+function monthlyLine(
+  input: PlanInput,
+  m: { fitsMonth: boolean; remainingThisMonth: number | null; monthlyRequests: number },
+): string {
+  const { state } = input;
+  if (m.remainingThisMonth === null) return 'no monthly quota known';
+  if (m.fitsMonth)
+    return `fits this month's quota (${fmt(m.remainingThisMonth)} left${state.monthly.limit !== null ? ` of ${fmt(state.monthly.limit)}` : ''})`;
+  return (
+    `does NOT fit this month's quota: needs ${fmt(m.monthlyRequests)} but only ${fmt(m.remainingThisMonth)}` +
+    `${state.monthly.limit !== null ? ` of ${fmt(state.monthly.limit)}` : ''} remain until ${state.monthly.resetsAt}` +
+    (input.allowMultiDay
+      ? '; multi-day is allowed, so it pauses at the monthly reset and resumes'
+      : '; refused: rerun with --allow-multi-day (or budget.allowMultiDay: true) to spread it over months, or export fewer tickers/datasets')
+  );
 }
 
 /** What `auto` does, in the plan's words. */

@@ -120,25 +120,9 @@ function typedExpr(
 
 /** The SELECT producing typed rows, in schema column order. */
 export function convertSelect(input: ConvertInput, source: ConvertSource): string {
-  const { schema, kinds, extraFields, mode } = input;
-  const reads: ReadColumn[] = [];
-  const readAs = new Map<string, 'VARCHAR' | 'JSON'>();
-  for (const c of schema.columns) {
-    if (c.role === 'field') {
-      const r = readType(kinds.get(c.name), c.type);
-      reads.push({ name: c.name, readAs: r });
-      readAs.set(c.name, r);
-    } else if (c.role === 'lineage') {
-      reads.push({ name: c.name, readAs: 'VARCHAR' });
-      readAs.set(c.name, 'VARCHAR');
-    }
-  }
-  for (const name of extraFields) {
-    const r = readType(kinds.get(name), 'extra');
-    reads.push({ name, readAs: r });
-    readAs.set(name, r);
-  }
-
+  const { schema, extraFields } = input;
+  const reads = readColumns(input);
+  const readAs = new Map(reads.map((r) => [r.name, r.readAs]));
   const overflowOf = new Map(schema.columns.filter((c) => c.role === 'overflow').map((c) => [c.from, c]));
   const failureEntries: string[] = [];
   const extraEntries: string[] = [];
@@ -147,20 +131,9 @@ export function convertSelect(input: ConvertInput, source: ConvertSource): strin
     const alias = sqlIdent(c.name);
     switch (c.role) {
       case 'field': {
-        const ref = sqlIdent(c.name);
-        const r = readAs.get(c.name) ?? 'VARCHAR';
-        const keepsOverflow = c.type === 'DECIMAL(38,0)' && overflowOf.has(c.name);
-        // With an overflow column, a value that is not a 38-digit integer is kept there, not an error.
-        const expr = keepsOverflow
-          ? `CASE WHEN regexp_full_match(${ref}, '${INTEGER_DIGITS}') THEN CAST(CAST(${ref} AS HUGEINT) AS DECIMAL(38,0)) END`
-          : typedExpr(ref, c, r, mode, kinds.get(c.name));
-        select.push(`${expr} AS ${alias}`);
-        const castable = !(c.type === 'VARCHAR' || (c.type === 'JSON' && r === 'JSON') || keepsOverflow);
-        if (mode === 'tolerant' && castable) {
-          failureEntries.push(
-            `{'key': ${sqlString(c.name)}, 'value': CASE WHEN ${ref} IS NOT NULL AND (${expr}) IS NULL THEN to_json(${ref}) END}`,
-          );
-        }
+        const field = fieldSelect(input, c, readAs.get(c.name) ?? 'VARCHAR', overflowOf.has(c.name));
+        select.push(`${field.expr} AS ${alias}`);
+        if (field.failure !== null) failureEntries.push(field.failure);
         break;
       }
       case 'approx':
@@ -174,49 +147,99 @@ export function convertSelect(input: ConvertInput, source: ConvertSource): strin
         break;
       }
       case 'extra': {
-        for (const name of extraFields) {
-          const ref = sqlIdent(name);
-          const k = (kinds.get(name) ?? 0) & ~Kind.NULL;
-          const r = readAs.get(name);
-          const json =
-            r === 'JSON'
-              ? ref
-              : (k & ~STRING_KINDS) === 0
-                ? `to_json(${ref})`
-                : mode === 'strict'
-                  ? `CAST(${ref} AS JSON)`
-                  : `coalesce(TRY_CAST(${ref} AS JSON), to_json(${ref}))`;
-          extraEntries.push(`{'key': ${sqlString(name)}, 'value': ${json}}`);
-        }
+        for (const name of extraFields) extraEntries.push(extraEntry(input, name, readAs.get(name)));
         select.push('__EXTRA__'); // filled below: cast failures of later field columns belong in it too
         break;
       }
       case 'lineage':
-        select.push(
-          c.type === 'TIMESTAMPTZ'
-            ? `${mode === 'strict' ? 'CAST' : 'TRY_CAST'}(${sqlIdent(c.name)} AS TIMESTAMPTZ) AS ${alias}`
-            : c.name === '_snapshot_id' && input.snapshotId !== undefined
-              ? `${sqlString(input.snapshotId)} AS ${alias}`
-              : `${sqlIdent(c.name)} AS ${alias}`,
-        );
+        select.push(lineageSelect(input, c, alias));
         break;
     }
   }
-  const entries = [...extraEntries, ...failureEntries];
-  const extra =
-    entries.length === 0
-      ? `CAST(NULL AS JSON) AS ${sqlIdent('_extra')}`
-      : `CAST(NULLIF(CAST(to_json(map_from_entries(list_filter([${entries.join(', ')}], lambda e: e.value IS NOT NULL))) AS VARCHAR), '{}') AS JSON) AS ${sqlIdent('_extra')}`;
+  const extra = extraColumn([...extraEntries, ...failureEntries]);
   const list = select.map((s) => (s === '__EXTRA__' ? extra : s)).join(',\n  ');
+  return `SELECT\n  ${list}\nFROM ${rowsFrom(reads, source)}`;
+}
 
+/** The fields the JSON parse reads (schema fields, lineage, extra fields) and as what. */
+function readColumns(input: ConvertInput): ReadColumn[] {
+  const { schema, kinds, extraFields } = input;
+  const reads: ReadColumn[] = [];
+  for (const c of schema.columns) {
+    if (c.role === 'field') reads.push({ name: c.name, readAs: readType(kinds.get(c.name), c.type) });
+    else if (c.role === 'lineage') reads.push({ name: c.name, readAs: 'VARCHAR' });
+  }
+  for (const name of extraFields) reads.push({ name, readAs: readType(kinds.get(name), 'extra') });
+  return reads;
+}
+
+/**
+ * A field column's typed expression, and in tolerant mode the `_extra` entry keeping a value that
+ * would not cast (null when it cannot fail).
+ */
+function fieldSelect(
+  input: ConvertInput,
+  c: ColumnDef,
+  r: 'VARCHAR' | 'JSON',
+  hasOverflow: boolean,
+): { expr: string; failure: string | null } {
+  const { kinds, mode } = input;
+  const ref = sqlIdent(c.name);
+  const keepsOverflow = c.type === 'DECIMAL(38,0)' && hasOverflow;
+  // With an overflow column, a value that is not a 38-digit integer is kept there, not an error.
+  const expr = keepsOverflow
+    ? `CASE WHEN regexp_full_match(${ref}, '${INTEGER_DIGITS}') THEN CAST(CAST(${ref} AS HUGEINT) AS DECIMAL(38,0)) END`
+    : typedExpr(ref, c, r, mode, kinds.get(c.name));
+  const castable = !(c.type === 'VARCHAR' || (c.type === 'JSON' && r === 'JSON') || keepsOverflow);
+  const failure =
+    mode === 'tolerant' && castable
+      ? `{'key': ${sqlString(c.name)}, 'value': CASE WHEN ${ref} IS NOT NULL AND (${expr}) IS NULL THEN to_json(${ref}) END}`
+      : null;
+  return { expr, failure };
+}
+
+/** The `_extra` entry of a field the schema does not name, as JSON. */
+function extraEntry(input: ConvertInput, name: string, r: 'VARCHAR' | 'JSON' | undefined): string {
+  const { kinds, mode } = input;
+  const ref = sqlIdent(name);
+  const k = (kinds.get(name) ?? 0) & ~Kind.NULL;
+  const json =
+    r === 'JSON'
+      ? ref
+      : (k & ~STRING_KINDS) === 0
+        ? `to_json(${ref})`
+        : mode === 'strict'
+          ? `CAST(${ref} AS JSON)`
+          : `coalesce(TRY_CAST(${ref} AS JSON), to_json(${ref}))`;
+  return `{'key': ${sqlString(name)}, 'value': ${json}}`;
+}
+
+/** A lineage column: the fetch time typed, the snapshot id given, else the staged text. */
+function lineageSelect(input: ConvertInput, c: ColumnDef, alias: string): string {
+  return c.type === 'TIMESTAMPTZ'
+    ? `${input.mode === 'strict' ? 'CAST' : 'TRY_CAST'}(${sqlIdent(c.name)} AS TIMESTAMPTZ) AS ${alias}`
+    : c.name === '_snapshot_id' && input.snapshotId !== undefined
+      ? `${sqlString(input.snapshotId)} AS ${alias}`
+      : `${sqlIdent(c.name)} AS ${alias}`;
+}
+
+/** The `_extra` column: the non-null entries as a JSON object, NULL when none. */
+function extraColumn(entries: readonly string[]): string {
+  return entries.length === 0
+    ? `CAST(NULL AS JSON) AS ${sqlIdent('_extra')}`
+    : `CAST(NULLIF(CAST(to_json(map_from_entries(list_filter([${entries.join(', ')}], lambda e: e.value IS NOT NULL))) AS VARCHAR), '{}') AS JSON) AS ${sqlIdent('_extra')}`;
+}
+
+/** The rows the SELECT reads: the source's lines parsed once each, or only the slice asked for. */
+function rowsFrom(reads: readonly ReadColumn[], source: ConvertSource): string {
   // One JSON parse per row, into text (or JSON) fields by name; the reader only splits lines.
   const structure = sqlString(JSON.stringify(Object.fromEntries(reads.map((r) => [r.name, r.readAs]))));
   const lines = lineScan(source.file, source.maxLineBytes);
   if (source.skip === 0 && source.take === source.total)
-    return `SELECT\n  ${list}\nFROM (SELECT unnest(json_transform(line, ${structure})) FROM ${lines})`;
+    return `(SELECT unnest(json_transform(line, ${structure})) FROM ${lines})`;
   // Row numbering in file order (insertion order is preserved): skipped lines are not even parsed,
   // and LIMIT stops the scan early.
-  return `SELECT\n  ${list}\nFROM (SELECT unnest(json_transform(line, ${structure})) FROM ${lines} WITH ORDINALITY AS src(line, "__fx_row")\n  WHERE "__fx_row" > ${source.skip} LIMIT ${source.take})`;
+  return `(SELECT unnest(json_transform(line, ${structure})) FROM ${lines} WITH ORDINALITY AS src(line, "__fx_row")\n  WHERE "__fx_row" > ${source.skip} LIMIT ${source.take})`;
 }
 
 /**
