@@ -4,7 +4,9 @@
  * Exit code: 0 published (or enqueued without --wait), 1 failed or stopped.
  */
 import type { Command } from 'commander';
-import type { FlagOverride } from '../../config/load.js';
+import type { Config, FlagOverride } from '../../config/load.js';
+import type * as Pipeline from '../../pipeline/index.js';
+import type { SnapshotSpec, SnapshotView } from '../../pipeline/index.js';
 import type { CliApp } from '../app.js';
 import type { CommonCliOptions } from '../command-support.js';
 import { commaList, configOption, integer } from '../option-parsers.js';
@@ -61,9 +63,7 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
     import('../command-support.js'),
     import('../../pipeline/index.js'),
   ]);
-  const { openExporter, resultLine, runSnapshot, buildSnapshotSpec, loadUniverse, readUniverseFile, dedupe } =
-    p;
-  const { serveMetrics } = p;
+  const { openExporter, resultLine, runSnapshot, serveMetrics } = p;
   const flags: FlagOverride[] = [
     { path: 'datasets', value: o.datasets, flag: '--datasets' },
     { path: 'output.formats', value: o.formats, flag: '--formats' },
@@ -72,22 +72,7 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
   ];
   const { config, logger } = setup(o, flags);
   const apiKey = requireApiKey(config);
-  const companies =
-    o.tickers || o.universeFile
-      ? dedupe([
-          ...(o.tickers ? await loadUniverse({ tickers: o.tickers, tickersLabel: '--tickers' }) : []),
-          ...(o.universeFile ? await readUniverseFile(o.universeFile) : []),
-        ])
-      : await loadUniverse(config.universe);
-  const spec = buildSnapshotSpec({
-    companies,
-    datasets: config.datasets,
-    formats: config.output.formats,
-    outDir: config.output.dir,
-    ...(o.snapshotId !== undefined ? { snapshotId: o.snapshotId } : {}),
-    now: Date.now(),
-    timeZone: config.schedule.tz,
-  });
+  const spec = await snapshotSpec(o, config, p);
 
   // With --local on a terminal, the workers' routine info lines would break the progress bars.
   const quiet = o.local === true && process.stderr.isTTY === true && config.log.level === 'info';
@@ -135,15 +120,41 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
       return;
     }
     process.stdout.write(`${resultLine(record)}\n`);
-    if (record.state === 'failed' || record.state === 'stopped') {
-      process.stderr.write(`snapshot ${record.spec.id} ${record.state}: ${record.message ?? ''}\n`);
-      process.exitCode = 1;
-    } else if (record.state === 'published') {
-      process.stderr.write(`snapshot ${record.spec.id} published: ${record.manifest ?? ''}\n`);
-    }
+    reportEnd(record);
   } finally {
     offSignals();
     await exporter.close();
     await served?.close();
+  }
+}
+
+/** The snapshot asked for: --tickers and --universe-file, else the config's universe. */
+async function snapshotSpec(o: RunCliOptions, config: Config, p: typeof Pipeline): Promise<SnapshotSpec> {
+  const { buildSnapshotSpec, loadUniverse, readUniverseFile, dedupe } = p;
+  const companies =
+    o.tickers || o.universeFile
+      ? dedupe([
+          ...(o.tickers ? await loadUniverse({ tickers: o.tickers, tickersLabel: '--tickers' }) : []),
+          ...(o.universeFile ? await readUniverseFile(o.universeFile) : []),
+        ])
+      : await loadUniverse(config.universe);
+  return buildSnapshotSpec({
+    companies,
+    datasets: config.datasets,
+    formats: config.output.formats,
+    outDir: config.output.dir,
+    ...(o.snapshotId !== undefined ? { snapshotId: o.snapshotId } : {}),
+    now: Date.now(),
+    timeZone: config.schedule.tz,
+  });
+}
+
+/** How the snapshot ended, on stderr, and the exit code: 1 when it failed or was stopped. */
+function reportEnd(record: SnapshotView): void {
+  if (record.state === 'failed' || record.state === 'stopped') {
+    process.stderr.write(`snapshot ${record.spec.id} ${record.state}: ${record.message ?? ''}\n`);
+    process.exitCode = 1;
+  } else if (record.state === 'published') {
+    process.stderr.write(`snapshot ${record.spec.id} published: ${record.manifest ?? ''}\n`);
   }
 }
