@@ -52,60 +52,25 @@ export interface Piece {
 
 /** Writes `o.to`; `tolerantReason` says why a strict conversion failed, when it did. */
 export async function convertFile(o: ConvertFileOptions): Promise<{ tolerantReason?: string }> {
-  const copy = (mode: ConvertMode, from: ConvertSource, to: string): string =>
-    copyStatement({ ...o.input, mode }, from, to, o.compression, o.rowGroupRows);
   const { source } = o;
   const ready = o.ready ?? [];
   const gaps = gapsBetween(ready, source);
   if (gaps === undefined)
     throw new OutputError('OUTPUT_FAILED', `${o.to}: the segments given overlap or lie outside the file`);
   const sessions = [o.duck, ...o.rangeDucks];
-  // One gap (no segments, or segments at one end) is cut over the sessions; several go one each.
-  const only = gaps.length === 1 ? gaps[0]! : undefined;
-  const ranges =
-    only === undefined
-      ? gaps
-      : rowRanges(
-          only.skip,
-          only.take,
-          sessions.length,
-          o.rowGroupRows,
-          o.members.length > 0 ? 0 : SKIP_COST,
-        );
+  const ranges = rangesOf(o, gaps, sessions.length);
   const whole = ready.length === 0 && ranges.length === 1;
   const rangePaths = whole ? [] : ranges.map((_, i) => `${o.to}.range-${i}`);
   const scratch: string[] = [];
-  // A range that starts or ends inside the file reads only the members holding it.
-  const sourceOf = async (r: { skip: number; take: number }, i: number): Promise<ConvertSource> => {
-    const cut = memberCut(o.members, r, source.total);
-    if (cut === undefined) return { ...source, ...r };
-    const file = o.scratch(i);
-    await mkdir(dirname(file), { recursive: true });
-    scratch.push(file);
-    await copyRanges(
-      [{ path: source.file, start: cut.offset, ...(cut.end === undefined ? {} : { end: cut.end }) }],
-      file,
-    );
-    return { ...source, file, skip: r.skip - cut.row, take: r.take, total: cut.rows };
-  };
   try {
     // Outside the strict attempt: failing to copy members is not a value that does not fit.
-    const sources = await Promise.all(ranges.map(sourceOf));
+    const sources = await Promise.all(ranges.map((r, i) => rangeSource(o, r, i, scratch)));
     try {
       if (whole) {
-        await o.duck.run(copy('strict', sources[0]!, o.to));
+        await o.duck.run(copyOf(o, 'strict', sources[0]!, o.to));
         return {};
       }
-      // Each session takes the next range until none is left.
-      let next = 0;
-      const runs = await Promise.allSettled(
-        sessions.map(async (session) => {
-          for (let i = next++; i < ranges.length; i = next++)
-            await session.run(copy('strict', sources[i]!, rangePaths[i]!));
-        }),
-      );
-      const failed = runs.find((r) => r.status === 'rejected');
-      if (failed !== undefined) throw failed.reason;
+      await convertRanges(o, sessions, sources, rangePaths);
     } catch (err: unknown) {
       if (err instanceof OutputError) throw err; // not a value that does not fit
       // A value did not fit its column (or the input is malformed): redo the file keeping such values in _extra.
@@ -114,34 +79,102 @@ export async function convertFile(o: ConvertFileOptions): Promise<{ tolerantReas
         { dataset: o.dataset, file: o.to, reason },
         'strict conversion failed; converting tolerantly',
       );
-      await o.duck.run(copy('tolerant', source, o.to));
+      await o.duck.run(copyOf(o, 'tolerant', source, o.to));
       return { tolerantReason: reason };
     }
     const pieces = [...ready, ...ranges.map((r, i) => ({ ...r, path: rangePaths[i]! }))].sort(
       (x, y) => x.skip - y.skip,
     );
-    try {
-      await concatParquet(
-        pieces.map((p) => p.path),
-        o.to,
-      );
-    } catch (err: unknown) {
-      if (ready.length === 0) throw err;
-      // Segments are an optimisation: one that does not join (another writer's file) is redone here.
-      o.logger.warn(
-        { dataset: o.dataset, file: o.to, reason: coerceError(err).message },
-        'segments converted while staging do not join; converting the file again',
-      );
-      return await convertFile({ ...o, ready: [] });
-    }
-    o.logger.debug(
-      { dataset: o.dataset, file: o.to, rows: source.take, ranges: ranges.length, segments: ready.length },
-      'file converted in row ranges',
-    );
-    return {};
+    return await joinPieces(o, pieces, ranges.length);
   } finally {
     for (const p of [...rangePaths, ...scratch]) await rm(p, { force: true });
   }
+}
+
+/** The COPY converting `from` into `to` in `mode`. */
+function copyOf(o: ConvertFileOptions, mode: ConvertMode, from: ConvertSource, to: string): string {
+  return copyStatement({ ...o.input, mode }, from, to, o.compression, o.rowGroupRows);
+}
+
+/** The ranges to convert: one gap (no segments, or segments at one end) cut over the sessions; several go one each. */
+function rangesOf(
+  o: ConvertFileOptions,
+  gaps: { skip: number; take: number }[],
+  sessions: number,
+): { skip: number; take: number }[] {
+  const only = gaps.length === 1 ? gaps[0]! : undefined;
+  return only === undefined
+    ? gaps
+    : rowRanges(only.skip, only.take, sessions, o.rowGroupRows, o.members.length > 0 ? 0 : SKIP_COST);
+}
+
+/**
+ * The staged rows of range `i`: a range that starts or ends inside the file reads only the members
+ * holding it, copied into a scratch file (pushed onto `scratch` for removal).
+ */
+async function rangeSource(
+  o: ConvertFileOptions,
+  r: { skip: number; take: number },
+  i: number,
+  scratch: string[],
+): Promise<ConvertSource> {
+  const { source } = o;
+  const cut = memberCut(o.members, r, source.total);
+  if (cut === undefined) return { ...source, ...r };
+  const file = o.scratch(i);
+  await mkdir(dirname(file), { recursive: true });
+  scratch.push(file);
+  await copyRanges(
+    [{ path: source.file, start: cut.offset, ...(cut.end === undefined ? {} : { end: cut.end }) }],
+    file,
+  );
+  return { ...source, file, skip: r.skip - cut.row, take: r.take, total: cut.rows };
+}
+
+/** Strict conversion of every range into its path; each session takes the next range until none is left. */
+async function convertRanges(
+  o: ConvertFileOptions,
+  sessions: readonly DuckSession[],
+  sources: readonly ConvertSource[],
+  paths: readonly string[],
+): Promise<void> {
+  let next = 0;
+  const runs = await Promise.allSettled(
+    sessions.map(async (session) => {
+      for (let i = next++; i < sources.length; i = next++)
+        await session.run(copyOf(o, 'strict', sources[i]!, paths[i]!));
+    }),
+  );
+  const failed = runs.find((r) => r.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+}
+
+/** Concatenates the converted pieces into `o.to`; segments that do not join are redone from the staged rows. */
+async function joinPieces(
+  o: ConvertFileOptions,
+  pieces: readonly Piece[],
+  ranges: number,
+): Promise<{ tolerantReason?: string }> {
+  const ready = o.ready ?? [];
+  try {
+    await concatParquet(
+      pieces.map((p) => p.path),
+      o.to,
+    );
+  } catch (err: unknown) {
+    if (ready.length === 0) throw err;
+    // Segments are an optimisation: one that does not join (another writer's file) is redone here.
+    o.logger.warn(
+      { dataset: o.dataset, file: o.to, reason: coerceError(err).message },
+      'segments converted while staging do not join; converting the file again',
+    );
+    return await convertFile({ ...o, ready: [] });
+  }
+  o.logger.debug(
+    { dataset: o.dataset, file: o.to, rows: o.source.take, ranges, segments: ready.length },
+    'file converted in row ranges',
+  );
+  return {};
 }
 
 /** The row ranges of the file that `ready` does not hold, or undefined when `ready` is not a set of disjoint ranges inside it. */

@@ -130,76 +130,82 @@ export function planPrune(snapshots: readonly StoredSnapshot[], opts: PruneOptio
         (b.manifest?.snapshot_date ?? '').localeCompare(a.manifest?.snapshot_date ?? '') ||
         (b.manifest?.published_at ?? '').localeCompare(a.manifest?.published_at ?? ''),
     );
-  published.forEach((s, i) => {
-    const publishedMs = Date.parse(s.manifest?.published_at ?? '');
-    const ageMs = opts.now - publishedMs;
-    if (i < opts.keep) {
-      plan.kept.push({
-        snapshotId: s.snapshotId,
-        published: true,
-        reason: i === 0 ? 'newest published' : `among the newest ${opts.keep}`,
-      });
-      if (s.staging.length > 0)
-        plan.remove.push(action(s, 'staging', 'staging left by a published snapshot'));
-    } else if (opts.olderThanMs !== undefined && !(ageMs > opts.olderThanMs)) {
-      plan.kept.push({
-        snapshotId: s.snapshotId,
-        published: true,
-        reason: `published ${age(Math.max(0, ageMs))} ago, not older than the limit`,
-      });
-      if (s.staging.length > 0)
-        plan.remove.push(action(s, 'staging', 'staging left by a published snapshot'));
-    } else {
-      plan.remove.push(
-        action(
-          s,
-          'snapshot',
-          `published, beyond the newest ${opts.keep}${Number.isNaN(ageMs) ? '' : ` (published ${age(ageMs)} ago)`}`,
-        ),
-      );
-    }
-  });
-  const abandonedAfter = opts.abandonedAfterMs ?? DEFAULT_ABANDONED_AFTER_MS;
+  published.forEach((s, i) => planPublished(plan, s, i, opts));
   for (const s of snapshots) {
     if (s.published || s.unreadable !== undefined) continue;
-    const keep = (reason: string): void =>
-      void plan.kept.push({ snapshotId: s.snapshotId, published: false, reason });
-    if (opts.pipelineState === null) {
-      keep('not published, and the pipeline could not be asked whether it is in progress');
-      continue;
-    }
-    const state = opts.pipelineState.get(s.snapshotId) ?? { kind: 'unknown' };
-    const objects = [...s.meta, ...s.data, ...s.staging];
-    const idleMs = opts.now - Math.max(0, ...objects.map((o) => o.modifiedMs ?? opts.now));
-    switch (state.kind) {
-      case 'active':
-        keep('in progress');
-        break;
-      case 'published':
-        // The record says published but the root has no _SUCCESS: a reader must not lose it unseen.
-        keep('published according to the pipeline, but its _SUCCESS is not under this root');
-        break;
-      case 'retryable': {
-        const since = opts.now - state.updatedAtMs;
-        if (opts.olderThanMs !== undefined && since > opts.olderThanMs)
-          plan.remove.push(action(s, 'snapshot', `failed or stopped ${age(since)} ago, never published`));
-        else keep(`failed or stopped ${age(Math.max(0, since))} ago: --retry can still resume it`);
-        break;
-      }
-      case 'unknown':
-        if (idleMs > abandonedAfter && (opts.olderThanMs === undefined || idleMs > opts.olderThanMs))
-          plan.remove.push(
-            action(s, 'snapshot', `abandoned: no pipeline record, untouched for ${age(idleMs)}`),
-          );
-        else keep(`not published, no pipeline record, touched ${age(Math.max(0, idleMs))} ago`);
-        break;
-      default: {
-        const never: never = state;
-        throw new Error(`unknown pipeline state ${JSON.stringify(never)}`);
-      }
-    }
+    planUnpublished(plan, s, opts);
   }
   return plan;
+}
+
+/** A published snapshot, `i`-th newest: kept among the newest or younger than the limit, else removed. */
+function planPublished(plan: PrunePlan, s: StoredSnapshot, i: number, opts: PruneOptions): void {
+  const publishedMs = Date.parse(s.manifest?.published_at ?? '');
+  const ageMs = opts.now - publishedMs;
+  if (i < opts.keep) {
+    plan.kept.push({
+      snapshotId: s.snapshotId,
+      published: true,
+      reason: i === 0 ? 'newest published' : `among the newest ${opts.keep}`,
+    });
+    if (s.staging.length > 0) plan.remove.push(action(s, 'staging', 'staging left by a published snapshot'));
+  } else if (opts.olderThanMs !== undefined && !(ageMs > opts.olderThanMs)) {
+    plan.kept.push({
+      snapshotId: s.snapshotId,
+      published: true,
+      reason: `published ${age(Math.max(0, ageMs))} ago, not older than the limit`,
+    });
+    if (s.staging.length > 0) plan.remove.push(action(s, 'staging', 'staging left by a published snapshot'));
+  } else {
+    plan.remove.push(
+      action(
+        s,
+        'snapshot',
+        `published, beyond the newest ${opts.keep}${Number.isNaN(ageMs) ? '' : ` (published ${age(ageMs)} ago)`}`,
+      ),
+    );
+  }
+}
+
+/** A readable snapshot never published: what the pipeline says of it decides, else how long it sat idle. */
+function planUnpublished(plan: PrunePlan, s: StoredSnapshot, opts: PruneOptions): void {
+  const abandonedAfter = opts.abandonedAfterMs ?? DEFAULT_ABANDONED_AFTER_MS;
+  const keep = (reason: string): void =>
+    void plan.kept.push({ snapshotId: s.snapshotId, published: false, reason });
+  if (opts.pipelineState === null) {
+    keep('not published, and the pipeline could not be asked whether it is in progress');
+    return;
+  }
+  const state = opts.pipelineState.get(s.snapshotId) ?? { kind: 'unknown' };
+  const objects = [...s.meta, ...s.data, ...s.staging];
+  const idleMs = opts.now - Math.max(0, ...objects.map((o) => o.modifiedMs ?? opts.now));
+  switch (state.kind) {
+    case 'active':
+      keep('in progress');
+      break;
+    case 'published':
+      // The record says published but the root has no _SUCCESS: a reader must not lose it unseen.
+      keep('published according to the pipeline, but its _SUCCESS is not under this root');
+      break;
+    case 'retryable': {
+      const since = opts.now - state.updatedAtMs;
+      if (opts.olderThanMs !== undefined && since > opts.olderThanMs)
+        plan.remove.push(action(s, 'snapshot', `failed or stopped ${age(since)} ago, never published`));
+      else keep(`failed or stopped ${age(Math.max(0, since))} ago: --retry can still resume it`);
+      break;
+    }
+    case 'unknown':
+      if (idleMs > abandonedAfter && (opts.olderThanMs === undefined || idleMs > opts.olderThanMs))
+        plan.remove.push(
+          action(s, 'snapshot', `abandoned: no pipeline record, untouched for ${age(idleMs)}`),
+        );
+      else keep(`not published, no pipeline record, touched ${age(Math.max(0, idleMs))} ago`);
+      break;
+    default: {
+      const never: never = state;
+      throw new Error(`unknown pipeline state ${JSON.stringify(never)}`);
+    }
+  }
 }
 
 /**
