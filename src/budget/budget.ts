@@ -333,66 +333,25 @@ class RedisBudget implements Budget {
       this.redis.hgetall(this.keyQuotaHash()),
       this.redis.hgetall(this.acctQuotaHash()),
     ]);
-    const num = (v: string | undefined | null): number | null =>
-      v === undefined || v === null || v === '' ? null : Number(v);
-    const serverLimit = num(gate.serverLimit);
+    const serverLimit = numOrNull(gate.serverLimit);
     const auto =
       this.config.requestsPerMinute === 'auto'
         ? describeAuto(
             {
               serverLimit,
-              autoRate: num(gate.autoRate),
-              autoCeil: num(gate.autoCeil),
-              autoBackedAt: num(gate.autoBackedAt),
-              autoBackedFrom: num(gate.autoBackedFrom),
-              autoExpiredAt: num(gate.autoExpiredAt),
-              autoExpiredCeil: num(gate.autoExpiredCeil),
+              autoRate: numOrNull(gate.autoRate),
+              autoCeil: numOrNull(gate.autoCeil),
+              autoBackedAt: numOrNull(gate.autoBackedAt),
+              autoBackedFrom: numOrNull(gate.autoBackedFrom),
+              autoExpiredAt: numOrNull(gate.autoExpiredAt),
+              autoExpiredCeil: numOrNull(gate.autoExpiredCeil),
             },
             this.config.autoCeiling,
           )
         : null;
     const effective = effectiveRate(this.config, serverLimit, auto?.ratePerMinute);
-    const margin = this.config.safetyMarginMs;
-    const end = num(gate.end);
-    const holds: { reason: string; until: string }[] = [];
-    const holdUntil = num(gate.holdUntil);
-    if (holdUntil !== null && holdUntil > now)
-      holds.push({ reason: gate.holdReason ?? 'rate limited', until: new Date(holdUntil).toISOString() });
-    let window: BudgetDescription['window'] = null;
-    if (end !== null && now < end + margin) {
-      const used = num(gate.used) ?? 0;
-      const allowed = Math.min(num(gate.cap) ?? effective, effective);
-      window = {
-        sent: used,
-        allowed,
-        endsAt: new Date(end).toISOString(),
-        inFlight: num(gate.inflight) ?? 0,
-      };
-      if (holds.length === 0 && (used >= allowed || now >= end - margin)) {
-        holds.push({
-          reason:
-            used >= allowed ? `window spent (${used}/${allowed} sent)` : 'quiet time around the window reset',
-          until: new Date(end + margin).toISOString(),
-        });
-      }
-    }
-    const usage = (kind: QuotaKind, period: string, used: number, configured: number | null): QuotaUsage => {
-      const learned = [keyQ, acctQ]
-        .map((h) => num(h[`${kind}.limit`]))
-        .filter((v): v is number => v !== null);
-      const limits = [...(configured !== null ? [configured] : []), ...learned];
-      const limit = limits.length ? Math.min(...limits) : null;
-      const resets = kind === 'daily' ? nextUtcMidnight(now) : nextUtcMonthStart(now);
-      const spent = keyQ[kind] === period || acctQ[kind] === period || (limit !== null && used >= limit);
-      return {
-        period,
-        used,
-        limit,
-        remaining: limit === null ? null : Math.max(0, limit - used),
-        exhaustedUntil: spent ? new Date(resets).toISOString() : null,
-        resetsAt: new Date(resets).toISOString(),
-      };
-    };
+    const { window, holds } = gateWindow(gate, now, effective, this.config.safetyMarginMs);
+    const learned = [keyQ, acctQ];
     return {
       keyFingerprint: this.keyFingerprint,
       accountId: this.config.accountId ?? null,
@@ -402,8 +361,8 @@ class RedisBudget implements Budget {
       effectiveRequestsPerMinute: effective,
       window,
       holds,
-      daily: usage('daily', day, Number(counts[0] ?? 0), this.config.dailyQuota),
-      monthly: usage('monthly', month, Number(counts[1] ?? 0), this.config.monthlyQuota),
+      daily: quotaUsage(learned, now, 'daily', day, Number(counts[0] ?? 0), this.config.dailyQuota),
+      monthly: quotaUsage(learned, now, 'monthly', month, Number(counts[1] ?? 0), this.config.monthlyQuota),
       auto,
     };
   }
@@ -426,6 +385,77 @@ class RedisBudget implements Budget {
   async close(): Promise<void> {
     if (this.ownsRedis) await this.redis.quit().catch(() => this.redis.disconnect());
   }
+}
+
+/** A number stored in a Redis hash, or null when the field is missing or empty. */
+function numOrNull(v: string | undefined | null): number | null {
+  return v === undefined || v === null || v === '' ? null : Number(v);
+}
+
+/**
+ * The gate's current window as `describe` shows it (null when none is open) and what holds
+ * requests back now: a 429's hold, else a spent window or the quiet time around its reset.
+ */
+function gateWindow(
+  gate: Record<string, string>,
+  now: number,
+  effective: number,
+  margin: number,
+): Pick<BudgetDescription, 'window' | 'holds'> {
+  const end = numOrNull(gate.end);
+  const holds: { reason: string; until: string }[] = [];
+  const holdUntil = numOrNull(gate.holdUntil);
+  if (holdUntil !== null && holdUntil > now)
+    holds.push({ reason: gate.holdReason ?? 'rate limited', until: new Date(holdUntil).toISOString() });
+  let window: BudgetDescription['window'] = null;
+  if (end !== null && now < end + margin) {
+    const used = numOrNull(gate.used) ?? 0;
+    const allowed = Math.min(numOrNull(gate.cap) ?? effective, effective);
+    window = {
+      sent: used,
+      allowed,
+      endsAt: new Date(end).toISOString(),
+      inFlight: numOrNull(gate.inflight) ?? 0,
+    };
+    if (holds.length === 0 && (used >= allowed || now >= end - margin)) {
+      holds.push({
+        reason:
+          used >= allowed ? `window spent (${used}/${allowed} sent)` : 'quiet time around the window reset',
+        until: new Date(end + margin).toISOString(),
+      });
+    }
+  }
+  return { window, holds };
+}
+
+/**
+ * One quota's use: the tighter of the configured limit and those learned from 429 bodies (the
+ * key's and the account's quota hashes, `learned`), spent when a hash marks the period or the
+ * count reached the limit.
+ */
+function quotaUsage(
+  learned: readonly Record<string, string>[],
+  now: number,
+  kind: QuotaKind,
+  period: string,
+  used: number,
+  configured: number | null,
+): QuotaUsage {
+  const limits = [
+    ...(configured !== null ? [configured] : []),
+    ...learned.map((h) => numOrNull(h[`${kind}.limit`])).filter((v): v is number => v !== null),
+  ];
+  const limit = limits.length ? Math.min(...limits) : null;
+  const resets = kind === 'daily' ? nextUtcMidnight(now) : nextUtcMonthStart(now);
+  const spent = learned.some((h) => h[kind] === period) || (limit !== null && used >= limit);
+  return {
+    period,
+    used,
+    limit,
+    remaining: limit === null ? null : Math.max(0, limit - used),
+    exhaustedUntil: spent ? new Date(resets).toISOString() : null,
+    resetsAt: new Date(resets).toISOString(),
+  };
 }
 
 function quotaMessage(
