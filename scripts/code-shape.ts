@@ -1,6 +1,6 @@
 /**
- * The code's shape, as the house style states it: no function over 120 lines (declarative tables
- * aside, in an allowlist with the reason) and no folder with more than 15 files side by side.
+ * The code's shape, as the house style states it: no function over 80 lines (past that it names
+ * its steps; the few left over are in an allowlist with the reason) and no folder with more than 15 files side by side.
  * test/project/code-shape.test.ts holds the limits and the allowlist; run
  * `node bin/run-ts.mjs scripts/code-shape.ts [ROOT…]` to list every function and folder over them.
  */
@@ -9,8 +9,11 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
-/** Longest a function may run, in lines, from its first token to its closing brace. */
-export const MAX_FUNCTION_LINES = 120;
+/**
+ * Longest a function may run, in lines, from its first token to its closing brace: the house
+ * style's "~80, then name the steps" (it was 120 until issue 27 split what ran longer).
+ */
+export const MAX_FUNCTION_LINES = 80;
 /** Most files a folder may hold side by side (sub-folders not counted). */
 export const MAX_FOLDER_FILES = 15;
 

@@ -1,5 +1,5 @@
 /**
- * The code's shape (scripts/code-shape.ts): no function in src/ or jobs/ runs over 120 lines and no
+ * The code's shape (scripts/code-shape.ts): no function in src/ or jobs/ runs over 80 lines and no
  * folder of src/, jobs/, test/ or bench/ holds more than 15 files side by side. The allowlists below
  * are the only exceptions, each with its reason; an entry that no longer matches fails too, so they
  * only shrink.
@@ -13,16 +13,21 @@ import {
   formatCrowdedFolder,
   formatLongFunction,
   longFunctions,
+  MAX_FUNCTION_LINES,
   type LongFunction,
 } from '../../scripts/code-shape.js';
 
 const repo = join(import.meta.dirname, '..', '..');
 
 /**
- * Functions allowed over the limit, as `file name` → reason. Only declarative tables belong here
- * (issue 25 split every other offender).
+ * Functions allowed over the limit, as `file name` → reason. Only declarative tables, and for one
+ * session a function in a file another branch is changing, belong here (issues 25 and 27 split
+ * every other offender).
  */
-const LONG_FUNCTIONS: Record<string, string> = {};
+const LONG_FUNCTIONS: Record<string, string> = {
+  'src/output/publish/changes.ts writeChanges':
+    '97 lines; changes.ts was reworked on another branch when issue 27 lowered the limit: split it next',
+};
 
 /** Folders allowed over the limit → reason. */
 const CROWDED_FOLDERS: Record<string, string> = {};
@@ -33,11 +38,11 @@ const dirs: string[] = [];
 afterAll(async () => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
 
 describe('code shape', () => {
-  it('no function in src/ or jobs/ runs over 120 lines, allowlist aside', async () => {
+  it(`no function in src/ or jobs/ runs over ${MAX_FUNCTION_LINES} lines, allowlist aside`, async () => {
     const found = await longFunctions(['src', 'jobs'], { cwd: repo });
     const offenders = found.filter((f) => LONG_FUNCTIONS[keyOf(f)] === undefined).map(formatLongFunction);
     const stale = Object.keys(LONG_FUNCTIONS).filter((k) => !found.some((f) => keyOf(f) === k));
-    expect(offenders, 'functions over 120 lines (file:line name: length)').toEqual([]);
+    expect(offenders, `functions over ${MAX_FUNCTION_LINES} lines (file:line name: length)`).toEqual([]);
     expect(stale, 'allowlisted functions now within the limit: remove them from LONG_FUNCTIONS').toEqual([]);
   });
 
@@ -52,23 +57,25 @@ describe('code shape', () => {
   it('reports a function over the limit at its file:line with its length, and a crowded folder', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'fx-shape-'));
     dirs.push(dir);
+    const max = MAX_FUNCTION_LINES;
     const body = (n: number): string =>
       Array.from({ length: n }, (_, i) => `  const v${i} = ${i};`).join('\n');
     await mkdir(join(dir, 'src', 'many'), { recursive: true });
     await writeFile(
       join(dir, 'src', 'a.ts'),
       [
-        `export function fits(): void {\n${body(118)}\n}`,
-        `export const tooLong = (): void => {\n${body(119)}\n};`,
-        `class K {\n  method(): void {\n${body(121)}\n  }\n}\nexport { K };`,
+        `export function fits(): void {\n${body(max - 2)}\n}`,
+        `export const tooLong = (): void => {\n${body(max - 1)}\n};`,
+        `class K {\n  method(): void {\n${body(max + 1)}\n  }\n}\nexport { K };`,
       ].join('\n'),
     );
     for (let i = 0; i < 16; i++) await writeFile(join(dir, 'src', 'many', `f${i}.ts`), '');
     for (let i = 0; i < 15; i++) await writeFile(join(dir, 'src', `g${i}.txt`), '');
 
     expect((await longFunctions(['src'], { cwd: dir })).map(formatLongFunction)).toEqual([
-      'src/a.ts:243 method: 123 lines',
-      'src/a.ts:121 tooLong: 121 lines',
+      // fits spans lines 1..max; tooLong starts after it, the class after that.
+      `src/a.ts:${2 * max + 3} method: ${max + 3} lines`,
+      `src/a.ts:${max + 1} tooLong: ${max + 1} lines`,
     ]);
     expect((await crowdedFolders(['src'], { cwd: dir })).map(formatCrowdedFolder)).toEqual([
       'src/: 16 files',
