@@ -33,9 +33,9 @@ async function openContext(): Promise<PipelineContext> {
     'log.level': 'silent',
   }).map(([path, value]) => ({ path, value, flag: `test ${path}` }));
   const config = loadConfig({ env: { FILINGS_API_KEY: 'status-at-scale-test-key-0000000000' }, flags });
-  const opened_ = await openPipeline(config, silentLogger());
-  opened.push(opened_);
-  return opened_;
+  const c = await openPipeline(config, silentLogger());
+  opened.push(c);
+  return c;
 }
 
 beforeAll(async () => {
