@@ -7,7 +7,7 @@
  * verify passes, and pruning the nights it came from breaks nothing. Footers that cannot be joined
  * fall back to reusing the files whole.
  */
-import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -247,6 +247,23 @@ describe('packing small reused files, local root', () => {
     const after = await verifySnapshot(root, lastId);
     expect(after.ok, formatVerifyReport(after)).toBe(true);
     expect(await rowsOf(root, lastId, 'parquet')).toEqual(want);
+
+    // verify proves each file's companies: a manifest moving rows between two companies is caught.
+    const manifestPath = join(root, '_snapshots', lastId, 'manifest.json');
+    const text = await readFile(manifestPath, 'utf8');
+    const bent = JSON.parse(text) as Manifest;
+    const two = bent.files.find((f) => f.format === 'parquet' && f.companies!.length > 1)!;
+    const [a, b] = two.companies!;
+    a!.rows -= 1;
+    b!.first_row -= 1;
+    b!.rows += 1;
+    await writeFile(manifestPath, JSON.stringify(bent));
+    const caught = await verifySnapshot(root, lastId);
+    expect(caught.files.find((f) => f.path === two.path)?.problems).toEqual([
+      `${a!.ticker} holds ${a!.rows + 1} rows, its companies entry says ${a!.rows}`,
+      `${b!.ticker} holds ${b!.rows - 1} rows, its companies entry says ${b!.rows}`,
+    ]);
+    await writeFile(manifestPath, text);
     await ports.closeOutput();
   });
 
