@@ -1,8 +1,9 @@
 /**
  * Which published files of the source snapshot an incremental snapshot reuses, per dataset. The
  * unit of reuse is a file: one all of whose companies are reused now (and whose columns are this
- * snapshot's) is reused whole, byte for byte; the reused companies of any other file keep their
- * rows' place in it, and are rebuilt from its Parquet (reused-files.ts), never from NDJSON.
+ * snapshot's) is reused whole, byte for byte, unless it is small: small whole files are packed
+ * together (packSmall); the reused companies of any other file keep their rows' place in it, and
+ * are rebuilt from its Parquet (reused-files.ts), never from NDJSON.
  */
 import { OutputError } from '../../errors.js';
 import type { DatasetName, OutputFormat, PartPointer } from '../../types.js';

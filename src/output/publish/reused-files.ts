@@ -1,8 +1,9 @@
 /**
  * The files of an incremental snapshot that come from the source snapshot's published files
  * (reuse-plan.ts): a file reused whole keeps its bytes (a hard link on a local root; a server-side
- * copy on a bucket, done by the upload), and the reused rows of any other file are rebuilt from
- * its Parquet with DuckDB, cast to this snapshot's columns. A source file that is missing or not
+ * copy on a bucket, done by the upload), small ones are packed into new files by copying their
+ * bytes, and the reused rows of any other file are rebuilt from its Parquet with DuckDB, cast to
+ * this snapshot's columns. A source file that is missing or not
  * what its manifest says fails the publish with a retryable REUSE_SOURCE_CHANGED: nothing is ever
  * published short, and the retry decides those parts again (and fetches them).
  */
