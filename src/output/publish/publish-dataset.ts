@@ -23,7 +23,7 @@ import {
 import { checkStagedPart, kindsToNames, mergeFieldKinds, type CheckedPart } from '../staging/index.js';
 import { fsyncDir } from '../storage/index.js';
 import { packKept, planReuse, reusedFromFiles, type ReuseSource } from './reuse-plan.js';
-import { rebuiltUnit, wholeUnit, type Unit } from './reused-files.js';
+import { packedUnits, rebuiltUnit, wholeUnit, type Unit } from './reused-files.js';
 
 export interface DatasetPublishContext {
   root: string;
@@ -207,10 +207,12 @@ async function reusedUnits(
   const plan = planReuse(source.manifest, dataset, new Map(parts.map((p) => [p.ticker, p.rows])), {
     formats: c.formats,
     sameColumns,
+    targetBytes: c.targetFileBytes,
   });
   const units: Unit[] = [];
   for (const [i, w] of plan.whole.entries())
     units.push(await wholeUnit(source, w.files, w.companies, dir, i));
+  units.push(...(await packedUnits(source, plan, c.formats, dir)));
   const options = {
     schema,
     sourceColumns: before.map((col) => col.name),

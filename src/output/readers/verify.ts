@@ -5,7 +5,7 @@
  * Also flags files in the snapshot's partition folders that the manifest does not list, and checks
  * the `changes` files (bytes, sha256, rows per change kind).
  */
-import { reusedFileProblems, type SourceManifests } from './verify-reused.js';
+import { companyRowProblems, reusedFileProblems, type SourceManifests } from './verify-reused.js';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { coerceError } from '../../errors.js';
@@ -212,6 +212,7 @@ async function verifyFile(
     check.rows = n;
     report.rowsChecked += n;
     if (n !== f.rows) check.problems.push(`${n} rows, manifest says ${f.rows}`);
+    check.problems.push(...(await companyRowProblems(duck, abs, f, columns)));
     if (hasDates && f.min_period_end !== undefined) {
       const lo = (stats[0]?.lo as string | null) ?? null;
       const hi = (stats[0]?.hi as string | null) ?? null;
