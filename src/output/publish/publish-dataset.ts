@@ -5,6 +5,7 @@
  * name in row order (by company). The partition folder appears whole, by one rename.
  */
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import pLimit from 'p-limit';
 import { dirname, join } from 'node:path';
 import { OutputError } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -22,7 +23,7 @@ import {
 import { checkStagedPart, kindsToNames, mergeFieldKinds, type CheckedPart } from '../staging/index.js';
 import { fsyncDir } from '../storage/index.js';
 import { packKept, planReuse, reusedFromFiles, type ReuseSource } from './reuse-plan.js';
-import { rebuiltUnit, wholeUnit, type Unit } from './reused-files.js';
+import { packedUnits, rebuiltUnit, wholeUnit, type Unit } from './reused-files.js';
 
 export interface DatasetPublishContext {
   root: string;
@@ -52,6 +53,9 @@ export interface DatasetPublished {
   added: string[];
 }
 
+/** Staged parts read (checked, their segments listed) at once. */
+const PART_READS = 16;
+
 const byTicker = (a: PartPointer, b: PartPointer): number =>
   a.ticker < b.ticker ? -1 : a.ticker > b.ticker ? 1 : 0;
 
@@ -63,9 +67,12 @@ export async function publishDataset(
   const withRows = parts.filter((p) => p.status === 'done' && p.rows > 0).sort(byTicker);
   const staged = withRows.filter((p) => !reusedFromFiles(p));
   const fromFiles = withRows.filter(reusedFromFiles);
-  const checked: CheckedPart[] = [];
-  for (const p of staged)
-    checked.push(await checkStagedPart(c.root, p, { verifyHashes: c.verifyStagedHashes }));
+  // Many small parts (10,000 companies' catalogs) are checked a few at a time: one after another,
+  // each stat, hash and sidecar read waits its own turn on the threadpool.
+  const limit = pLimit(PART_READS);
+  const checked: CheckedPart[] = await Promise.all(
+    staged.map((p) => limit(() => checkStagedPart(c.root, p, { verifyHashes: c.verifyStagedHashes }))),
+  );
   const observed = mergeFieldKinds(checked.map((x) => x.fields));
   const resolved = await resolveSchema(c.root, dataset, observed, c.snapshotId, c.now);
   const warnings = resolved.typeConflicts.map(
@@ -126,9 +133,17 @@ async function convertStaged(
   observed: ReadonlyMap<string, number>,
   dir: string,
 ): Promise<{ units: Unit[]; warnings: string[] }> {
-  const segmentsOf = new Map<string, SegmentFile[]>();
-  for (const x of checked)
-    if (x.stagingId !== undefined) segmentsOf.set(x.path, await listSegments(x.path, x.stagingId));
+  const limit = pLimit(PART_READS);
+  const segmentsOf = new Map<string, SegmentFile[]>(
+    await Promise.all(
+      checked.map((x) =>
+        limit(async (): Promise<[string, SegmentFile[] | undefined]> => [
+          x.path,
+          x.stagingId === undefined ? undefined : await listSegments(x.path, x.stagingId),
+        ]),
+      ),
+    ).then((pairs) => pairs.filter((e): e is [string, SegmentFile[]] => e[1] !== undefined)),
+  );
   const built = await writeDatasetFiles({
     dataset,
     snapshotId: c.snapshotId,
@@ -192,10 +207,12 @@ async function reusedUnits(
   const plan = planReuse(source.manifest, dataset, new Map(parts.map((p) => [p.ticker, p.rows])), {
     formats: c.formats,
     sameColumns,
+    targetBytes: c.targetFileBytes,
   });
   const units: Unit[] = [];
   for (const [i, w] of plan.whole.entries())
     units.push(await wholeUnit(source, w.files, w.companies, dir, i));
+  units.push(...(await packedUnits(source, plan, c.formats, dir)));
   const options = {
     schema,
     sourceColumns: before.map((col) => col.name),

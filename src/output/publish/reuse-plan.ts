@@ -1,8 +1,9 @@
 /**
  * Which published files of the source snapshot an incremental snapshot reuses, per dataset. The
  * unit of reuse is a file: one all of whose companies are reused now (and whose columns are this
- * snapshot's) is reused whole, byte for byte; the reused companies of any other file keep their
- * rows' place in it, and are rebuilt from its Parquet (reused-files.ts), never from NDJSON.
+ * snapshot's) is reused whole, byte for byte, unless it is small: small whole files are packed
+ * together (packSmall); the reused companies of any other file keep their rows' place in it, and
+ * are rebuilt from its Parquet (reused-files.ts), never from NDJSON.
  */
 import { OutputError } from '../../errors.js';
 import type { DatasetName, OutputFormat, PartPointer } from '../../types.js';
@@ -58,8 +59,19 @@ export interface KeptRange {
 
 export interface ReusePlan {
   whole: WholeFile[];
+  /** Runs of small whole files (two or more each) to pack into one new file each (packSmall). */
+  packed: WholeFile[][];
   kept: KeptRange[];
 }
+
+/** A file reused whole under this share of the target file size is small, so it may be packed. */
+export const SMALL_FILE_SHARE = 0.5;
+/**
+ * Packing copies bytes: per dataset and night it copies at most this share of the bytes the
+ * dataset reuses whole (all formats). Half of the issue's 10 % for bytes a night writes anew; the
+ * other half is left to the fetched companies' files, the catalog and `changes`.
+ */
+export const PACK_BUDGET_SHARE = 0.05;
 
 /**
  * Plans one dataset. `reused` maps each company reused from the source's files to its rows.
@@ -69,7 +81,12 @@ export function planReuse(
   source: Manifest,
   dataset: DatasetName,
   reused: ReadonlyMap<string, number>,
-  o: { formats: readonly OutputFormat[]; sameColumns: boolean },
+  o: {
+    formats: readonly OutputFormat[];
+    sameColumns: boolean;
+    /** Packs small whole files into files of about this size (packSmall). @defaultValue no packing */
+    targetBytes?: number;
+  },
 ): ReusePlan {
   const files = source.files.filter((f) => f.dataset === dataset);
   const parquet = files.filter((f) => f.format === 'parquet');
@@ -100,7 +117,51 @@ export function planReuse(
         `${dataset}/${ticker}: ${source.snapshot_id}'s files hold ${found.get(ticker) ?? 0} of its ${rows} rows, so it cannot be reused from them`,
       );
   }
-  return { whole, kept };
+  if (o.targetBytes === undefined) return { whole, packed: [], kept };
+  return { ...packSmall(whole, o.targetBytes), kept };
+}
+
+/**
+ * Packs the small whole files, taken in the source's file order (row order: a stable order), into
+ * groups of about `targetBytes`, each group's cost (its bytes in every format) within what is left
+ * of the night's budget. Files between them that are not small, or that the budget cannot take,
+ * are reused whole; a group of one file stays whole (packing it alone would only copy it). A group
+ * closed because the next file would pass the target holds over half the target, so it is not
+ * small the next night: small files are copied about once, not every night.
+ */
+export function packSmall(
+  files: readonly WholeFile[],
+  targetBytes: number,
+): { whole: WholeFile[]; packed: WholeFile[][] } {
+  const whole: WholeFile[] = [];
+  const packed: WholeFile[][] = [];
+  const cost = (w: WholeFile): number => w.files.reduce((s, f) => s + f.bytes, 0);
+  const size = (w: WholeFile): number => (w.files.find((f) => f.format === 'parquet') ?? w.files[0]!).bytes;
+  let budget = PACK_BUDGET_SHARE * files.reduce((s, w) => s + cost(w), 0);
+  let group: WholeFile[] = [];
+  let groupSize = 0;
+  let groupCost = 0;
+  const close = (): void => {
+    if (group.length > 1) {
+      packed.push(group);
+      budget -= groupCost;
+    } else whole.push(...group);
+    group = [];
+    groupSize = 0;
+    groupCost = 0;
+  };
+  for (const w of files) {
+    if (size(w) >= SMALL_FILE_SHARE * targetBytes || cost(w) > budget - groupCost) {
+      whole.push(w);
+      continue;
+    }
+    if (groupSize + size(w) > targetBytes) close();
+    group.push(w);
+    groupSize += size(w);
+    groupCost += cost(w);
+  }
+  close();
+  return { whole, packed };
 }
 
 /** The NDJSON file of the same rows as a Parquet file: same index, same companies. */

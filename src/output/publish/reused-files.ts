@@ -1,8 +1,9 @@
 /**
  * The files of an incremental snapshot that come from the source snapshot's published files
  * (reuse-plan.ts): a file reused whole keeps its bytes (a hard link on a local root; a server-side
- * copy on a bucket, done by the upload), and the reused rows of any other file are rebuilt from
- * its Parquet with DuckDB, cast to this snapshot's columns. A source file that is missing or not
+ * copy on a bucket, done by the upload), small ones are packed into new files by copying their
+ * bytes, and the reused rows of any other file are rebuilt from its Parquet with DuckDB, cast to
+ * this snapshot's columns. A source file that is missing or not
  * what its manifest says fails the publish with a retryable REUSE_SOURCE_CHANGED: nothing is ever
  * published short, and the retry decides those parts again (and fetches them).
  */
@@ -24,7 +25,15 @@ import {
   type ConcatInput,
   type DuckSession,
 } from '../convert/index.js';
-import { checkSha, sourceChanged, type KeptRange, type ReuseSource } from './reuse-plan.js';
+import { concatFiles } from '../storage/index.js';
+import {
+  checkSha,
+  sourceChanged,
+  type KeptRange,
+  type ReusePlan,
+  type ReuseSource,
+  type WholeFile,
+} from './reuse-plan.js';
 
 /** The source snapshot under the same local root: files are hard-linked where they lie. */
 export function localReuseSource(root: string, manifest: Manifest): ReuseSource {
@@ -100,6 +109,82 @@ export async function wholeUnit(
     });
   }
   return { order: { ticker: companies[0]!.ticker, row: companies[0]!.first_row }, files: out };
+}
+
+/**
+ * The packed groups of a plan as units: each group one new file per format (packedUnit), or, when
+ * its Parquet footers cannot be concatenated, each of its files reused whole as before.
+ */
+export async function packedUnits(
+  source: ReuseSource,
+  plan: Pick<ReusePlan, 'whole' | 'packed'>,
+  formats: readonly OutputFormat[],
+  dir: string,
+): Promise<Unit[]> {
+  const units: Unit[] = [];
+  let next = plan.whole.length; // wholeUnit indexes after the plan's own whole files
+  for (const [i, group] of plan.packed.entries()) {
+    const unit = await packedUnit(source, group, formats, dir, i);
+    if (unit !== undefined) units.push(unit);
+    else for (const w of group) units.push(await wholeUnit(source, w.files, w.companies, dir, next++));
+  }
+  return units;
+}
+
+/**
+ * Packs small source files reused whole into one new file per format, copying their bytes: the
+ * Parquet files' row groups whole with parquet-concat (no re-encoding), the NDJSON.gz files end to
+ * end (a gzip file may hold several members, and each of ours ends its last line). Rows, dates and
+ * companies come from the source's manifest entries. Undefined when the Parquet footers differ
+ * (another writer, other metadata): nothing is written then, and the caller links them whole.
+ */
+export async function packedUnit(
+  source: ReuseSource,
+  group: readonly WholeFile[],
+  formats: readonly OutputFormat[],
+  dir: string,
+  index: number,
+): Promise<Unit | undefined> {
+  await mkdir(dir, { recursive: true });
+  const paths: string[][] = [];
+  for (const w of group) {
+    const local: string[] = [];
+    for (const f of w.files) local.push(await source.readable(f));
+    paths.push(local);
+  }
+  const at = formats.indexOf('parquet');
+  if (at >= 0 && !(await concatCompatible(paths.map((p) => p[at]!)))) return undefined;
+  const companies: FileCompany[] = [];
+  let rows = 0;
+  for (const w of group) {
+    const base = w.companies[0]!.first_row;
+    for (const c of w.companies) companies.push({ ...c, first_row: rows + c.first_row - base });
+    rows += w.files[0]!.rows;
+  }
+  const dates = { ...packedDates(group.map((w) => w.files[0]!)), companies };
+  const files: Unit['files'] = [];
+  for (const [k, format] of formats.entries()) {
+    const name = `packed-${index}${format === 'parquet' ? '.parquet' : '.ndjson.gz'}`;
+    const out = join(dir, name);
+    const inputs = paths.map((p) => p[k]!);
+    if (format === 'parquet') {
+      const done = await concatParquet(inputs, out);
+      if (done.rows !== rows)
+        throw new OutputError('OUTPUT_FAILED', `${name} holds ${done.rows} rows, its sources ${rows}`);
+    } else await concatFiles(inputs, out);
+    files.push(await finishFile(out, name, format, rows, dates));
+  }
+  return { order: { ticker: companies[0]!.ticker, row: group[0]!.companies[0]!.first_row }, files };
+}
+
+/** The period_end span of files put end to end (absent when a source entry does not record it). */
+function packedDates(
+  files: readonly ManifestFile[],
+): Pick<ManifestFile, 'min_period_end' | 'max_period_end'> {
+  if (files.some((f) => f.min_period_end === undefined || f.max_period_end === undefined)) return {};
+  const lo = files.flatMap((f) => (f.min_period_end === null ? [] : [f.min_period_end!])).sort();
+  const hi = files.flatMap((f) => (f.max_period_end === null ? [] : [f.max_period_end!])).sort();
+  return { min_period_end: lo[0] ?? null, max_period_end: hi[hi.length - 1] ?? null };
 }
 
 /**

@@ -5,7 +5,7 @@
  * Also flags files in the snapshot's partition folders that the manifest does not list, and checks
  * the `changes` files (bytes, sha256, rows per change kind).
  */
-import { reusedFileProblems, type SourceManifests } from './verify-reused.js';
+import { companyRowProblems, reusedFileProblems, type SourceManifests } from './verify-reused.js';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { coerceError } from '../../errors.js';
@@ -168,9 +168,7 @@ async function verifyFile(
   const read: FileRead = { abs, source: readSource(abs, f.format, ds.columns), columns: ds.columns };
   try {
     await checkColumns(duck, check, f, read);
-    const n = await checkRows(duck, check, f, read);
-    check.rows = n;
-    report.rowsChecked += n;
+    const n = await checkRows(duck, check, f, read, report);
     if (opts.checkValues !== false) await checkValues(duck, check, read, () => (report.valuesChecked += n));
   } catch (err: unknown) {
     check.problems.push(`unreadable: ${coerceError(err).message.split('\n')[0]}`);
@@ -249,19 +247,23 @@ async function checkColumns(
   }
 }
 
-/** Row count and period_end range against the manifest; returns the rows counted. */
+/** Row count, each company's rows and the period_end range against the manifest; returns the rows counted. */
 async function checkRows(
   duck: DuckSession,
   check: FileCheck,
   f: ManifestFile,
   read: FileRead,
+  report: VerifyReport,
 ): Promise<number> {
   const hasDates = read.columns.some((c) => c.name === 'period_end');
   const stats = await duck.all(
     `SELECT count(*)::BIGINT AS n${hasDates ? ', CAST(min(period_end) AS VARCHAR) AS lo, CAST(max(period_end) AS VARCHAR) AS hi' : ''} FROM ${read.source}`,
   );
   const n = Number(stats[0]?.n);
+  check.rows = n;
+  report.rowsChecked += n;
   if (n !== f.rows) check.problems.push(`${n} rows, manifest says ${f.rows}`);
+  check.problems.push(...(await companyRowProblems(duck, read.abs, f, read.columns)));
   if (hasDates && f.min_period_end !== undefined) {
     const lo = (stats[0]?.lo as string | null) ?? null;
     const hi = (stats[0]?.hi as string | null) ?? null;
