@@ -22,7 +22,7 @@ import {
   type PartPointer,
   type PartStatus,
 } from '../../types.js';
-import { writeChanges } from './changes.js';
+import { CHANGE_SOURCES, writeChanges } from './changes.js';
 import { openDuck, type DuckDbOptions, type DuckSession } from '../convert/index.js';
 import { DEFAULT_ROW_GROUP_ROWS } from '../staging/index.js';
 import { writeFileAtomic, isAbsent, retryRead } from '../storage/index.js';
@@ -209,6 +209,7 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
   const datasets: Manifest['datasets'] = {};
   const warnings: string[] = [];
   const schemaChanges: Manifest['schema_changes'] = [];
+  let changesDone: Promise<ChangesOutcome> | undefined;
   try {
     // Their spill folders sit inside the first session's, removed with it.
     for (let i = 1; i < (o.conversions ?? 1); i++)
@@ -220,6 +221,16 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
       now: new Date(clock.now()),
       reuse: await reuseSourceOf(o),
     };
+    // On an incremental night `changes` reads only the changed companies' facts: it starts once the
+    // last facts dataset is written, in a session of its own, while the other datasets are published
+    // (awaited before the manifest). A full night compares every row: it runs after, alone, so
+    // publishing memory stays one session's.
+    const incremental = o.parts.some((p) => p.reusedFrom !== undefined);
+    const lastCompared = incremental
+      ? DATASETS.filter((d) => CHANGE_SOURCES.includes(d) && o.parts.some((p) => p.dataset === d)).pop()
+      : undefined;
+    const startChanges = (): Promise<ChangesOutcome> =>
+      changesInOwnSession(o, join(tmp, 'changes'), { ...datasets }, [...files]);
     for (const dataset of DATASETS) {
       const parts = o.parts.filter((p) => p.dataset === dataset);
       if (parts.length === 0) continue;
@@ -229,9 +240,10 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
         schemaChanges.push({ dataset, schema_version: done.schema.version, added: done.added });
       files.push(...done.files);
       datasets[dataset] = datasetEntry(done.schema, done.rel, done.rows, done.files, done.extraFields, parts);
+      if (dataset === lastCompared) changesDone = startChanges();
     }
 
-    const { changes, changesMissing } = await changesStep(o, duck, datasets, files);
+    const { changes, changesMissing } = await (changesDone ?? changesStep(o, duck, datasets, files));
     if (o.changesAgainst !== undefined && changesMissing !== undefined) {
       warnings.push(`changes against ${o.changesAgainst} not written: ${changesMissing}`);
       log.warn({ against: o.changesAgainst, reason: changesMissing }, 'changes not written');
@@ -256,9 +268,38 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
           cause: err,
         });
   } finally {
+    // A failed dataset leaves a started `changes` running: let it end before its folder goes.
+    await changesDone?.catch(() => undefined);
     closeDucks();
     await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
     await rm(join(staging, '_scratch'), { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+interface ChangesOutcome {
+  changes: ManifestChanges | null;
+  changesMissing: string | undefined;
+}
+
+/** changesStep in a DuckDB session of its own (spilling under `tempDirectory`), closed when done. */
+async function changesInOwnSession(
+  o: PublishOptions,
+  tempDirectory: string,
+  datasets: Manifest['datasets'],
+  files: ManifestFile[],
+): Promise<ChangesOutcome> {
+  if (o.changesAgainst === undefined || o.changesUnavailable !== undefined)
+    return { changes: null, changesMissing: o.changesUnavailable };
+  let duck: DuckSession;
+  try {
+    duck = await openDuck({ tempDirectory, threads: 1, ...o.duckdb });
+  } catch (err: unknown) {
+    return { changes: null, changesMissing: coerceError(err).message };
+  }
+  try {
+    return await changesStep(o, duck, datasets, files);
+  } finally {
+    duck.close();
   }
 }
 
@@ -268,7 +309,7 @@ async function changesStep(
   duck: DuckSession,
   datasets: Manifest['datasets'],
   files: ManifestFile[],
-): Promise<{ changes: ManifestChanges | null; changesMissing: string | undefined }> {
+): Promise<ChangesOutcome> {
   let changes: ManifestChanges | null = null;
   let changesMissing: string | undefined = o.changesUnavailable;
   if (o.changesAgainst !== undefined && changesMissing === undefined) {
@@ -290,9 +331,7 @@ async function changesStep(
             o.parts.filter((p) => p.dataset === d && p.reusedFrom !== o.changesAgainst).map((p) => p.ticker),
           ]),
         ),
-        columns: Object.fromEntries(
-          Object.entries(datasets).map(([d, e]) => [d, (e?.columns ?? []).map((c) => c.name)]),
-        ),
+        columns: Object.fromEntries(Object.entries(datasets).map(([d, e]) => [d, e?.columns ?? []])),
         files,
         previous,
       });
