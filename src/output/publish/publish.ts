@@ -21,6 +21,7 @@ import {
   type OutputFormat,
   type PartPointer,
   type PartStatus,
+  type DatasetName,
 } from '../../types.js';
 import { CHANGE_SOURCES, writeChanges } from './changes.js';
 import { openDuck, type DuckDbOptions, type DuckSession } from '../convert/index.js';
@@ -46,7 +47,8 @@ import {
   toPosix,
 } from '../catalog/index.js';
 import type { DatasetSchema } from '../../datasets/index.js';
-import { publishDataset, type DatasetPublishContext } from './publish-dataset.js';
+import { type DatasetPublishContext, type DatasetPublished } from './publish-dataset.js';
+import { publishInLanes } from './dataset-lanes.js';
 import { reusedFromFiles, type ReuseSource } from './reuse-plan.js';
 import { localReuseSource } from './reused-files.js';
 
@@ -221,26 +223,40 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
       now: new Date(clock.now()),
       reuse: await reuseSourceOf(o),
     };
-    // On an incremental night `changes` reads only the changed companies' facts: it starts once the
-    // last facts dataset is written, in a session of its own, while the other datasets are published
-    // (awaited before the manifest). A full night compares every row: it runs after, alone, so
-    // publishing memory stays one session's.
+    // An incremental night publishes two datasets at once, and `changes` (only the changed
+    // companies' facts) as soon as the facts datasets are written, each in a session of its own;
+    // the manifest waits for all. A full night does one thing at a time (changes compares every
+    // row there), so its publishing memory stays one session's.
     const incremental = o.parts.some((p) => p.reusedFrom !== undefined);
-    const lastCompared = incremental
-      ? DATASETS.filter((d) => CHANGE_SOURCES.includes(d) && o.parts.some((p) => p.dataset === d)).pop()
-      : undefined;
-    const startChanges = (): Promise<ChangesOutcome> =>
-      changesInOwnSession(o, join(tmp, 'changes'), { ...datasets }, [...files]);
-    for (const dataset of DATASETS) {
-      const parts = o.parts.filter((p) => p.dataset === dataset);
-      if (parts.length === 0) continue;
-      const done = await publishDataset(context, dataset, parts);
+    const partsOf = new Map<DatasetName, PartPointer[]>();
+    for (const d of DATASETS) {
+      const parts = o.parts.filter((p) => p.dataset === d);
+      if (parts.length > 0) partsOf.set(d, parts);
+    }
+    const compared = [...partsOf.keys()].filter((d) => CHANGE_SOURCES.includes(d));
+    const entry = (d: DatasetName, done: DatasetPublished): ManifestDataset =>
+      datasetEntry(done.schema, done.rel, done.rows, done.files, done.extraFields, partsOf.get(d)!);
+    const published = await publishInLanes(context, partsOf, {
+      lanes: incremental ? 2 : 1,
+      openSession: (i) => openDuck({ tempDirectory: join(tmp, `lane${i}`), threads: 1, ...o.duckdb }),
+      onDone(written) {
+        if (!incremental || changesDone !== undefined || compared.some((d) => !written.has(d))) return;
+        const sources = compared.map((d) => [d, written.get(d)!] as const);
+        changesDone = changesInOwnSession(
+          o,
+          join(tmp, 'changes'),
+          Object.fromEntries(sources.map(([d, done]) => [d, entry(d, done)])),
+          sources.flatMap(([, done]) => done.files),
+        );
+      },
+    });
+    for (const dataset of partsOf.keys()) {
+      const done = published.get(dataset)!;
       warnings.push(...done.warnings);
       if (done.added.length > 0)
         schemaChanges.push({ dataset, schema_version: done.schema.version, added: done.added });
       files.push(...done.files);
-      datasets[dataset] = datasetEntry(done.schema, done.rel, done.rows, done.files, done.extraFields, parts);
-      if (dataset === lastCompared) changesDone = startChanges();
+      datasets[dataset] = entry(dataset, done);
     }
 
     const { changes, changesMissing } = await (changesDone ?? changesStep(o, duck, datasets, files));
