@@ -223,41 +223,9 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
       now: new Date(clock.now()),
       reuse: await reuseSourceOf(o),
     };
-    // An incremental night publishes two datasets at once, and `changes` (only the changed
-    // companies' facts) as soon as the facts datasets are written, each in a session of its own;
-    // the manifest waits for all. A full night does one thing at a time (changes compares every
-    // row there), so its publishing memory stays one session's.
-    const incremental = o.parts.some((p) => p.reusedFrom !== undefined);
-    const partsOf = new Map<DatasetName, PartPointer[]>();
-    for (const d of DATASETS) {
-      const parts = o.parts.filter((p) => p.dataset === d);
-      if (parts.length > 0) partsOf.set(d, parts);
-    }
-    const compared = [...partsOf.keys()].filter((d) => CHANGE_SOURCES.includes(d));
-    const entry = (d: DatasetName, done: DatasetPublished): ManifestDataset =>
-      datasetEntry(done.schema, done.rel, done.rows, done.files, done.extraFields, partsOf.get(d)!);
-    const published = await publishInLanes(context, partsOf, {
-      lanes: incremental ? 2 : 1,
-      openSession: (i) => openDuck({ tempDirectory: join(tmp, `lane${i}`), threads: 1, ...o.duckdb }),
-      onDone(written) {
-        if (!incremental || changesDone !== undefined || compared.some((d) => !written.has(d))) return;
-        const sources = compared.map((d) => [d, written.get(d)!] as const);
-        changesDone = changesInOwnSession(
-          o,
-          join(tmp, 'changes'),
-          Object.fromEntries(sources.map(([d, done]) => [d, entry(d, done)])),
-          sources.flatMap(([, done]) => done.files),
-        );
-      },
+    await publishDatasets(o, context, tmp, { warnings, schemaChanges, files, datasets }, (started) => {
+      changesDone = started;
     });
-    for (const dataset of partsOf.keys()) {
-      const done = published.get(dataset)!;
-      warnings.push(...done.warnings);
-      if (done.added.length > 0)
-        schemaChanges.push({ dataset, schema_version: done.schema.version, added: done.added });
-      files.push(...done.files);
-      datasets[dataset] = entry(dataset, done);
-    }
 
     const { changes, changesMissing } = await (changesDone ?? changesStep(o, duck, datasets, files));
     if (o.changesAgainst !== undefined && changesMissing !== undefined) {
@@ -289,6 +257,64 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
     closeDucks();
     await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
     await rm(join(staging, '_scratch'), { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/** What publishDatasets fills in, in dataset order. */
+interface Published {
+  warnings: string[];
+  schemaChanges: Manifest['schema_changes'];
+  files: ManifestFile[];
+  datasets: Manifest['datasets'];
+}
+
+/**
+ * Every dataset's files. An incremental night publishes two datasets at once, and `changes` (only
+ * the changed companies' facts) as soon as the facts datasets are written, each in a session of its
+ * own (`onChanges` gets it; the manifest waits for all). A full night does one thing at a time
+ * (changes compares every row there), so its publishing memory stays one session's.
+ */
+async function publishDatasets(
+  o: PublishOptions,
+  context: DatasetPublishContext,
+  tmp: string,
+  into: Published,
+  onChanges: (started: Promise<ChangesOutcome>) => void,
+): Promise<void> {
+  const incremental = o.parts.some((p) => p.reusedFrom !== undefined);
+  const partsOf = new Map<DatasetName, PartPointer[]>();
+  for (const d of DATASETS) {
+    const parts = o.parts.filter((p) => p.dataset === d);
+    if (parts.length > 0) partsOf.set(d, parts);
+  }
+  const compared = [...partsOf.keys()].filter((d) => CHANGE_SOURCES.includes(d));
+  const entry = (d: DatasetName, done: DatasetPublished): ManifestDataset =>
+    datasetEntry(done.schema, done.rel, done.rows, done.files, done.extraFields, partsOf.get(d)!);
+  let started = false;
+  const published = await publishInLanes(context, partsOf, {
+    lanes: incremental ? 2 : 1,
+    openSession: (i) => openDuck({ tempDirectory: join(tmp, `lane${i}`), threads: 1, ...o.duckdb }),
+    onDone(written) {
+      if (!incremental || started || compared.some((d) => !written.has(d))) return;
+      started = true;
+      const sources = compared.map((d) => [d, written.get(d)!] as const);
+      onChanges(
+        changesInOwnSession(
+          o,
+          join(tmp, 'changes'),
+          Object.fromEntries(sources.map(([d, done]) => [d, entry(d, done)])),
+          sources.flatMap(([, done]) => done.files),
+        ),
+      );
+    },
+  });
+  for (const dataset of partsOf.keys()) {
+    const done = published.get(dataset)!;
+    into.warnings.push(...done.warnings);
+    if (done.added.length > 0)
+      into.schemaChanges.push({ dataset, schema_version: done.schema.version, added: done.added });
+    into.files.push(...done.files);
+    into.datasets[dataset] = entry(dataset, done);
   }
 }
 
