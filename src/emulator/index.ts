@@ -21,7 +21,7 @@ import { checkLimitOverrides } from './limits/overrides.js';
 import { B2B_ROUTES, RAW_ROUTES } from './server/routes/index.js';
 import type { ServerDeps } from './server/routes/route-context.js';
 import { RowsTextCache } from './server/rows-cache.js';
-import type { AsOfClock } from './server/control.js';
+import { asOfClock } from './as-of-clock.js';
 import { createEmulatorServer } from './server/server.js';
 import { Stats } from './server/stats.js';
 import type { EmulatorStore } from './store.js';
@@ -89,6 +89,12 @@ export interface EmulatorOptions {
    * time with `POST /_emulator/clock`. @defaultValue null (everything bundled)
    */
   asOf?: string | null;
+  /**
+   * Companies answering as of their own date instead of `asOf`: ticker or CIK → `YYYY-MM-DD`, or null
+   * for everything bundled (e.g. `{ AAPL: '2025-11-05' }` plays a night where only Apple filed; its
+   * synthetic clones keep `asOf`). Changed at run time with `POST /_emulator/clock`. @defaultValue none
+   */
+  asOfCompanies?: Record<string, string | null>;
   logger?: Logger;
 }
 
@@ -115,15 +121,22 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   const shutdown = new AbortController();
   // Every in-flight request listens on it: no listener-leak warning at high concurrency.
   setMaxListeners(0, shutdown.signal);
-  const server = buildServer(opts, {
-    store,
-    initialAsOf,
-    keysFile,
-    clock,
-    logger,
-    publicUrl: () => publicUrl,
-    shutdown: shutdown.signal,
-  });
+  let server: Server;
+  try {
+    server = buildServer(opts, {
+      store,
+      initialAsOf,
+      keysFile,
+      clock,
+      logger,
+      publicUrl: () => publicUrl,
+      shutdown: shutdown.signal,
+    });
+  } catch (err: unknown) {
+    // asOfCompanies names companies, so it is checked against the loaded store: close what we loaded.
+    await owned?.close();
+    throw err;
+  }
   const port = await listen(server, opts.port ?? DEFAULT_PORT, host, owned);
   const url = `http://${shownHost(host)}:${port}`;
   if (publicUrl === '') publicUrl = url;
@@ -186,7 +199,7 @@ interface ServerParts {
 
 function buildServer(opts: EmulatorOptions, parts: ServerParts): Server {
   const { clock, logger } = parts;
-  const asOf = asOfClock(parts.store, parts.initialAsOf);
+  const asOf = asOfClock(parts.store, parts.initialAsOf, opts.asOfCompanies);
   const deps: ServerDeps = {
     // Read per request: a change of the as-of date applies to the next request.
     get store() {
@@ -275,20 +288,4 @@ function checkNumber(name: string, v: number | undefined, min: number, max: numb
   if (v !== undefined && !(Number.isFinite(v) && v >= min && v <= max)) {
     throw new EmulatorConfigError(`${name} must be a number from ${min} to ${max} (got ${v})`);
   }
-}
-
-/** The emulator's as-of date and the store view that answers for it. */
-function asOfClock(store: EmulatorStore, initial: string | null): AsOfClock {
-  if (initial !== null && store.at === undefined)
-    throw new EmulatorConfigError('asOf: this store cannot answer as of a date (it has no at())');
-  let value = initial;
-  return {
-    get: () => value,
-    set(next) {
-      if (next !== null && store.at === undefined)
-        throw new EmulatorConfigError('this store cannot answer as of a date');
-      value = next === null ? null : checkAsOf(next, 'as_of');
-    },
-    view: () => (value === null || store.at === undefined ? store : store.at(value)),
-  };
 }

@@ -125,6 +125,8 @@ export interface EmulatorStore {
   readDocument(path: string): Promise<Buffer>;
   /** The as-of date this store answers for (filings filed later do not exist); null/absent = no cut. */
   asOf?(): string | null;
+  /** The as-of date one company answers for (its own, `/_emulator/clock` `companies`); absent = asOf(). */
+  asOfFor?(cik: string): string | null;
   /** A view of the same data as of a date (the emulator's clock, `/_emulator/clock`). Optional. */
   at?(asOf: string | null): EmulatorStore;
 }

@@ -38,7 +38,7 @@ async function rows(operation: string, ticker: string): Promise<Row[]> {
 
 describe('the emulator as of a date', () => {
   it('answers the start-up as-of date, and a later one set at run time', async () => {
-    expect(await clock()).toEqual({ status: 200, body: { as_of: '2025-10-30' } });
+    expect(await clock()).toEqual({ status: 200, body: { as_of: '2025-10-30', companies: {} } });
     const before = await rows('facts/full', 'AAPL');
     expect(before.length).toBeGreaterThan(0);
     expect(before.some((r) => r.source_accession === FY2025_10K)).toBe(false);
@@ -52,7 +52,10 @@ describe('the emulator as of a date', () => {
       emu.apiKey,
     );
 
-    expect(await clock('2025-11-05')).toEqual({ status: 200, body: { ok: true, as_of: '2025-11-05' } });
+    expect(await clock('2025-11-05')).toEqual({
+      status: 200,
+      body: { ok: true, as_of: '2025-11-05', companies: {} },
+    });
     const after = await rows('facts/full', 'AAPL');
     expect(after.some((r) => r.source_accession === FY2025_10K)).toBe(true);
     expect(after.length).toBeGreaterThan(before.length);
@@ -94,14 +97,14 @@ describe('the emulator as of a date', () => {
   });
 
   it('null goes back to everything bundled; a bad date is a 400 naming the field', async () => {
-    expect((await clock(null)).body).toEqual({ ok: true, as_of: null });
+    expect((await clock(null)).body).toEqual({ ok: true, as_of: null, companies: {} });
     expect((await rows('facts/full', 'AAPL')).some((r) => r.source_accession === FY2025_10K)).toBe(true);
     const bad = await clock('2025-02-30');
     expect(bad.status).toBe(400);
     expect(String(bad.body.error)).toMatch(/as_of must be a calendar date YYYY-MM-DD, got "2025-02-30"/);
     const missing = await fetch(`${emu.url}/_emulator/clock`, { method: 'POST', body: '{}' });
     expect(missing.status).toBe(400);
-    expect((await clock()).body).toEqual({ as_of: null });
+    expect((await clock()).body).toEqual({ as_of: null, companies: {} });
   });
 
   it('refuses a bad --as-of at start with one line', async () => {

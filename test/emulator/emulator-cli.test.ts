@@ -164,6 +164,38 @@ describe('filings-export emulator', () => {
     expect(r.stderr()).toContain(empty);
   });
 
+  it('--as-of-company gives one company its own date; a bad one stops the start naming it', async () => {
+    const r = run([
+      'emulator',
+      '--port',
+      '0',
+      '--no-warm',
+      '--as-of',
+      '2025-10-30',
+      '--as-of-company',
+      'AAPL=2025-11-05',
+      '--as-of-company',
+      'MSFT=all',
+    ]);
+    try {
+      const url = await listening(r);
+      expect(await (await fetch(`${url}/_emulator/clock`)).json()).toEqual({
+        as_of: '2025-10-30',
+        companies: { '0000320193': '2025-11-05', '0000789019': null },
+      });
+      r.child.kill('SIGINT');
+      expect(await r.exit).toBe(0);
+    } finally {
+      r.child.kill('SIGKILL');
+    }
+    const unknown = run(['emulator', '--port', '0', '--no-warm', '--as-of-company', 'NOPE=2025-11-05']);
+    expect(await unknown.exit).toBe(2);
+    expect(unknown.stderr()).toContain('asOfCompanies: unknown company "NOPE"');
+    const malformed = run(['emulator', '--as-of-company', 'AAPL']);
+    expect(await malformed.exit).not.toBe(0);
+    expect(malformed.stderr()).toContain('--as-of-company must be TICKER=YYYY-MM-DD');
+  });
+
   it('a bad option value exits non-zero with a message naming the option', async () => {
     const r = run(['emulator', '--fault-rate', '2']);
     expect(await r.exit).not.toBe(0);

@@ -22,6 +22,7 @@ interface EmulatorCliOptions {
   publicUrl?: string;
   warm: boolean;
   asOf?: string;
+  asOfCompany?: Record<string, string | null>;
 }
 
 /**
@@ -47,6 +48,20 @@ function limit(name: string) {
 /** Option value → startEmulator override: absent = keys file, `none` = null (no limit). */
 function limitOption(v: LimitArg | undefined): number | null | undefined {
   return v === NO_LIMIT ? null : v;
+}
+
+/**
+ * `--as-of-company TICKER=DATE` (repeatable) → `{ TICKER: DATE }`; `TICKER=all` is null (everything
+ * bundled). The company and date are checked by the emulator, which names a bad one.
+ */
+function companyDate(
+  text: string,
+  prev: Record<string, string | null> | undefined,
+): Record<string, string | null> {
+  const m = /^([^=\s]+)=(\S+)$/.exec(text);
+  if (m === null)
+    throw new InvalidArgumentError(`--as-of-company must be TICKER=YYYY-MM-DD or CIK=all (got "${text}")`);
+  return { ...prev, [m[1] as string]: m[2] === 'all' ? null : (m[2] as string) };
 }
 
 /** Registers `emulator` and `emulator keygen` on the program; the emulator itself loads lazily. */
@@ -79,6 +94,11 @@ export function register(program: Command): void {
     .option(
       '--as-of <date>',
       'answer as if it were this day (YYYY-MM-DD): later filings do not exist; POST /_emulator/clock changes it',
+    )
+    .option(
+      '--as-of-company <ticker=date>',
+      'this company answers as of its own date (repeatable; "all" for everything bundled), e.g. AAPL=2025-11-05',
+      companyDate,
     )
     .action(async (o: EmulatorCliOptions) => runEmulator(o));
 
@@ -132,6 +152,7 @@ async function runEmulator(o: EmulatorCliOptions): Promise<void> {
       publicUrl: o.publicUrl,
       warmUp: o.warm,
       ...(o.asOf !== undefined ? { asOf: o.asOf } : {}),
+      ...(o.asOfCompany !== undefined ? { asOfCompanies: o.asOfCompany } : {}),
       logger,
     });
     const demoHash = sha256Hex(DEMO_API_KEY);

@@ -47,4 +47,5 @@ export {
   type UnitInfo,
 } from './fields/index.js';
 export { checkAsOf } from './rows/index.js';
+export { companyAsOfView, parseCompanyDates, type CompanyDates } from './company-as-of.js';
 export { SYNTHETIC_CIK_START } from './companies/index.js';

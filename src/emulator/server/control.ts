@@ -5,8 +5,10 @@
  * - `GET /_emulator/stats` requests, statuses, 429s and faults per key and per operation, plus
  *   each key's current window and each account's and key's quota usage
  * - `POST /_emulator/reset` clears rate windows, quota counters and stats (not fault rules)
- * - `GET /_emulator/clock` `{"as_of": "YYYY-MM-DD" | null}`; `POST /_emulator/clock` `{"as_of": …}`
- *   sets it (null: everything bundled): filings filed after it do not exist
+ * - `GET /_emulator/clock` `{"as_of": "YYYY-MM-DD" | null, "companies": {CIK: date | null}}`;
+ *   `POST /_emulator/clock` `{"as_of": …, "companies"?: {ticker or CIK: date | null}}` sets the whole
+ *   clock (null: everything bundled; no `companies`: none): filings filed after a company's date
+ *   (its own if listed, else `as_of`) do not exist
  * - `GET /_emulator/health` `{ ok: true }`
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -19,11 +21,16 @@ import { sendJson } from './respond.js';
 import type { EmulatorStore } from '../store.js';
 import type { Stats } from './stats.js';
 
-/** The as-of date the emulator answers for, and the store view of it. */
+/** The as-of dates the emulator answers for (global, and per company), and the store view of them. */
 export interface AsOfClock {
   get(): string | null;
-  /** Throws EmulatorConfigError for anything but a calendar date or null. */
-  set(asOf: string | null): void;
+  /** CIK → the company's own as-of date (null: everything bundled). */
+  companies(): Record<string, string | null>;
+  /**
+   * Replaces the whole clock; `companies` maps a ticker or CIK to a date or null (absent: none).
+   * Throws EmulatorConfigError naming what is wrong, and then changes nothing.
+   */
+  set(asOf: string | null, companies?: unknown): void;
   view(): EmulatorStore;
 }
 
@@ -54,17 +61,17 @@ export async function handleControl(
       c.stats.reset();
       return sendJson(res, 200, { ok: true });
     case 'GET /_emulator/clock':
-      return sendJson(res, 200, { as_of: c.asOf.get() });
+      return sendJson(res, 200, { as_of: c.asOf.get(), companies: c.asOf.companies() });
     case 'POST /_emulator/clock': {
       const body = parseJsonObject(await readBody(req));
       if (!('as_of' in body))
         throw new HttpError(400, 'as_of is required: a date YYYY-MM-DD, or null for everything bundled');
       try {
-        c.asOf.set(body.as_of === null ? null : (body.as_of as string));
+        c.asOf.set(body.as_of as string | null, body.companies);
       } catch (err: unknown) {
         throw new HttpError(400, (err as Error).message);
       }
-      return sendJson(res, 200, { ok: true, as_of: c.asOf.get() });
+      return sendJson(res, 200, { ok: true, as_of: c.asOf.get(), companies: c.asOf.companies() });
     }
     case 'GET /_emulator/faults':
       return sendJson(res, 200, { rules: c.faults.listRules() });

@@ -36,6 +36,29 @@ function allParquet(files: readonly ManifestFile[], d: DatasetName): string[] {
   return files.filter((f) => f.dataset === d && f.format === 'parquet').map((f) => f.path);
 }
 
+/**
+ * The SQL condition "row n differs from row o" over the columns both snapshots have, lineage aside
+ * (a schema change adds columns to one side). A column of the same type on both sides is compared
+ * as a value (IS DISTINCT FROM: no serialisation, NULLs equal); one whose type changed is compared
+ * by its JSON text, so a value that reads differently is a change and no cast can fail.
+ */
+function rowsDiffer(
+  now: readonly { name: string; type: string }[],
+  before: readonly { name: string; type: string }[],
+): string {
+  const typeBefore = new Map(before.map((c) => [c.name, c.type]));
+  const compared = now.filter((c) => typeBefore.has(c.name) && !NOT_COMPARED.includes(c.name));
+  if (compared.length === 0) return 'false';
+  return compared
+    .map((c) => {
+      const col = sqlIdent(c.name);
+      return typeBefore.get(c.name) === c.type
+        ? `n.${col} IS DISTINCT FROM o.${col}`
+        : `to_json(n.${col})::VARCHAR IS DISTINCT FROM to_json(o.${col})::VARCHAR`;
+    })
+    .join(' OR ');
+}
+
 export function changesRelDir(snapshotDate: string, snapshotId: string): string {
   return toPosix(join(CHANGES_DIR, `snapshot_date=${snapshotDate}`, `snapshot_id=${snapshotId}`));
 }
@@ -59,7 +82,8 @@ export async function writeChanges(
      * rows are read and compared. @defaultValue every company of `companies`
      */
     fetched?: Partial<Record<DatasetName, readonly string[]>>;
-    columns: Partial<Record<DatasetName, readonly string[]>>;
+    /** This snapshot's columns per dataset, with their types. */
+    columns: Partial<Record<DatasetName, readonly { name: string; type: string }[]>>;
     files: readonly ManifestFile[];
     previous: Manifest;
   },
@@ -100,24 +124,15 @@ export async function writeChanges(
       files.length === 0
         ? `(SELECT * FROM read_parquet(${sqlString(join(o.root, anyFile[0]!))}) LIMIT 0)`
         : `(SELECT * FROM read_parquet(${sqlPathList(files)}, union_by_name = true) WHERE ${inFetched})`;
-    // Compared: the columns both snapshots have, lineage aside (a schema change adds columns to one side).
-    const previousColumns = new Set((o.previous.datasets[dataset]?.columns ?? []).map((c) => c.name));
-    const compared = (o.columns[dataset] ?? []).filter(
-      (c) => previousColumns.has(c) && !NOT_COMPARED.includes(c),
-    );
-    const hash = (alias: string): string =>
-      `md5(to_json(struct_pack(${compared.map((c) => `${sqlIdent(c)} := ${alias}.${sqlIdent(c)}`).join(', ')}))::VARCHAR)`;
+    const differs = rowsDiffer(o.columns[dataset] ?? [], o.previous.datasets[dataset]?.columns ?? []);
     const keys = CHANGE_KEY.join(', ');
     const head = (kind: ChangeKind, alias: string): string =>
-      `SELECT ${sqlString(kind)} AS change, ${sqlString(dataset)} AS source_dataset, ${sqlString(o.snapshotId)} AS _snapshot_id, ${alias}.* EXCLUDE (__h, _snapshot_id)`;
-    const previousAsked = read(before);
+      `SELECT ${sqlString(kind)} AS change, ${sqlString(dataset)} AS source_dataset, ${sqlString(o.snapshotId)} AS _snapshot_id, ${alias}.* EXCLUDE (_snapshot_id)`;
     await duck.run(`COPY (
-  WITH n AS ${read(now)}, o AS ${previousAsked},
-    nh AS (SELECT n.*, ${hash('n')} AS __h FROM n),
-    oh AS (SELECT o.*, ${hash('o')} AS __h FROM o)
-  ${head('added', 'nh')} FROM nh ANTI JOIN oh USING (${keys})
-  UNION ALL BY NAME ${head('removed', 'oh')} FROM oh ANTI JOIN nh USING (${keys})
-  UNION ALL BY NAME ${head('changed', 'nh')} FROM nh JOIN oh USING (${keys}) WHERE nh.__h <> oh.__h
+  WITH n AS ${read(now)}, o AS ${read(before)}
+  ${head('added', 'n')} FROM n ANTI JOIN o USING (${keys})
+  UNION ALL BY NAME ${head('removed', 'o')} FROM o ANTI JOIN n USING (${keys})
+  UNION ALL BY NAME ${head('changed', 'n')} FROM n JOIN o USING (${keys}) WHERE ${differs}
   ORDER BY change, _requested_ticker, fact_key
 ) TO ${sqlString(path)} (FORMAT parquet, COMPRESSION zstd)`);
     const counted = await duck.all(

@@ -161,7 +161,8 @@ async function convertStaged(
     })),
     formats: c.formats,
     dir,
-    scratchDir: join(c.staging, '_scratch'),
+    // One folder per dataset: datasets published at once (dataset-lanes.ts) never share a scratch file.
+    scratchDir: join(c.staging, '_scratch', dataset),
     targetFileBytes: c.targetFileBytes,
     rowGroupRows: c.rowGroupRows,
     compression: c.compression,

@@ -21,8 +21,9 @@ import {
   type OutputFormat,
   type PartPointer,
   type PartStatus,
+  type DatasetName,
 } from '../../types.js';
-import { writeChanges } from './changes.js';
+import { CHANGE_SOURCES, writeChanges } from './changes.js';
 import { openDuck, type DuckDbOptions, type DuckSession } from '../convert/index.js';
 import { DEFAULT_ROW_GROUP_ROWS } from '../staging/index.js';
 import { writeFileAtomic, isAbsent, retryRead } from '../storage/index.js';
@@ -46,7 +47,8 @@ import {
   toPosix,
 } from '../catalog/index.js';
 import type { DatasetSchema } from '../../datasets/index.js';
-import { publishDataset, type DatasetPublishContext } from './publish-dataset.js';
+import { type DatasetPublishContext, type DatasetPublished } from './publish-dataset.js';
+import { publishInLanes } from './dataset-lanes.js';
 import { reusedFromFiles, type ReuseSource } from './reuse-plan.js';
 import { localReuseSource } from './reused-files.js';
 
@@ -209,6 +211,7 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
   const datasets: Manifest['datasets'] = {};
   const warnings: string[] = [];
   const schemaChanges: Manifest['schema_changes'] = [];
+  let changesDone: Promise<ChangesOutcome> | undefined;
   try {
     // Their spill folders sit inside the first session's, removed with it.
     for (let i = 1; i < (o.conversions ?? 1); i++)
@@ -220,18 +223,11 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
       now: new Date(clock.now()),
       reuse: await reuseSourceOf(o),
     };
-    for (const dataset of DATASETS) {
-      const parts = o.parts.filter((p) => p.dataset === dataset);
-      if (parts.length === 0) continue;
-      const done = await publishDataset(context, dataset, parts);
-      warnings.push(...done.warnings);
-      if (done.added.length > 0)
-        schemaChanges.push({ dataset, schema_version: done.schema.version, added: done.added });
-      files.push(...done.files);
-      datasets[dataset] = datasetEntry(done.schema, done.rel, done.rows, done.files, done.extraFields, parts);
-    }
+    await publishDatasets(o, context, tmp, { warnings, schemaChanges, files, datasets }, (started) => {
+      changesDone = started;
+    });
 
-    const { changes, changesMissing } = await changesStep(o, duck, datasets, files);
+    const { changes, changesMissing } = await (changesDone ?? changesStep(o, duck, datasets, files));
     if (o.changesAgainst !== undefined && changesMissing !== undefined) {
       warnings.push(`changes against ${o.changesAgainst} not written: ${changesMissing}`);
       log.warn({ against: o.changesAgainst, reason: changesMissing }, 'changes not written');
@@ -256,9 +252,96 @@ export async function publishSnapshot(o: PublishOptions): Promise<Manifest> {
           cause: err,
         });
   } finally {
+    // A failed dataset leaves a started `changes` running: let it end before its folder goes.
+    await changesDone?.catch(() => undefined);
     closeDucks();
     await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
     await rm(join(staging, '_scratch'), { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/** What publishDatasets fills in, in dataset order. */
+interface Published {
+  warnings: string[];
+  schemaChanges: Manifest['schema_changes'];
+  files: ManifestFile[];
+  datasets: Manifest['datasets'];
+}
+
+/**
+ * Every dataset's files. An incremental night publishes two datasets at once, and `changes` (only
+ * the changed companies' facts) as soon as the facts datasets are written, each in a session of its
+ * own (`onChanges` gets it; the manifest waits for all). A full night does one thing at a time
+ * (changes compares every row there), so its publishing memory stays one session's.
+ */
+async function publishDatasets(
+  o: PublishOptions,
+  context: DatasetPublishContext,
+  tmp: string,
+  into: Published,
+  onChanges: (started: Promise<ChangesOutcome>) => void,
+): Promise<void> {
+  const incremental = o.parts.some((p) => p.reusedFrom !== undefined);
+  const partsOf = new Map<DatasetName, PartPointer[]>();
+  for (const d of DATASETS) {
+    const parts = o.parts.filter((p) => p.dataset === d);
+    if (parts.length > 0) partsOf.set(d, parts);
+  }
+  const compared = [...partsOf.keys()].filter((d) => CHANGE_SOURCES.includes(d));
+  const entry = (d: DatasetName, done: DatasetPublished): ManifestDataset =>
+    datasetEntry(done.schema, done.rel, done.rows, done.files, done.extraFields, partsOf.get(d)!);
+  let started = false;
+  const published = await publishInLanes(context, partsOf, {
+    lanes: incremental ? 2 : 1,
+    openSession: (i) => openDuck({ tempDirectory: join(tmp, `lane${i}`), threads: 1, ...o.duckdb }),
+    onDone(written) {
+      if (!incremental || started || compared.some((d) => !written.has(d))) return;
+      started = true;
+      const sources = compared.map((d) => [d, written.get(d)!] as const);
+      onChanges(
+        changesInOwnSession(
+          o,
+          join(tmp, 'changes'),
+          Object.fromEntries(sources.map(([d, done]) => [d, entry(d, done)])),
+          sources.flatMap(([, done]) => done.files),
+        ),
+      );
+    },
+  });
+  for (const dataset of partsOf.keys()) {
+    const done = published.get(dataset)!;
+    into.warnings.push(...done.warnings);
+    if (done.added.length > 0)
+      into.schemaChanges.push({ dataset, schema_version: done.schema.version, added: done.added });
+    into.files.push(...done.files);
+    into.datasets[dataset] = entry(dataset, done);
+  }
+}
+
+interface ChangesOutcome {
+  changes: ManifestChanges | null;
+  changesMissing: string | undefined;
+}
+
+/** changesStep in a DuckDB session of its own (spilling under `tempDirectory`), closed when done. */
+async function changesInOwnSession(
+  o: PublishOptions,
+  tempDirectory: string,
+  datasets: Manifest['datasets'],
+  files: ManifestFile[],
+): Promise<ChangesOutcome> {
+  if (o.changesAgainst === undefined || o.changesUnavailable !== undefined)
+    return { changes: null, changesMissing: o.changesUnavailable };
+  let duck: DuckSession;
+  try {
+    duck = await openDuck({ tempDirectory, threads: 1, ...o.duckdb });
+  } catch (err: unknown) {
+    return { changes: null, changesMissing: coerceError(err).message };
+  }
+  try {
+    return await changesStep(o, duck, datasets, files);
+  } finally {
+    duck.close();
   }
 }
 
@@ -268,7 +351,7 @@ async function changesStep(
   duck: DuckSession,
   datasets: Manifest['datasets'],
   files: ManifestFile[],
-): Promise<{ changes: ManifestChanges | null; changesMissing: string | undefined }> {
+): Promise<ChangesOutcome> {
   let changes: ManifestChanges | null = null;
   let changesMissing: string | undefined = o.changesUnavailable;
   if (o.changesAgainst !== undefined && changesMissing === undefined) {
@@ -290,9 +373,7 @@ async function changesStep(
             o.parts.filter((p) => p.dataset === d && p.reusedFrom !== o.changesAgainst).map((p) => p.ticker),
           ]),
         ),
-        columns: Object.fromEntries(
-          Object.entries(datasets).map(([d, e]) => [d, (e?.columns ?? []).map((c) => c.name)]),
-        ),
+        columns: Object.fromEntries(Object.entries(datasets).map(([d, e]) => [d, e?.columns ?? []])),
         files,
         previous,
       });

@@ -240,9 +240,12 @@ export async function runFilingSearch(
   const floor = dateFloor(p, nowMs);
   const expanded = p.legal ? expandLegal(p.query) : [];
   const types = p.types ? new Set<ChunkType>(p.types) : null;
-  // The emulator's as-of date: a document filed after it does not exist yet.
-  const asOf = service.store.asOf?.() ?? null;
+  // The emulator's as-of date (a company's own, if set): a document filed after it does not exist yet.
+  const store = service.store;
+  const asOfOf = (cik: string): string | null =>
+    store.asOfFor !== undefined ? store.asOfFor(cik) : (store.asOf?.() ?? null);
   const accept = (c: Chunk): boolean => {
+    const asOf = asOfOf(c.cik);
     if (asOf !== null && c.filedAt !== null && c.filedAt > asOf) return false;
     if (ciks && !ciks.has(c.cik)) return false;
     if (types && !types.has(c.type)) return false;
