@@ -11,29 +11,29 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
-import type { Manifest, ManifestFile } from '../../src/output/catalog/manifest.js';
-import { copySnapshotToLocal, readStoredManifest } from '../../src/output/catalog/stored-snapshots.js';
+import { openDuck, type DuckSession } from '../../../src/output/convert/duckdb.js';
+import type { Manifest, ManifestFile } from '../../../src/output/catalog/manifest.js';
+import { copySnapshotToLocal, readStoredManifest } from '../../../src/output/catalog/stored-snapshots.js';
 import {
   packSmall,
   PACK_BUDGET_SHARE,
   SMALL_FILE_SHARE,
   type ReuseSource,
   type WholeFile,
-} from '../../src/output/publish/reuse-plan.js';
-import { packedUnits } from '../../src/output/publish/reused-files.js';
-import { applyPrune, listForPrune, planPrune } from '../../src/output/readers/retention.js';
-import { formatVerifyReport, verifySnapshot } from '../../src/output/readers/verify.js';
-import { LocalStorage } from '../../src/output/storage/local-storage.js';
-import type { Storage } from '../../src/output/storage/storage.js';
-import { outputPorts } from '../../src/pipeline/output-adapter.js';
-import type { PartPointer } from '../../src/types.js';
-import { openTestStorage, startS3, type TestS3 } from '../helpers/s3.js';
+} from '../../../src/output/publish/reuse-plan.js';
+import { packedUnits } from '../../../src/output/publish/reused-files.js';
+import { applyPrune, listForPrune, planPrune } from '../../../src/output/readers/retention.js';
+import { formatVerifyReport, verifySnapshot } from '../../../src/output/readers/verify.js';
+import { LocalStorage } from '../../../src/output/storage/local-storage.js';
+import type { Storage } from '../../../src/output/storage/storage.js';
+import { outputPorts } from '../../../src/pipeline/output-adapter.js';
+import type { PartPointer } from '../../../src/types.js';
+import { openTestStorage, startS3, type TestS3 } from '../../helpers/s3.js';
 import {
   publishFactParts,
   stageFactParts,
   type SyntheticCompanyPart,
-} from '../helpers/synthetic-snapshot.js';
+} from '../../helpers/synthetic-snapshot.js';
 
 /**
  * 60 companies of 150 rows: a one-company file is well under half the target, a full file holds

@@ -10,18 +10,18 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FilingsExportError } from '../../src/errors.js';
-import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
-import type { Manifest } from '../../src/output/catalog/manifest.js';
-import { applyPrune, listForPrune, planPrune } from '../../src/output/readers/retention.js';
-import { LocalStorage } from '../../src/output/storage/local-storage.js';
-import type { Storage } from '../../src/output/storage/storage.js';
-import { copySnapshotToLocal, readStoredManifest } from '../../src/output/catalog/stored-snapshots.js';
-import { formatVerifyReport, verifySnapshot } from '../../src/output/readers/verify.js';
-import { outputPorts } from '../../src/pipeline/output-adapter.js';
-import type { PartPointer } from '../../src/types.js';
-import { openTestStorage, startS3, type TestS3 } from '../helpers/s3.js';
-import { stageFactParts, type SyntheticCompanyPart } from '../helpers/synthetic-snapshot.js';
+import { FilingsExportError } from '../../../src/errors.js';
+import { openDuck, type DuckSession } from '../../../src/output/convert/duckdb.js';
+import type { Manifest } from '../../../src/output/catalog/manifest.js';
+import { applyPrune, listForPrune, planPrune } from '../../../src/output/readers/retention.js';
+import { LocalStorage } from '../../../src/output/storage/local-storage.js';
+import type { Storage } from '../../../src/output/storage/storage.js';
+import { copySnapshotToLocal, readStoredManifest } from '../../../src/output/catalog/stored-snapshots.js';
+import { formatVerifyReport, verifySnapshot } from '../../../src/output/readers/verify.js';
+import { outputPorts } from '../../../src/pipeline/output-adapter.js';
+import type { PartPointer } from '../../../src/types.js';
+import { openTestStorage, startS3, type TestS3 } from '../../helpers/s3.js';
+import { stageFactParts, type SyntheticCompanyPart } from '../../helpers/synthetic-snapshot.js';
 
 const COMPANIES: SyntheticCompanyPart[] = ['AAA', 'BBB', 'CCC', 'DDD', 'EEE', 'FFF'].map((t, i) => ({
   ticker: t,

@@ -7,11 +7,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatasetSchema } from '../../src/datasets/index.js';
-import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
-import type { Manifest, ManifestFile } from '../../src/output/catalog/manifest.js';
-import type { KeptRange, ReuseSource } from '../../src/output/publish/reuse-plan.js';
-import { rebuiltUnit, rowGroupSpans } from '../../src/output/publish/reused-files.js';
+import type { DatasetSchema } from '../../../src/datasets/index.js';
+import { openDuck, type DuckSession } from '../../../src/output/convert/duckdb.js';
+import type { Manifest, ManifestFile } from '../../../src/output/catalog/manifest.js';
+import type { KeptRange, ReuseSource } from '../../../src/output/publish/reuse-plan.js';
+import { rebuiltUnit, rowGroupSpans } from '../../../src/output/publish/reused-files.js';
 
 const GROUP = 2048;
 /** Companies A, B, C: B starts and ends mid row group (groups are 2,048 rows). */
