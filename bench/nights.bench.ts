@@ -202,6 +202,8 @@ export async function run(): Promise<BenchResult[]> {
           `load average ${loadavg()
             .map((l) => l.toFixed(1))
             .join(' ')}`,
+        whenMissed:
+          "what stays does not shrink with the company's rows: its parts start after its catalog part, and each dataset rebuilds the file that held it and converts its part, against a download of a fraction of a second (docs/decisions.md, 'A night where one company changed')",
       },
       {
         group: 'nights',

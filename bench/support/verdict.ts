@@ -29,7 +29,7 @@ export function benchVerdict(
   );
   for (const r of missed)
     problems.push(
-      `bench: ${opts.advisory ? 'missed (advisory)' : 'MISSED'}: ${r.group} / ${r.name}: ${Number.isFinite(r.value) ? formatValue(r.value) : 'n/a'} ${r.unit}, target ${r.target ?? '(none)'}`,
+      `bench: ${opts.advisory ? 'missed (advisory)' : 'MISSED'}: ${r.group} / ${r.name}: ${Number.isFinite(r.value) ? formatValue(r.value) : 'n/a'} ${r.unit}, target ${r.target ?? '(none)'}${r.whenMissed !== undefined ? `. Why: ${r.whenMissed}` : ''}`,
     );
   const failing = failed.length > 0 || (!opts.advisory && missed.length > 0);
   return { exitCode: failing ? 1 : 0, problems };

@@ -32,6 +32,19 @@ describe('bench verdict', () => {
     });
   });
 
+  it('prints the known reason of a miss after it, and only after a miss', () => {
+    const why = 'two cores shared with the emulator (docs/decisions.md)';
+    const v = benchVerdict(
+      [
+        { ...met, whenMissed: why },
+        { ...missed, whenMissed: why },
+      ],
+      [],
+      { advisory: true },
+    );
+    expect(v.problems).toEqual([`bench: missed (advisory): g / slow: 30 ms, target < 20 ms. Why: ${why}`]);
+  });
+
   it('exits 1 when a module threw, even under --advisory', () => {
     const v = benchVerdict([met], [{ file: 'x.bench.ts', error: 'Error: boom' }], { advisory: true });
     expect(v).toEqual({ exitCode: 1, problems: ['bench: x.bench.ts failed: Error: boom'] });
