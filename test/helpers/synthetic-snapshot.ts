@@ -3,7 +3,7 @@
  * and published through the real output ports (local directory or s3:// root).
  */
 import type { outputPorts } from '../../src/pipeline/output-adapter.js';
-import type { PartPointer } from '../../src/types.js';
+import type { DatasetName, OutputFormat, PartPointer } from '../../src/types.js';
 import { syntheticFactRow } from './synthetic-rows.js';
 
 type OutputPorts = Awaited<ReturnType<typeof outputPorts>>;
@@ -39,18 +39,21 @@ export async function stageFactParts(
   return parts;
 }
 
-/** Publishes staged facts_core parts as snapshot `id` in Parquet and NDJSON. */
+/**
+ * Publishes staged parts as snapshot `id`: facts_core in Parquet and NDJSON unless `at` names
+ * other formats or datasets.
+ */
 export async function publishFactParts(
   ports: OutputPorts,
-  at: { root: string; id: string; date: string },
+  at: { root: string; id: string; date: string; formats?: OutputFormat[]; datasets?: DatasetName[] },
   parts: PartPointer[],
 ): Promise<void> {
   await ports.publish({
     root: at.root,
     snapshotId: at.id,
     snapshotDate: at.date,
-    formats: ['parquet', 'ndjson'],
-    datasets: ['facts_core'],
+    formats: at.formats ?? ['parquet', 'ndjson'],
+    datasets: at.datasets ?? ['facts_core'],
     parts,
     waits: [],
     startedAt: `${at.date}T01:00:00Z`,

@@ -17,6 +17,7 @@ import { writeChanges } from '../../src/output/publish/changes.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { DatasetName, PartPointer } from '../../src/types.js';
 import { syntheticFactRow } from '../helpers/synthetic-rows.js';
+import { publishFactParts } from '../helpers/synthetic-snapshot.js';
 
 const date = '2026-11-21';
 const DATASETS: DatasetName[] = ['facts_core', 'facts_latest'];
@@ -45,20 +46,8 @@ async function stage(ports: Ports, id: string, dataset: DatasetName, ticker: str
   return { dataset, ticker, status: 'done', ...(await w.finish()) } as PartPointer;
 }
 
-async function publish(ports: Ports, id: string, parts: PartPointer[]): Promise<void> {
-  await ports.publish({
-    root: tmp,
-    snapshotId: id,
-    snapshotDate: date,
-    formats: ['parquet'],
-    datasets: DATASETS,
-    parts,
-    waits: [],
-    startedAt: `${date}T01:00:00Z`,
-    requests: parts.length,
-    retries: 0,
-    rateLimited429: 0,
-  });
+function publish(ports: Ports, id: string, parts: PartPointer[]): Promise<void> {
+  return publishFactParts(ports, { root: tmp, id, date, formats: ['parquet'], datasets: DATASETS }, parts);
 }
 
 async function keys(dataset: DatasetName, id: string): Promise<string[]> {

@@ -21,7 +21,11 @@ import { formatVerifyReport, verifySnapshot } from '../../../src/output/readers/
 import { outputPorts } from '../../../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../../../src/types.js';
 import { openTestStorage, startS3, type TestS3 } from '../../helpers/s3.js';
-import { stageFactParts, type SyntheticCompanyPart } from '../../helpers/synthetic-snapshot.js';
+import {
+  publishFactParts,
+  stageFactParts,
+  type SyntheticCompanyPart,
+} from '../../helpers/synthetic-snapshot.js';
 
 const COMPANIES: SyntheticCompanyPart[] = ['AAA', 'BBB', 'CCC', 'DDD', 'EEE', 'FFF'].map((t, i) => ({
   ticker: t,
@@ -49,20 +53,8 @@ afterAll(async () => {
 
 type Ports = Awaited<ReturnType<typeof outputPorts>>;
 
-async function publish(ports: Ports, root: string, id: string, parts: PartPointer[]): Promise<void> {
-  await ports.publish({
-    root,
-    snapshotId: id,
-    snapshotDate: date,
-    formats: ['parquet', 'ndjson'],
-    datasets: ['facts_core'],
-    parts,
-    waits: [],
-    startedAt: `${date}T01:00:00Z`,
-    requests: parts.length,
-    retries: 0,
-    rateLimited429: 0,
-  });
+function publish(ports: Ports, root: string, id: string, parts: PartPointer[]): Promise<void> {
+  return publishFactParts(ports, { root, id, date }, parts);
 }
 
 /** CCC filed: its rows move; every other company is reused from `from`'s files. */
