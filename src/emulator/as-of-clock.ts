@@ -39,14 +39,16 @@ export function asOfClock(store: EmulatorStore, initial: string | null, companie
 
 function checked(store: EmulatorStore, asOf: string | null, what: string): string | null {
   if (asOf === null) return null;
-  if (store.at === undefined)
-    throw new EmulatorConfigError(`${what}: this store cannot answer as of a date (it has no at())`);
+  if (store.at === undefined) throw undated(what);
   return checkAsOf(asOf, what);
 }
 
 function checkedDates(store: EmulatorStore, input: unknown, what: string): CompanyDates {
   const dates = parseCompanyDates(store, input, what);
-  if (dates.size > 0 && store.at === undefined)
-    throw new EmulatorConfigError(`${what}: this store cannot answer as of a date (it has no at())`);
+  if (dates.size > 0 && store.at === undefined) throw undated(what);
   return dates;
+}
+
+function undated(what: string): EmulatorConfigError {
+  return new EmulatorConfigError(`${what}: this store cannot answer as of a date (it has no at())`);
 }

@@ -28,6 +28,7 @@ export {
   assertSnapshotId,
   buildDir,
   dataFileName,
+  extensionOf,
   fieldsSidecarPath,
   MANIFEST_FILE,
   manifestPath,

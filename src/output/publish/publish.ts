@@ -330,8 +330,7 @@ async function changesInOwnSession(
   datasets: Manifest['datasets'],
   files: ManifestFile[],
 ): Promise<ChangesOutcome> {
-  if (o.changesAgainst === undefined || o.changesUnavailable !== undefined)
-    return { changes: null, changesMissing: o.changesUnavailable };
+  if (!changesWanted(o)) return { changes: null, changesMissing: o.changesUnavailable };
   let duck: DuckSession;
   try {
     duck = await openDuck({ tempDirectory, threads: 1, ...o.duckdb });
@@ -345,6 +344,11 @@ async function changesInOwnSession(
   }
 }
 
+/** A previous snapshot to compare with, and no reason known beforehand why that cannot be done. */
+function changesWanted(o: PublishOptions): o is PublishOptions & { changesAgainst: string } {
+  return o.changesAgainst !== undefined && o.changesUnavailable === undefined;
+}
+
 /** The `changes` dataset against the previous snapshot; a failure leaves it out, with the reason. */
 async function changesStep(
   o: PublishOptions,
@@ -354,7 +358,7 @@ async function changesStep(
 ): Promise<ChangesOutcome> {
   let changes: ManifestChanges | null = null;
   let changesMissing: string | undefined = o.changesUnavailable;
-  if (o.changesAgainst !== undefined && changesMissing === undefined) {
+  if (changesWanted(o)) {
     // The snapshot stands without its changes, and its manifest says why (changes_missing).
     try {
       const previous = await readManifest(o.root, o.changesAgainst);

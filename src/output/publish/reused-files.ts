@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { OutputError } from '../../errors.js';
 import { hasPeriodEnd, type DatasetSchema } from '../../datasets/index.js';
 import type { OutputFormat } from '../../types.js';
-import type { FileCompany, Manifest, ManifestFile } from '../catalog/index.js';
+import { extensionOf, type FileCompany, type Manifest, type ManifestFile } from '../catalog/index.js';
 import {
   concatCompatible,
   concatParquet,
@@ -98,7 +98,7 @@ export async function wholeUnit(
 ): Promise<Unit> {
   const out: Unit['files'] = [];
   for (const f of files) {
-    const name = `reused-${index}${f.format === 'parquet' ? '.parquet' : '.ndjson.gz'}`;
+    const name = `reused-${index}${extensionOf(f.format)}`;
     await source.placeWhole(f, join(dir, name));
     const { path: _p, dataset: _d, companies: _c, reused_from: _r, ...rest } = f;
     out.push({
@@ -164,7 +164,7 @@ export async function packedUnit(
   const dates = { ...packedDates(group.map((w) => w.files[0]!)), companies };
   const files: Unit['files'] = [];
   for (const [k, format] of formats.entries()) {
-    const name = `packed-${index}${format === 'parquet' ? '.parquet' : '.ndjson.gz'}`;
+    const name = `packed-${index}${extensionOf(format)}`;
     const out = join(dir, name);
     const inputs = paths.map((p) => p[k]!);
     if (format === 'parquet') {
