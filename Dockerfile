@@ -8,7 +8,7 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json README.md ./
-COPY scripts/build.mjs ./scripts/build.mjs
+COPY scripts/build.mjs scripts/bundle-cli.mjs ./scripts/
 COPY bin ./bin
 COPY src ./src
 COPY jobs ./jobs

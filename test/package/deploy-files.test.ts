@@ -138,6 +138,29 @@ describe('Dockerfile', () => {
     for (const f of froms) expect(f, f).toMatch(/^FROM node:24-[\w.-]+( AS \w+)?$/);
   });
 
+  it('copies into the build stage every script the build imports (prepack runs scripts/build.mjs)', async () => {
+    const buildStage = (await dockerLines())
+      .join('\n')
+      .split(/^FROM /m)
+      .find((st) => / AS build$/m.test(st.split('\n')[0] ?? ''));
+    const copied = (buildStage ?? '')
+      .split('\n')
+      .filter((l) => l.startsWith('COPY ') && !l.includes('--from='))
+      .flatMap((l) => l.split(/\s+/).slice(1, -1));
+    const needed = new Set<string>();
+    const visit = async (file: string): Promise<void> => {
+      if (needed.has(file)) return;
+      needed.add(file);
+      for (const spec of relativeImports(await read(file)))
+        await visit(posix.normalize(posix.join(posix.dirname(file), spec)));
+    };
+    await visit('scripts/build.mjs');
+    expect(needed.size).toBeGreaterThan(1);
+    const covered = (f: string): boolean =>
+      copied.some((c) => c === f || f.startsWith(`${c.replace(/\/$/, '')}/`));
+    expect([...needed].filter((f) => !covered(f))).toEqual([]);
+  });
+
   it('runs the npm package: its entry point and everything it imports are packed files', async () => {
     const lines = await dockerLines();
     const final = lines.slice(lines.findLastIndex((l) => l.startsWith('FROM ')));
@@ -173,8 +196,8 @@ describe('Dockerfile', () => {
     await visit(posix.relative('/app', script), 'ENTRYPOINT');
     expect(missing).toEqual([]);
     // It reaches the compiled CLI and the job processors, not a TypeScript source.
-    expect(seen).toContain('build/src/cli/main.js');
-    expect(seen).toContain('build/jobs/index.js');
+    expect(seen).toContain('build/cli/main.js');
+    expect(seen).toContain('build/cli/jobs.js');
     expect([...seen].filter((f) => f.endsWith('.ts'))).toEqual([]);
   });
 });

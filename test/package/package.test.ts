@@ -70,11 +70,14 @@ async function runNode(
   return { code, stdout, stderr, urls };
 }
 
-/** No TypeScript loader and no TypeScript source among the loaded URLs; something of build/ is. */
-function expectCompiledOnly(urls: string[]): void {
+/**
+ * No TypeScript loader and no TypeScript source among the loaded URLs; something of build/ is: the
+ * CLI's bundle (build/cli/) for a command, the compiled modules (build/src/) for the library entries.
+ */
+function expectCompiledOnly(urls: string[], from: 'cli' | 'src' = 'cli'): void {
   expect(urls.filter((u) => /\/node_modules\/(tsx|typescript|esbuild)\//.test(u))).toEqual([]);
   expect(urls.filter((u) => /\.[cm]?ts$/.test(u))).toEqual([]);
-  expect(urls.some((u) => u.includes('/node_modules/filings-export/build/src/'))).toBe(true);
+  expect(urls.some((u) => u.includes(`/node_modules/filings-export/build/${from}/`))).toBe(true);
 }
 
 const bin = (): string => join(installed, 'bin', 'filings-export.mjs');
@@ -271,7 +274,7 @@ console.log(JSON.stringify(out));`;
     const types = JSON.parse(r.stdout) as Record<string, Record<string, string>>;
     for (const [entry, { name, type }] of Object.entries(KNOWN))
       expect(types[entry]?.[name], entry).toBe(type);
-    expectCompiledOnly(r.urls);
+    expectCompiledOnly(r.urls, 'src');
   });
 
   it('a TypeScript consumer type-checks against the declarations (nodenext)', async () => {
