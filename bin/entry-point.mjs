@@ -5,7 +5,15 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
-const INPUTS = ['src', 'jobs', 'tsconfig.json', 'tsconfig.build.json'];
+/** What build/ is made from: the sources, the compiler settings and the build scripts (the bundle's). */
+export const INPUTS = [
+  'src',
+  'jobs',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'scripts/build.mjs',
+  'scripts/bundle-cli.mjs',
+];
 
 /** Why build/ cannot be run (a sentence), or undefined when it is current. ~2 ms for 250 files. */
 export function staleReason(root) {

@@ -5,6 +5,7 @@
  * package root, src/package-root.ts); and the installed package, which has no sources, runs build/.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_API_KEY } from '../../src/emulator/demo-key.js';
 import { postOperation } from '../helpers/emulator.js';
 // @ts-expect-error: a plain ES module of bin/ (no types); its exports are checked below.
-import { chooseEntry, staleReason } from '../../bin/entry-point.mjs';
+import { chooseEntry, INPUTS, staleReason } from '../../bin/entry-point.mjs';
 
 const choose = chooseEntry as (root: string, env?: Record<string, string>) => 'build' | 'source';
 const stale = staleReason as (root: string) => string | undefined;
@@ -26,7 +27,15 @@ beforeAll(async () => {
   await mkdir(join(dir, 'src', 'cli'), { recursive: true });
   await mkdir(join(dir, 'jobs'), { recursive: true });
   await mkdir(join(dir, 'build'), { recursive: true });
-  for (const f of ['src/cli/main.ts', 'jobs/index.ts', 'tsconfig.json', 'tsconfig.build.json']) {
+  await mkdir(join(dir, 'scripts'), { recursive: true });
+  for (const f of [
+    'src/cli/main.ts',
+    'jobs/index.ts',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'scripts/build.mjs',
+    'scripts/bundle-cli.mjs',
+  ]) {
     await writeFile(join(dir, f), '');
     await utimes(join(dir, f), at(0), at(0));
   }
@@ -58,6 +67,21 @@ describe('choosing the entry', () => {
     await utimes(join(dir, 'src', 'cli', 'main.ts'), at(0), at(0));
     await utimes(join(dir, 'tsconfig.build.json'), at(20), at(20));
     expect(choose(dir, {})).toBe('source');
+
+    // So does a changed build script: the bundle of build/cli/ is made by it.
+    await utimes(join(dir, 'tsconfig.build.json'), at(0), at(0));
+    await utimes(join(dir, 'scripts', 'bundle-cli.mjs'), at(20), at(20));
+    expect(stale(dir)).toMatch(/^scripts\/bundle-cli\.mjs changed/);
+    await utimes(join(dir, 'scripts', 'bundle-cli.mjs'), at(0), at(0));
+    expect(stale(dir)).toBeUndefined();
+  });
+
+  it('names every input the build is made from, and each exists in the checkout', () => {
+    const root = join(import.meta.dirname, '..', '..');
+    expect(INPUTS).toEqual(
+      expect.arrayContaining(['src', 'jobs', 'scripts/build.mjs', 'scripts/bundle-cli.mjs']),
+    );
+    for (const input of INPUTS as string[]) expect(existsSync(join(root, input)), input).toBe(true);
   });
 
   it('runs build/ where there are no sources to compare with (the installed package, the image)', async () => {
