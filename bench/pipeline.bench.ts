@@ -266,16 +266,28 @@ async function curlSeconds(url: string): Promise<{ seconds: number; bytes: numbe
 
 /**
  * Runs the CLI to its end; returns its wall time in seconds, its stdout and stderr, when it started,
- * and its peak RSS in MB: the kernel's high-water mark (VmHWM), read every 50 ms, so only growth in
- * the last 50 ms before the process exits could be missed.
+ * its peak RSS in MB: the kernel's high-water mark (VmHWM), read every 50 ms, so only growth in
+ * the last 50 ms before the process exits could be missed; its CPU seconds (user + system, read
+ * the same way, so the last 50 ms may be missing); and the CPU seconds this process (the emulator
+ * serving the body, in the bench's process) spent meanwhile.
  */
 async function cliSeconds(
   args: string[],
   env: NodeJS.ProcessEnv,
-): Promise<{ seconds: number; out: string; err: string; startedAt: number; peakMb: number }> {
+): Promise<{
+  seconds: number;
+  out: string;
+  err: string;
+  startedAt: number;
+  peakMb: number;
+  cpu: number;
+  serverCpu: number;
+}> {
   const startedAt = Date.now();
   const t0 = performance.now();
+  const server0 = process.cpuUsage();
   let peakMb = NaN;
+  let cpu = NaN;
   let timer: NodeJS.Timeout | undefined;
   const { out, err } = await new Promise<{ out: string; err: string }>((resolve, reject) => {
     const child = execFile(
@@ -297,9 +309,17 @@ async function cliSeconds(
         },
         () => undefined,
       );
+      cpuSeconds(pid).then(
+        (s) => {
+          if (!Number.isNaN(s)) cpu = Number.isNaN(cpu) ? s : Math.max(cpu, s);
+        },
+        () => undefined,
+      );
     }, 50);
   }).finally(() => clearInterval(timer));
-  return { seconds: (performance.now() - t0) / 1000, out, err, startedAt, peakMb };
+  const server = process.cpuUsage(server0);
+  const serverCpu = (server.user + server.system) / 1e6;
+  return { seconds: (performance.now() - t0) / 1000, out, err, startedAt, peakMb, cpu, serverCpu };
 }
 
 /**
@@ -335,6 +355,8 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
     early,
     runs: [] as number[],
     peaks: [] as number[],
+    cpus: [] as number[],
+    serverCpus: [] as number[],
     phases: [] as { staged: number; published: number }[],
     published: true,
   }));
@@ -364,6 +386,8 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
       );
       v.runs.push(run.seconds);
       v.peaks.push(run.peakMb);
+      v.cpus.push(run.cpu);
+      v.serverCpus.push(run.serverCpu);
       v.phases.push(phasesOf(run.err, run.startedAt));
       v.published &&= /"status":"published"/.test(run.out) && /"facts_full":1000000/.test(run.out);
     }
@@ -396,9 +420,10 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
           `run --local --wait ${v.runs.map((r) => r.toFixed(1)).join(' / ')} s (${v.published ? 'published' : 'NOT published'}); ` +
           `curl ${curls.map((c) => c.seconds.toFixed(1)).join(' / ')} s for ${((curls[0]?.bytes ?? NaN) / 1e9).toFixed(2)} GB; medians; ` +
           `all staged at ${v.phases.map((p) => p.staged.toFixed(1)).join(' / ')} s, published at ${v.phases.map((p) => p.published.toFixed(1)).join(' / ')} s (log timestamps); ` +
+          `CPU s of run --local ${v.cpus.map((c) => c.toFixed(1)).join(' / ')}, of the emulator serving it ${v.serverCpus.map((c) => c.toFixed(1)).join(' / ')} (user + system); ` +
           `${load}; compiled entry (build/); ${command}`,
         whenMissed:
-          "on 2 cores the one process's 23-26 CPU s per million rows (parsing, gzip, DuckDB) share the box with the emulator's ~11-13 CPU s that curl alone measures; a remote API or spare cores is what the ratio assumes (docs/decisions.md, 'One process: DuckDB hands freed memory back at once')",
+          "on 2 cores the one process's 22-27 CPU s per million rows (JSON.parse of every row for its field kinds ~4 s, gzip ~2 s, ten DuckDB segments ~9 s, system ~4 s) share the box with the emulator's 11-14 CPU s that curl alone measures; 1.5x needs the exporter near 18 CPU s. Measured cuts and what is left (kinds without parsing every row, uncompressed per-segment files): docs/decisions.md, 'One process: the CPU of run --local, part by part'",
       },
       {
         group: 'pipeline',

@@ -43,7 +43,8 @@ export interface PartWriter {
   /**
    * Adds a row. Returns a promise only when the caller must wait (backpressure). `rawJson`, when
    * given, is the row's own JSON text (`{…}`, UTF-8) saying exactly what JSON.stringify(row) would
-   * (RowStream.rawText): it is copied instead of serialising the row again.
+   * (RowStream.rawText): it is copied instead of serialising the row again, and must stay
+   * unchanged until the returned promise settles (it may be a view of the received body).
    */
   write(row: Record<string, unknown>, rawJson?: Uint8Array): Promise<void> | void;
   /** Completes the file, fsyncs it and renames it into place. */

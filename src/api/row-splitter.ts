@@ -271,8 +271,9 @@ export class RowSplitter {
   private rowMembers = 0;
   private readonly rawOn: boolean;
   /**
-   * The last batch's rows with one copy of their bytes (undefined when unusable), the buffer
-   * offset the copy starts at, and the batch's rowBounds; rawText() walks them in order from textAt.
+   * The last batch's rows with a view of their bytes in the buffer (undefined when unusable or
+   * after push()), the buffer offset the view starts at, and the batch's rowBounds; rawText()
+   * walks them in order from textAt.
    */
   private textRows: Row[] = [];
   private textBytes: Buffer | undefined;
@@ -298,9 +299,10 @@ export class RowSplitter {
    * they say exactly what JSON.stringify(row) would: no whitespace outside strings, every number
    * literal as JavaScript prints it (so none kept as text), no repeated member name, valid UTF-8.
    * String escapes and the order of integer-like names may differ; the values do not. Otherwise
-   * undefined, and always for a row of an earlier batch than the last take() returned (the text
-   * is kept for one batch, so memory stays bounded). Only with the rawText option; a row changed
-   * after take() must not be paired with its text.
+   * undefined, and always for a row of an earlier batch than the last take() returned or once
+   * push() was called again (the text is the buffer's own bytes, not a copy: valid until the next
+   * push(), so copy it to keep it). Only with the rawText option; a row changed after take() must
+   * not be paired with its text.
    */
   rawText(row: Row): Buffer | undefined {
     const bytes = this.textBytes;
@@ -327,6 +329,8 @@ export class RowSplitter {
   }
 
   push(chunk: Uint8Array): void {
+    // The last batch's text is a view of the buffer, which the carry-over below may overwrite.
+    this.textBytes = undefined;
     const bytes = Buffer.isBuffer(chunk)
       ? chunk
       : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -424,7 +428,8 @@ export class RowSplitter {
       this.scanUntil = end;
       return undefined;
     }
-    const text = b.toString('utf8', start, end);
+    // An ASCII batch decodes the same as latin1, which V8 copies without validating UTF-8.
+    const text = b.toString(this.rawOn ? 'latin1' : 'utf8', start, end);
     if (!tokensAllow(this.rawOn ? COMPACT_TOKENS : EXACT_TOKENS, text)) {
       this.scanUntil = end;
       return undefined;
@@ -461,7 +466,6 @@ export class RowSplitter {
    */
   private keepCompactText(rows: Row[], start: number, end: number): boolean {
     const b = this.buf;
-    const bytes = b.subarray(start, end);
     const bounds: number[] = [];
     let at = start;
     for (let k = 0; k < rows.length - 1; k++) {
@@ -473,20 +477,21 @@ export class RowSplitter {
     const extra = b.indexOf(ROW_SEPARATOR, at);
     if (extra >= 0 && extra <= end - ROW_SEPARATOR.length) return false; // a `},{` inside a string
     bounds.push(at, end, BY_LENGTH);
-    this.holdText(rows, start, bounds, Buffer.from(bytes));
+    this.holdText(rows, start, bounds, b.subarray(start, end));
     return true;
   }
 
   /**
-   * What rawText() answers from until the next batch: its rows, and a copy of their bytes starting
-   * at buffer offset `start` with each row's bounds (undefined: no row of the batch has text).
+   * What rawText() answers from until the next batch or push(): its rows, and their bytes (a view
+   * of the buffer, not a copy) starting at buffer offset `start` with each row's bounds
+   * (undefined: no row of the batch has text).
    */
-  private holdText(rows: Row[], start: number, bounds: number[], copy: Buffer | undefined): void {
+  private holdText(rows: Row[], start: number, bounds: number[], bytes: Buffer | undefined): void {
     this.textRows = rows;
     this.textAt = 0;
     this.textBase = start;
     this.textBounds = bounds;
-    this.textBytes = copy;
+    this.textBytes = bytes;
   }
 
   /** The input is over: returns the envelope fields without `rows`. Throws SplitError. */
@@ -541,13 +546,13 @@ export class RowSplitter {
     return rows;
   }
 
-  /** Keeps the batch's bytes for rawText() (a copy: the buffer is reused for the next chunk). */
+  /** Keeps the batch's bytes for rawText() (in the buffer, until the next push()). */
   private keepText(rows: Row[], start: number, end: number): void {
     const bounds = this.rowBounds;
     this.rowBounds = [];
-    const copy = bounds.length === rows.length * 3 ? Buffer.from(this.buf.subarray(start, end)) : undefined;
+    const bytes = bounds.length === rows.length * 3 ? this.buf.subarray(start, end) : undefined;
     // Invalid UTF-8 is replaced (U+FFFD) when decoded for JSON.parse; the raw bytes would differ.
-    this.holdText(rows, start, bounds, copy !== undefined && isUtf8(copy) ? copy : undefined);
+    this.holdText(rows, start, bounds, bytes !== undefined && isUtf8(bytes) ? bytes : undefined);
   }
 
   private copyEnvelope(upTo: number): void {

@@ -31,7 +31,8 @@ export interface RowStream {
    * A row's own JSON text as received (`{…}`, UTF-8) when it says exactly what JSON.stringify(row)
    * would, for the row just handed out (or another of its batch) not changed since; undefined
    * otherwise, for rows of earlier batches, and always without the `rawText` call option. Lets a
-   * writer copy the bytes instead of serialising the row again.
+   * writer copy the bytes instead of serialising the row again. The bytes are a view of the
+   * received body, valid until the next row is asked for: copy them before that.
    */
   rawText(row: Record<string, unknown>): Uint8Array | undefined;
 }
