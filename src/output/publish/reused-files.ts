@@ -27,7 +27,7 @@ import {
 } from '../convert/index.js';
 import { concatFiles } from '../storage/index.js';
 import {
-  checkSha,
+  checkedSources,
   sourceChanged,
   type KeptRange,
   type ReusePlan,
@@ -57,11 +57,7 @@ export function localReuseSource(root: string, manifest: Manifest): ReuseSource 
       await link(path, dst).catch(() => copyFile(path, dst));
       return true;
     },
-    async readable(f) {
-      const path = await sizeChecked(f);
-      await checkSha(manifest.snapshot_id, f, path);
-      return path;
-    },
+    readable: sizeChecked,
   };
 }
 
@@ -146,12 +142,26 @@ export async function packedUnit(
   index: number,
 ): Promise<Unit | undefined> {
   await mkdir(dir, { recursive: true });
-  const paths: string[][] = [];
-  for (const w of group) {
-    const local: string[] = [];
-    for (const f of w.files) local.push(await source.readable(f));
-    paths.push(local);
-  }
+  const sources = checkedSources(source);
+  return sources.run(async () => {
+    const paths: string[][] = [];
+    for (const w of group) {
+      const local: string[] = [];
+      for (const f of w.files) local.push(await sources.path(f));
+      paths.push(local);
+    }
+    return packPaths(group, paths, formats, dir, index);
+  });
+}
+
+/** packedUnit once its sources are local. */
+async function packPaths(
+  group: readonly WholeFile[],
+  paths: readonly string[][],
+  formats: readonly OutputFormat[],
+  dir: string,
+  index: number,
+): Promise<Unit | undefined> {
   const at = formats.indexOf('parquet');
   if (at >= 0 && !(await concatCompatible(paths.map((p) => p[at]!)))) return undefined;
   const companies: FileCompany[] = [];
@@ -202,13 +212,20 @@ export async function rebuiltUnit(
   index: number,
 ): Promise<Unit> {
   await mkdir(dir, { recursive: true });
-  // Each source file fetched and checked once, however many kept ranges (or attempts) read it.
-  const paths = new Map<string, Promise<string>>();
-  const readable = (f: ManifestFile): Promise<string> => {
-    const known = paths.get(f.path) ?? source.readable(f);
-    paths.set(f.path, known);
-    return known;
-  };
+  // Each source file fetched and hashed once, however many kept ranges (or attempts) read it; the
+  // hashes run beside the copy and the re-encoding, and are all awaited before the unit is returned.
+  const sources = checkedSources(source);
+  return sources.run(() => rebuild(sources.path, group, o, dir, index));
+}
+
+/** rebuiltUnit with its source files at hand (`readable`). */
+async function rebuild(
+  readable: (f: ManifestFile) => Promise<string>,
+  group: readonly KeptRange[],
+  o: RebuildOptions,
+  dir: string,
+  index: number,
+): Promise<Unit> {
   let { inputs, encoded } = await keptPieces(readable, group, o, dir, index, o.sameColumns);
   // Copied row groups keep their writer's footer; one that differs from this DuckDB's (a file
   // carried over from an older version) cannot join the re-encoded pieces: re-encode it all.
