@@ -249,21 +249,12 @@ async function rebuild(
       at += c.rows;
     }
   const withDates = hasPeriodEnd(o.schema);
-  const stats = await o.duck.all(
-    withDates
-      ? `SELECT count(*)::BIGINT AS n, CAST(min(period_end) AS VARCHAR) AS lo, CAST(max(period_end) AS VARCHAR) AS hi FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`
-      : `SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`,
-  );
-  const n = Number(stats[0]?.n ?? -1);
+  const stats = await writtenStats(o.duck, parquetPath, withDates);
+  const n = stats.rows;
   if (n !== at)
     throw new OutputError('OUTPUT_FAILED', `rebuilt-${index}.parquet holds ${n} rows, expected ${at}`);
   const dates = {
-    ...(withDates
-      ? {
-          min_period_end: (stats[0]?.lo as string | null) ?? null,
-          max_period_end: (stats[0]?.hi as string | null) ?? null,
-        }
-      : {}),
+    ...(withDates ? { min_period_end: stats.lo ?? null, max_period_end: stats.hi ?? null } : {}),
     companies,
   };
   const files: Unit['files'] = [];
@@ -278,6 +269,39 @@ async function rebuild(
     files.push(await finishFile(parquetPath, `rebuilt-${index}.parquet`, 'parquet', n, dates));
   else await rm(parquetPath, { force: true });
   return { order: { ticker: companies[0]!.ticker, row: group[0]!.first_row }, files };
+}
+
+/**
+ * The rows and the period_end span of a Parquet file this publish wrote, from its footer: the row
+ * groups' counts and their period_end statistics (DuckDB writes them; a row group of NULLs only has
+ * none, and says so by its null count). Reading the footer instead of scanning the file again
+ * keeps the rebuild's cost off the file's size; a row group without statistics falls back to a scan.
+ */
+async function writtenStats(
+  duck: DuckSession,
+  path: string,
+  withDates: boolean,
+): Promise<{ rows: number; lo?: string | null; hi?: string | null }> {
+  const file = sqlString(path);
+  if (!withDates) {
+    const [r] = await duck.all(`SELECT num_rows::BIGINT AS n FROM parquet_file_metadata(${file})`);
+    return { rows: Number(r?.n ?? -1) };
+  }
+  const [meta] = await duck.all(
+    `SELECT coalesce(sum(row_group_num_rows), 0)::BIGINT AS n, CAST(min(stats_min_value::DATE) AS VARCHAR) AS lo, CAST(max(stats_max_value::DATE) AS VARCHAR) AS hi, count(*) FILTER (WHERE stats_min_value IS NULL AND stats_null_count IS DISTINCT FROM row_group_num_rows)::BIGINT AS unknown, count(*)::BIGINT AS groups FROM parquet_metadata(${file}) WHERE path_in_schema = 'period_end'`,
+  );
+  const [total] = await duck.all(`SELECT num_rows::BIGINT AS n FROM parquet_file_metadata(${file})`);
+  const rows = Number(total?.n ?? -1);
+  if (Number(meta?.unknown ?? 1) === 0 && (Number(meta?.groups ?? 0) > 0 || rows === 0))
+    return { rows, lo: (meta?.lo as string | null) ?? null, hi: (meta?.hi as string | null) ?? null };
+  const [scan] = await duck.all(
+    `SELECT count(*)::BIGINT AS n, CAST(min(period_end) AS VARCHAR) AS lo, CAST(max(period_end) AS VARCHAR) AS hi FROM read_parquet(${file}, hive_partitioning = false)`,
+  );
+  return {
+    rows: Number(scan?.n ?? -1),
+    lo: (scan?.lo as string | null) ?? null,
+    hi: (scan?.hi as string | null) ?? null,
+  };
 }
 
 /**

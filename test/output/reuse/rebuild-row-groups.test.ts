@@ -120,6 +120,11 @@ describe('rebuilding a file without one company', () => {
     const want = await duck.all(`SELECT * FROM (${SOURCE}) WHERE ticker <> 'B' ORDER BY n`);
     expect(got.map(({ rn: _rn, ...r }) => r)).toEqual(want);
     expect(got[A + C - 1]?.big).toBe(`${ROWS - 1}${'0'.repeat(28)}7`);
+    // Its rows and period_end span come from its footer's statistics, equal to a scan of it.
+    const [span] = await duck.all(
+      `SELECT CAST(min(period_end) AS VARCHAR) AS lo, CAST(max(period_end) AS VARCHAR) AS hi FROM read_parquet('${built}')`,
+    );
+    expect(unit.files[0]).toMatchObject({ min_period_end: span!.lo, max_period_end: span!.hi });
 
     // Source groups [0, 2048) [2048, 4096) [4096, 6144) [6144, 8192) [8192, 9000): B (3000..5000)
     // cuts groups 1 and 2, which are re-encoded; groups 0, 3 and 4 are the source's, unchanged.
