@@ -288,7 +288,7 @@ async function writtenStats(
     return { rows: Number(r?.n ?? -1) };
   }
   const [meta] = await duck.all(
-    `SELECT coalesce(sum(row_group_num_rows), 0)::BIGINT AS n, CAST(min(stats_min_value::DATE) AS VARCHAR) AS lo, CAST(max(stats_max_value::DATE) AS VARCHAR) AS hi, count(*) FILTER (WHERE stats_min_value IS NULL AND stats_null_count IS DISTINCT FROM row_group_num_rows)::BIGINT AS unknown, count(*)::BIGINT AS groups FROM parquet_metadata(${file}) WHERE path_in_schema = 'period_end'`,
+    `SELECT CAST(min(stats_min_value::DATE) AS VARCHAR) AS lo, CAST(max(stats_max_value::DATE) AS VARCHAR) AS hi, count(*) FILTER (WHERE stats_min_value IS NULL AND stats_null_count IS DISTINCT FROM row_group_num_rows)::BIGINT AS unknown, count(*)::BIGINT AS groups FROM parquet_metadata(${file}) WHERE path_in_schema = 'period_end'`,
   );
   const [total] = await duck.all(`SELECT num_rows::BIGINT AS n FROM parquet_file_metadata(${file})`);
   const rows = Number(total?.n ?? -1);
