@@ -5,7 +5,8 @@
  * its error code (src/pipeline/part/failure-policy.ts, rendered in docs/architecture.md "Failures").
  *
  * An attempt runs three named steps (jobs/export-part/): prepare or reuse (prepare.ts), fetch and
- * stage (fetch-and-stage.ts), and on a throw, act on the failure (on-failure.ts).
+ * stage (fetch-and-stage.ts), and on a throw, act on the failure (on-failure.ts). A changed
+ * company's catalog part then moves the company's other parts forward (hurry.ts).
  */
 import type { Job } from 'bullmq';
 import {
@@ -13,12 +14,14 @@ import {
   defineJob,
   earlyConversionOf,
   EXPORT_PART,
+  partHurrier,
   type ExportPartPayload,
   type JobEnv,
 } from '../src/pipeline/index.js';
 import type { PartPointer } from '../src/types.js';
 import { recordPart, startAttempt } from './export-part/attempt.js';
 import { fetchAndStage } from './export-part/fetch-and-stage.js';
+import { hurryIfChanged } from './export-part/hurry.js';
 import { actOnFailure } from './export-part/on-failure.js';
 import { passOutageGate, prepareOrReuse } from './export-part/prepare.js';
 import type { ExportPartDeps, ExportPartProcessor } from './export-part/deps.js';
@@ -45,7 +48,7 @@ function exportPartDeps(env: JobEnv): ExportPartDeps {
     fetcher: env.ports.fetcher,
     createWriter: env.ports.createWriter,
     ...(env.ports.stagedBytes ? { stagedBytes: env.ports.stagedBytes } : {}),
-    ...(env.ports.reuse ? { reuse: env.ports.reuse } : {}),
+    ...(env.ports.reuse ? { reuse: env.ports.reuse, hurry: partHurrier(ctx.partsQueue) } : {}),
     store: ctx.store,
     budget: env.budget,
     rateLimiter: ctx.partsQueue,
@@ -78,6 +81,7 @@ export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProce
       timed();
       await recordPart(a, pointer);
       a.log.debug({ rows: pointer.rows, bytes: pointer.bytes }, 'part exported');
+      await hurryIfChanged(a, pointer);
       return pointer;
     } catch (err: unknown) {
       return actOnFailure(a, err, timed);

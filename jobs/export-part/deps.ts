@@ -7,6 +7,7 @@ import type {
   EarlyConversion,
   OutageGuard,
   PartFetcher,
+  PartHurrier,
   PartWriterFactory,
   RateLimiterLike,
   ReusePorts,
@@ -21,6 +22,11 @@ export interface ExportPartDeps {
   stagedBytes?: (root: string, file: string) => Promise<number | null>;
   /** Carries unchanged parts over from the previous snapshot (incremental nights). @defaultValue none: every part is fetched */
   reuse?: ReusePorts;
+  /**
+   * Moves parts to the front of the parts queue: a changed company's other parts, once its catalog
+   * part is done (incremental nights). @defaultValue none: they run in their turn, after every catalog
+   */
+  hurry?: PartHurrier;
   store: SnapshotStore;
   budget: Budget;
   /** Holds the whole parts queue on a 429 or an outage (a Queue of the parts queue, or the Worker). */

@@ -5,7 +5,7 @@
  * the rows of the second night must be exactly the staged ones. And how `changes` (which runs
  * beside them) tells a changed row from an unchanged one: columns of the same type on both sides
  * are compared as values (NULLs equal, lineage ignored), a column whose type changed by its JSON
- * text. Real DuckDB over real Parquet files, local root.
+ * text. Real DuckDB over real Parquet files, local root. And which dataset a lane takes first.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manifest, ManifestFile } from '../../src/output/catalog/index.js';
 import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
 import { writeChanges } from '../../src/output/publish/changes.js';
+import { longestFirst } from '../../src/output/publish/publish.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { DatasetName, PartPointer } from '../../src/types.js';
 import { syntheticFactRow } from '../helpers/synthetic-rows.js';
@@ -147,6 +148,34 @@ const rowsSql = (values: string[], lineage: string): string =>
         `SELECT 'k${i}' AS fact_key, 'AAA' AS _requested_ticker, ${v} AS value, ${i === 2 ? 'NULL' : `'n${i}'`}::VARCHAR AS note, '${lineage}' AS _snapshot_id`,
     )
     .join(' UNION ALL ');
+
+describe('the order the lanes take datasets in', () => {
+  it('the most staged bytes first (a night of all catalogs and one changed company), ties as listed', () => {
+    const part = (dataset: DatasetName, ticker: string, bytes: number, reused = false): PartPointer => ({
+      dataset,
+      ticker,
+      status: 'done',
+      rows: 10,
+      bytes: reused ? 0 : bytes,
+      ...(reused ? { reusedFrom: 'n1' } : { file: `${dataset}/${ticker}` }),
+    });
+    const tickers = ['AAPL', 'MSFT', 'NVDA'];
+    const partsOf = new Map<DatasetName, PartPointer[]>([
+      ['facts_full', tickers.map((t) => part('facts_full', t, 5000, t !== 'AAPL'))],
+      ['evidence', tickers.map((t) => part('evidence', t, 4000, t !== 'AAPL'))],
+      ['series_catalog', tickers.map((t) => part('series_catalog', t, 2000))],
+      ['facts_core', tickers.map((t) => part('facts_core', t, 0, true))],
+      ['facts_latest', tickers.map((t) => part('facts_latest', t, 0, true))],
+    ]);
+    expect([...longestFirst(partsOf).keys()]).toEqual([
+      'series_catalog',
+      'facts_full',
+      'evidence',
+      'facts_core',
+      'facts_latest',
+    ]);
+  });
+});
 
 describe('changes compares rows', () => {
   it('by value where the type is the same: a new value is a change, NULLs and lineage are not', async () => {

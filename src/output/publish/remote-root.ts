@@ -33,7 +33,7 @@ import {
   type StagedPart,
 } from '../staging/index.js';
 import type { PublishOptions } from './publish.js';
-import { checkSha, reusedFromFiles, sourceChanged, type ReuseSource } from './reuse-plan.js';
+import { reusedFromFiles, sourceChanged, type ReuseSource } from './reuse-plan.js';
 import { isAbsent, retryRead, type ReadRetryOptions, joinKey, type Storage } from '../storage/index.js';
 
 /** Objects moved at once when downloading staged parts or deleting staging. */
@@ -223,7 +223,8 @@ async function fetchForChanges(
 
 /**
  * The source snapshot on the bucket: a file reused whole is only checked here (HEAD, its size)
- * and copied server-side by the upload; a file rebuilt from is downloaded once and checked.
+ * and copied server-side by the upload; a file rebuilt from is downloaded once, sized, and hashed
+ * by the rebuild (checkedSources).
  */
 async function bucketReuseSource(
   storage: Storage,
@@ -254,8 +255,7 @@ async function bucketReuseSource(
       await sized(f);
       const dst = join(local, '_reuse', ...f.path.split('/'));
       await retryRead(storage.url(f.path), () => storage.download(f.path, dst), retry);
-      await checkSha(snapshotId, f, dst);
-      return dst;
+      return dst; // sized here, hashed by the rebuild beside its work (checkedSources)
     },
   };
 }

@@ -19,7 +19,10 @@ export interface ReuseSource {
    * not its manifest's size.
    */
   placeWhole(file: ManifestFile, dst: string): Promise<boolean>;
-  /** A local path holding the source file, checked against its manifest's size and sha256. */
+  /**
+   * A local path holding the source file, checked against its manifest's size only: its sha256 is
+   * checked by the caller beside the work that reads it (checkedSources), never skipped.
+   */
   readable(file: ManifestFile): Promise<string>;
 }
 
@@ -33,6 +36,50 @@ export function sourceChanged(snapshotId: string, path: string, what: string): O
 /** A part whose rows are in the source snapshot's files, not staged. */
 export function reusedFromFiles(p: PartPointer): boolean {
   return p.status === 'done' && p.rows > 0 && p.reusedFrom !== undefined && p.file === undefined;
+}
+
+/**
+ * The source files one new file reads, each hashed against its manifest while the rest of the work
+ * goes on (the hash and DuckDB's re-encoding or the byte copy then share the two cores), and every
+ * hash awaited before the new file is handed on: a file changed behind the exporter's back still
+ * fails the publish (REUSE_SOURCE_CHANGED), and is never published short or wrong.
+ */
+export function checkedSources(source: ReuseSource): {
+  /** The local path of a source file (fetched and sized once); its hash starts in the background. */
+  path(f: ManifestFile): Promise<string>;
+  /** Runs `work`, then awaits every hash; a failed hash is thrown before any error of `work`. */
+  run<T>(work: () => Promise<T>): Promise<T>;
+} {
+  const paths = new Map<string, Promise<string>>();
+  const hashes: Promise<void>[] = [];
+  const settle = async (): Promise<void> => {
+    await Promise.allSettled([...paths.values()]);
+    // A source that fails its hash is the cause of whatever else went wrong reading it.
+    for (const r of await Promise.allSettled(hashes)) if (r.status === 'rejected') throw r.reason;
+  };
+  return {
+    path(f) {
+      const known = paths.get(f.path);
+      if (known !== undefined) return known;
+      const local = source.readable(f);
+      paths.set(f.path, local);
+      const hashed = local.then((at) => checkSha(source.manifest.snapshot_id, f, at));
+      hashed.catch(() => undefined); // awaited by run(); never an unhandled rejection meanwhile
+      hashes.push(hashed);
+      return local;
+    },
+    async run<T>(work: () => Promise<T>): Promise<T> {
+      let out: T;
+      try {
+        out = await work();
+      } catch (err: unknown) {
+        await settle();
+        throw err;
+      }
+      await settle();
+      return out;
+    },
+  };
 }
 
 /** Rejects REUSE_SOURCE_CHANGED when a local copy of a source file is not its manifest's bytes. */

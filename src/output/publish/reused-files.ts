@@ -27,7 +27,7 @@ import {
 } from '../convert/index.js';
 import { concatFiles } from '../storage/index.js';
 import {
-  checkSha,
+  checkedSources,
   sourceChanged,
   type KeptRange,
   type ReusePlan,
@@ -57,11 +57,7 @@ export function localReuseSource(root: string, manifest: Manifest): ReuseSource 
       await link(path, dst).catch(() => copyFile(path, dst));
       return true;
     },
-    async readable(f) {
-      const path = await sizeChecked(f);
-      await checkSha(manifest.snapshot_id, f, path);
-      return path;
-    },
+    readable: sizeChecked,
   };
 }
 
@@ -146,12 +142,26 @@ export async function packedUnit(
   index: number,
 ): Promise<Unit | undefined> {
   await mkdir(dir, { recursive: true });
-  const paths: string[][] = [];
-  for (const w of group) {
-    const local: string[] = [];
-    for (const f of w.files) local.push(await source.readable(f));
-    paths.push(local);
-  }
+  const sources = checkedSources(source);
+  return sources.run(async () => {
+    const paths: string[][] = [];
+    for (const w of group) {
+      const local: string[] = [];
+      for (const f of w.files) local.push(await sources.path(f));
+      paths.push(local);
+    }
+    return packPaths(group, paths, formats, dir, index);
+  });
+}
+
+/** packedUnit once its sources are local. */
+async function packPaths(
+  group: readonly WholeFile[],
+  paths: readonly string[][],
+  formats: readonly OutputFormat[],
+  dir: string,
+  index: number,
+): Promise<Unit | undefined> {
   const at = formats.indexOf('parquet');
   if (at >= 0 && !(await concatCompatible(paths.map((p) => p[at]!)))) return undefined;
   const companies: FileCompany[] = [];
@@ -202,13 +212,20 @@ export async function rebuiltUnit(
   index: number,
 ): Promise<Unit> {
   await mkdir(dir, { recursive: true });
-  // Each source file fetched and checked once, however many kept ranges (or attempts) read it.
-  const paths = new Map<string, Promise<string>>();
-  const readable = (f: ManifestFile): Promise<string> => {
-    const known = paths.get(f.path) ?? source.readable(f);
-    paths.set(f.path, known);
-    return known;
-  };
+  // Each source file fetched and hashed once, however many kept ranges (or attempts) read it; the
+  // hashes run beside the copy and the re-encoding, and are all awaited before the unit is returned.
+  const sources = checkedSources(source);
+  return sources.run(() => rebuild(sources.path, group, o, dir, index));
+}
+
+/** rebuiltUnit with its source files at hand (`readable`). */
+async function rebuild(
+  readable: (f: ManifestFile) => Promise<string>,
+  group: readonly KeptRange[],
+  o: RebuildOptions,
+  dir: string,
+  index: number,
+): Promise<Unit> {
   let { inputs, encoded } = await keptPieces(readable, group, o, dir, index, o.sameColumns);
   // Copied row groups keep their writer's footer; one that differs from this DuckDB's (a file
   // carried over from an older version) cannot join the re-encoded pieces: re-encode it all.
@@ -232,21 +249,12 @@ export async function rebuiltUnit(
       at += c.rows;
     }
   const withDates = hasPeriodEnd(o.schema);
-  const stats = await o.duck.all(
-    withDates
-      ? `SELECT count(*)::BIGINT AS n, CAST(min(period_end) AS VARCHAR) AS lo, CAST(max(period_end) AS VARCHAR) AS hi FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`
-      : `SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`,
-  );
-  const n = Number(stats[0]?.n ?? -1);
+  const stats = await writtenStats(o.duck, parquetPath, withDates);
+  const n = stats.rows;
   if (n !== at)
     throw new OutputError('OUTPUT_FAILED', `rebuilt-${index}.parquet holds ${n} rows, expected ${at}`);
   const dates = {
-    ...(withDates
-      ? {
-          min_period_end: (stats[0]?.lo as string | null) ?? null,
-          max_period_end: (stats[0]?.hi as string | null) ?? null,
-        }
-      : {}),
+    ...(withDates ? { min_period_end: stats.lo ?? null, max_period_end: stats.hi ?? null } : {}),
     companies,
   };
   const files: Unit['files'] = [];
@@ -261,6 +269,39 @@ export async function rebuiltUnit(
     files.push(await finishFile(parquetPath, `rebuilt-${index}.parquet`, 'parquet', n, dates));
   else await rm(parquetPath, { force: true });
   return { order: { ticker: companies[0]!.ticker, row: group[0]!.first_row }, files };
+}
+
+/**
+ * The rows and the period_end span of a Parquet file this publish wrote, from its footer: the row
+ * groups' counts and their period_end statistics (DuckDB writes them; a row group of NULLs only has
+ * none, and says so by its null count). Reading the footer instead of scanning the file again
+ * keeps the rebuild's cost off the file's size; a row group without statistics falls back to a scan.
+ */
+async function writtenStats(
+  duck: DuckSession,
+  path: string,
+  withDates: boolean,
+): Promise<{ rows: number; lo?: string | null; hi?: string | null }> {
+  const file = sqlString(path);
+  if (!withDates) {
+    const [r] = await duck.all(`SELECT num_rows::BIGINT AS n FROM parquet_file_metadata(${file})`);
+    return { rows: Number(r?.n ?? -1) };
+  }
+  const [meta] = await duck.all(
+    `SELECT CAST(min(stats_min_value::DATE) AS VARCHAR) AS lo, CAST(max(stats_max_value::DATE) AS VARCHAR) AS hi, count(*) FILTER (WHERE stats_min_value IS NULL AND stats_null_count IS DISTINCT FROM row_group_num_rows)::BIGINT AS unknown, count(*)::BIGINT AS groups FROM parquet_metadata(${file}) WHERE path_in_schema = 'period_end'`,
+  );
+  const [total] = await duck.all(`SELECT num_rows::BIGINT AS n FROM parquet_file_metadata(${file})`);
+  const rows = Number(total?.n ?? -1);
+  if (Number(meta?.unknown ?? 1) === 0 && (Number(meta?.groups ?? 0) > 0 || rows === 0))
+    return { rows, lo: (meta?.lo as string | null) ?? null, hi: (meta?.hi as string | null) ?? null };
+  const [scan] = await duck.all(
+    `SELECT count(*)::BIGINT AS n, CAST(min(period_end) AS VARCHAR) AS lo, CAST(max(period_end) AS VARCHAR) AS hi FROM read_parquet(${file}, hive_partitioning = false)`,
+  );
+  return {
+    rows: Number(scan?.n ?? -1),
+    lo: (scan?.lo as string | null) ?? null,
+    hi: (scan?.hi as string | null) ?? null,
+  };
 }
 
 /**

@@ -6,6 +6,7 @@ export * from './backoff.js';
 export * from './catalog-fingerprint.js';
 export * from './client-fetcher.js';
 export * from './failure-policy.js';
+export * from './hurry-changed.js';
 export * from './part-budget.js';
 export * from './ports.js';
 export * from './reuse-decision.js';

@@ -28,18 +28,9 @@ export function decideReuse(
   previous: Manifest,
 ): ReuseDecision {
   if (catalog === undefined) return { kind: 'wait' };
-  if (catalog.status !== 'done')
-    return { kind: 'fetch', reason: `this night's ${CHANGE_DATASET} part is ${catalog.status}` };
-  if (catalog.fingerprint === undefined)
-    return { kind: 'fetch', reason: `the ${CHANGE_DATASET} rows carry no series version` };
-  const find = (d: DatasetName): ManifestPart | undefined =>
-    previous.parts.find((p) => p.dataset === d && p.ticker === ticker);
-  const before = find(CHANGE_DATASET);
-  if (before?.fingerprint === undefined)
-    return { kind: 'fetch', reason: `${previous.snapshot_id} has no catalog fingerprint for ${ticker}` };
-  if (before.fingerprint !== catalog.fingerprint)
-    return { kind: 'fetch', reason: 'changed since the previous snapshot' };
-  const part = find(dataset);
+  const changed = companyChanged(ticker, catalog, previous);
+  if (changed !== undefined) return { kind: 'fetch', reason: changed };
+  const part = previous.parts.find((p) => p.dataset === dataset && p.ticker === ticker);
   if (part === undefined)
     return { kind: 'fetch', reason: `${previous.snapshot_id} has no ${dataset} part for ${ticker}` };
   if (part.status !== 'done')
@@ -52,4 +43,18 @@ export function decideReuse(
   if (part.archive !== undefined && part.sha256 !== undefined && part.bytes !== undefined)
     return { kind: 'reuse', previous: part, files: [] };
   return { kind: 'fetch', reason: `${previous.snapshot_id} kept no Parquet copy of its ${dataset} part` };
+}
+
+/**
+ * Why the company cannot be carried over whatever the dataset (its catalog part is not done, has
+ * no fingerprint, or differs from the previous snapshot's), or undefined when its catalog is unchanged.
+ */
+export function companyChanged(ticker: string, catalog: PartPointer, previous: Manifest): string | undefined {
+  if (catalog.status !== 'done') return `this night's ${CHANGE_DATASET} part is ${catalog.status}`;
+  if (catalog.fingerprint === undefined) return `the ${CHANGE_DATASET} rows carry no series version`;
+  const before = previous.parts.find((p) => p.dataset === CHANGE_DATASET && p.ticker === ticker);
+  if (before?.fingerprint === undefined)
+    return `${previous.snapshot_id} has no catalog fingerprint for ${ticker}`;
+  if (before.fingerprint !== catalog.fingerprint) return 'changed since the previous snapshot';
+  return undefined;
 }

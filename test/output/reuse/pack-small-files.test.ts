@@ -24,6 +24,7 @@ import {
 import { packedUnits } from '../../../src/output/publish/reused-files.js';
 import { applyPrune, listForPrune, planPrune } from '../../../src/output/readers/retention.js';
 import { formatVerifyReport, verifySnapshot } from '../../../src/output/readers/verify.js';
+import { hashFile } from '../../../src/output/storage/fs-util.js';
 import { LocalStorage } from '../../../src/output/storage/local-storage.js';
 import type { Storage } from '../../../src/output/storage/storage.js';
 import { outputPorts } from '../../../src/pipeline/output-adapter.js';
@@ -275,10 +276,9 @@ describe('packing small reused files, local root', () => {
       await duck.run(
         `COPY (SELECT CAST(i AS BIGINT) AS n, 'T${from}' AS _requested_ticker FROM range(${from}, ${from + 10}) t(i)) TO '${path}' (FORMAT parquet${kv})`,
       );
-      const bytes = (await stat(path)).size;
-      return [
-        { path: `${name}.parquet`, dataset: 'facts_core', format: 'parquet', rows: 10, bytes, sha256: '' },
-      ];
+      // The packing hashes what it reads against these (checkedSources).
+      const { bytes, sha256 } = await hashFile(path);
+      return [{ path: `${name}.parquet`, dataset: 'facts_core', format: 'parquet', rows: 10, bytes, sha256 }];
     };
     const w = (files: ManifestFile[], t: string): WholeFile => ({
       files,

@@ -3,7 +3,7 @@
  * rows are copied byte for byte, only the row groups the dropped company starts or ends in are
  * re-encoded, and the result reads as exactly the kept rows, in order. DuckDB writes the source.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { openDuck, type DuckSession } from '../../../src/output/convert/duckdb.j
 import type { Manifest, ManifestFile } from '../../../src/output/catalog/manifest.js';
 import type { KeptRange, ReuseSource } from '../../../src/output/publish/reuse-plan.js';
 import { rebuiltUnit, rowGroupSpans } from '../../../src/output/publish/reused-files.js';
+import { hashFile } from '../../../src/output/storage/fs-util.js';
 
 const GROUP = 2048;
 /** Companies A, B, C: B starts and ends mid row group (groups are 2,048 rows). */
@@ -66,8 +67,8 @@ describe('rebuilding a file without one company', () => {
       dataset: 'facts_core',
       format: 'parquet',
       rows: ROWS,
-      bytes: 0,
-      sha256: '',
+      // The rebuild hashes what it reads against these (checkedSources).
+      ...(await hashFile(src)),
       companies: [
         { ticker: 'A', first_row: 0, rows: A },
         { ticker: 'B', first_row: A, rows: B },
@@ -119,6 +120,11 @@ describe('rebuilding a file without one company', () => {
     const want = await duck.all(`SELECT * FROM (${SOURCE}) WHERE ticker <> 'B' ORDER BY n`);
     expect(got.map(({ rn: _rn, ...r }) => r)).toEqual(want);
     expect(got[A + C - 1]?.big).toBe(`${ROWS - 1}${'0'.repeat(28)}7`);
+    // Its rows and period_end span come from its footer's statistics, equal to a scan of it.
+    const [span] = await duck.all(
+      `SELECT CAST(min(period_end) AS VARCHAR) AS lo, CAST(max(period_end) AS VARCHAR) AS hi FROM read_parquet('${built}')`,
+    );
+    expect(unit.files[0]).toMatchObject({ min_period_end: span!.lo, max_period_end: span!.hi });
 
     // Source groups [0, 2048) [2048, 4096) [4096, 6144) [6144, 8192) [8192, 9000): B (3000..5000)
     // cuts groups 1 and 2, which are re-encoded; groups 0, 3 and 4 are the source's, unchanged.
@@ -150,20 +156,68 @@ describe('rebuilding a file without one company', () => {
     expect(n[0]?.c).toBe(0);
   });
 
+  it('refuses a source altered behind its back inside a row group it would copy (same size)', async () => {
+    const src = join(dir, 'altered.parquet');
+    await duck.run(
+      `COPY (${SOURCE} ORDER BY n) TO '${src}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${GROUP})`,
+    );
+    const file: ManifestFile = {
+      path: 'altered.parquet',
+      dataset: 'facts_core',
+      format: 'parquet',
+      rows: ROWS,
+      ...(await hashFile(src)),
+    };
+    // One byte inside row group 0, which the rebuild copies without decoding: only the hash sees it.
+    const [g0] = await duck.all(
+      `SELECT min(coalesce(dictionary_page_offset, data_page_offset)) AS lo FROM parquet_metadata('${src}') WHERE row_group_id = 0`,
+    );
+    const bytes = await readFile(src);
+    const at = Number(g0!.lo) + 40;
+    bytes[at] = bytes[at]! ^ 0xff;
+    await writeFile(src, bytes);
+    const source: ReuseSource = {
+      manifest: { snapshot_id: 's1' } as Manifest,
+      placeWhole: () => Promise.resolve(false),
+      readable: () => Promise.resolve(src),
+    };
+    const err = await rebuiltUnit(
+      source,
+      [
+        { file, first_row: 0, rows: A, companies: [{ ticker: 'A', first_row: 0, rows: A }] },
+        { file, first_row: A + B, rows: C, companies: [{ ticker: 'C', first_row: A + B, rows: C }] },
+      ],
+      {
+        schema,
+        sourceColumns: schema.columns.map((c) => c.name),
+        formats: ['parquet'],
+        compression: 'zstd',
+        rowGroupRows: GROUP,
+        duck,
+        sameColumns: true,
+      },
+      join(dir, 'build-altered'),
+      0,
+    ).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'REUSE_SOURCE_CHANGED', retryable: true });
+    expect((err as Error).message).toMatch(
+      /altered\.parquet of s1, reused by this snapshot, fails its checksum/,
+    );
+  });
+
   it('re-encodes every kept row when the source footer differs from what this DuckDB writes', async () => {
     const src = join(dir, 'other-writer.parquet');
     // Key/value metadata stands in for another writer: its row groups cannot join re-encoded ones.
     await duck.run(
       `COPY (${SOURCE} ORDER BY n) TO '${src}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${GROUP}, KV_METADATA {writer: 'older'})`,
     );
-    const file = {
+    const file: ManifestFile = {
       path: 'x.parquet',
       dataset: 'facts_core',
       format: 'parquet',
       rows: ROWS,
-      bytes: 0,
-      sha256: '',
-    } as const;
+      ...(await hashFile(src)),
+    };
     const source: ReuseSource = {
       manifest: { snapshot_id: 's1' } as Manifest,
       placeWhole: () => Promise.resolve(false),

@@ -1,0 +1,25 @@
+/**
+ * After a company's catalog part on an incremental night: when the company changed, its other parts
+ * go to the front of the parts queue (src/pipeline/part/hurry-changed.ts), so its requests start now
+ * instead of after every other company's catalog.
+ */
+import { coerceError } from '../../src/errors.js';
+import { CHANGE_DATASET, datasetsToHurry, partJobId } from '../../src/pipeline/index.js';
+import type { PartPointer } from '../../src/types.js';
+import type { PartAttempt } from './attempt.js';
+
+/** Best effort: a failure is logged, and the parts then simply run in their turn. */
+export async function hurryIfChanged(a: PartAttempt, catalog: PartPointer): Promise<void> {
+  const { deps, p, key } = a;
+  if (p.dataset !== CHANGE_DATASET) return;
+  if (p.reuse === undefined || deps.reuse === undefined || deps.hurry === undefined) return;
+  try {
+    const previous = await deps.reuse.previousManifest(p.outDir, p.reuse.from);
+    const datasets = datasetsToHurry(key, catalog, previous);
+    if (datasets.length === 0) return;
+    await deps.hurry(datasets.map((d) => partJobId(p.snapshotId, d, key)));
+    a.log.debug({ datasets }, 'changed company: its other parts go first');
+  } catch (err: unknown) {
+    a.log.warn({ err: coerceError(err).message }, 'could not move the changed company’s parts forward');
+  }
+}
