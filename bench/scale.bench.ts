@@ -185,7 +185,7 @@ function figures(runs: SizeRun[]): BenchResult[] {
         ok: r.state === 'published' && slowest < STATUS_GOAL_MS,
         note: `${r.statusMs.length} runs back to back, median ${Math.round(median(r.statusMs))} ms`,
         whenMissed:
-          "what status reads does not grow with the snapshot; its start (Node and its imports, 0.3-0.44 CPU s) waits for a core on 2 cores running two busy workers, the emulator and Redis (docs/operations.md, 'Many companies')",
+          "what status reads does not grow with the snapshot; its start (Node and the bundled CLI, ~0.27 CPU s) waits for a core on 2 cores running two busy workers, the emulator and Redis (docs/operations.md, 'Many companies')",
       },
     );
   }
