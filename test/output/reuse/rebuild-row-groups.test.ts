@@ -56,19 +56,39 @@ const groupsOf = (p: string) =>
     `SELECT row_group_id AS g, column_id AS c, row_group_num_rows AS n, total_compressed_size AS size, stats_min_value AS lo, stats_max_value AS hi FROM parquet_metadata('${p}') ORDER BY g, c`,
   );
 
+/** Writes the source rows as one Parquet file (`extra` adds COPY options) and its manifest entry. */
+async function writeSource(name: string, extra = ''): Promise<{ src: string; file: ManifestFile }> {
+  const src = join(dir, `${name}.parquet`);
+  await duck.run(
+    `COPY (${SOURCE} ORDER BY n) TO '${src}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${GROUP}${extra})`,
+  );
+  // The rebuild hashes what it reads against the entry's sha256 and bytes (checkedSources).
+  const file: ManifestFile = {
+    path: `facts_core/x/${name}.parquet`,
+    dataset: 'facts_core',
+    format: 'parquet',
+    rows: ROWS,
+    ...(await hashFile(src)),
+  };
+  return { src, file };
+}
+
+/** The rebuild's options: every source column, Parquet with zstd, this DuckDB's footer. */
+const rebuildOptions = () => ({
+  schema,
+  sourceColumns: schema.columns.map((c) => c.name),
+  formats: ['parquet' as const],
+  compression: 'zstd' as const,
+  rowGroupRows: GROUP,
+  duck,
+  sameColumns: true,
+});
+
 describe('rebuilding a file without one company', () => {
   it('copies the row groups inside kept rows and re-encodes only the two it starts and ends in', async () => {
-    const src = join(dir, 'source.parquet');
-    await duck.run(
-      `COPY (${SOURCE} ORDER BY n) TO '${src}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${GROUP})`,
-    );
+    const { src, file: whole } = await writeSource('part-00000');
     const file: ManifestFile = {
-      path: 'facts_core/x/part-00000.parquet',
-      dataset: 'facts_core',
-      format: 'parquet',
-      rows: ROWS,
-      // The rebuild hashes what it reads against these (checkedSources).
-      ...(await hashFile(src)),
+      ...whole,
       companies: [
         { ticker: 'A', first_row: 0, rows: A },
         { ticker: 'B', first_row: A, rows: B },
@@ -86,21 +106,7 @@ describe('rebuilding a file without one company', () => {
       { file, first_row: A + B, rows: C, companies: [file.companies![2]!] },
     ];
     const out = join(dir, 'build');
-    const unit = await rebuiltUnit(
-      source,
-      kept,
-      {
-        schema,
-        sourceColumns: schema.columns.map((c) => c.name),
-        formats: ['parquet'],
-        compression: 'zstd',
-        rowGroupRows: GROUP,
-        duck,
-        sameColumns: true,
-      },
-      out,
-      0,
-    );
+    const unit = await rebuiltUnit(source, kept, rebuildOptions(), out, 0);
     const built = join(out, 'rebuilt-0.parquet');
     // Two kept ranges of one file: fetched (on a bucket, downloaded) and checked once.
     expect(reads).toBe(1);
@@ -157,17 +163,7 @@ describe('rebuilding a file without one company', () => {
   });
 
   it('refuses a source altered behind its back inside a row group it would copy (same size)', async () => {
-    const src = join(dir, 'altered.parquet');
-    await duck.run(
-      `COPY (${SOURCE} ORDER BY n) TO '${src}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${GROUP})`,
-    );
-    const file: ManifestFile = {
-      path: 'altered.parquet',
-      dataset: 'facts_core',
-      format: 'parquet',
-      rows: ROWS,
-      ...(await hashFile(src)),
-    };
+    const { src, file } = await writeSource('altered');
     // One byte inside row group 0, which the rebuild copies without decoding: only the hash sees it.
     const [g0] = await duck.all(
       `SELECT min(coalesce(dictionary_page_offset, data_page_offset)) AS lo FROM parquet_metadata('${src}') WHERE row_group_id = 0`,
@@ -187,15 +183,7 @@ describe('rebuilding a file without one company', () => {
         { file, first_row: 0, rows: A, companies: [{ ticker: 'A', first_row: 0, rows: A }] },
         { file, first_row: A + B, rows: C, companies: [{ ticker: 'C', first_row: A + B, rows: C }] },
       ],
-      {
-        schema,
-        sourceColumns: schema.columns.map((c) => c.name),
-        formats: ['parquet'],
-        compression: 'zstd',
-        rowGroupRows: GROUP,
-        duck,
-        sameColumns: true,
-      },
+      rebuildOptions(),
       join(dir, 'build-altered'),
       0,
     ).catch((e: unknown) => e);
@@ -206,18 +194,8 @@ describe('rebuilding a file without one company', () => {
   });
 
   it('re-encodes every kept row when the source footer differs from what this DuckDB writes', async () => {
-    const src = join(dir, 'other-writer.parquet');
     // Key/value metadata stands in for another writer: its row groups cannot join re-encoded ones.
-    await duck.run(
-      `COPY (${SOURCE} ORDER BY n) TO '${src}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${GROUP}, KV_METADATA {writer: 'older'})`,
-    );
-    const file: ManifestFile = {
-      path: 'x.parquet',
-      dataset: 'facts_core',
-      format: 'parquet',
-      rows: ROWS,
-      ...(await hashFile(src)),
-    };
+    const { src, file } = await writeSource('other-writer', ", KV_METADATA {writer: 'older'}");
     const source: ReuseSource = {
       manifest: { snapshot_id: 's1' } as Manifest,
       placeWhole: () => Promise.resolve(false),
@@ -232,15 +210,7 @@ describe('rebuilding a file without one company', () => {
         { file, first_row: 0, rows: A, companies: [a] },
         { file, first_row: A + B, rows: C, companies: [c] },
       ],
-      {
-        schema,
-        sourceColumns: schema.columns.map((col) => col.name),
-        formats: ['parquet'],
-        compression: 'zstd',
-        rowGroupRows: GROUP,
-        duck,
-        sameColumns: true,
-      },
+      rebuildOptions(),
       out,
       0,
     );
