@@ -2,11 +2,42 @@
  * Synthetic snapshots for the output tests: facts_core parts of a few made-up companies, staged
  * and published through the real output ports (local directory or s3:// root).
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
 import type { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { DatasetName, OutputFormat, PartPointer } from '../../src/types.js';
+import { startS3, type TestS3 } from './s3.js';
 import { syntheticFactRow } from './synthetic-rows.js';
 
-type OutputPorts = Awaited<ReturnType<typeof outputPorts>>;
+/** The output ports the pipeline hands the part and publish jobs (src/pipeline/output-adapter.ts). */
+export type OutputPorts = Awaited<ReturnType<typeof outputPorts>>;
+
+/** What a reuse test publishes into and reads back with: an S3-compatible server, DuckDB, a temp dir. */
+export interface PublishFixture {
+  s3: TestS3;
+  duck: DuckSession;
+  tmp: string;
+  close(): Promise<void>;
+}
+
+/** Starts s3rver (bucket `name`), a one-thread DuckDB session and a fresh temp dir. */
+export async function openPublishFixture(name: string): Promise<PublishFixture> {
+  const s3 = await startS3(name);
+  const duck = await openDuck({ threads: 1 });
+  const tmp = await mkdtemp(join(tmpdir(), `fx-${name}-`));
+  return {
+    s3,
+    duck,
+    tmp,
+    close: async () => {
+      duck.close();
+      await s3.close();
+      await rm(tmp, { recursive: true, force: true });
+    },
+  };
+}
 
 /** One made-up company's part: `rows` synthetic facts, numbered from `firstRow` (default 0). */
 export interface SyntheticCompanyPart {

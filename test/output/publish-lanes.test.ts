@@ -18,7 +18,7 @@ import { longestFirst } from '../../src/output/publish/publish.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { DatasetName, PartPointer } from '../../src/types.js';
 import { syntheticFactRow } from '../helpers/synthetic-rows.js';
-import { publishFactParts } from '../helpers/synthetic-snapshot.js';
+import { publishFactParts, type OutputPorts } from '../helpers/synthetic-snapshot.js';
 
 const date = '2026-11-21';
 const DATASETS: DatasetName[] = ['facts_core', 'facts_latest'];
@@ -33,9 +33,7 @@ afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-type Ports = Awaited<ReturnType<typeof outputPorts>>;
-
-async function stage(ports: Ports, id: string, dataset: DatasetName, ticker: string, first: number) {
+async function stage(ports: OutputPorts, id: string, dataset: DatasetName, ticker: string, first: number) {
   const w = ports.createWriter({
     root: tmp,
     snapshotId: id,
@@ -47,7 +45,7 @@ async function stage(ports: Ports, id: string, dataset: DatasetName, ticker: str
   return { dataset, ticker, status: 'done', ...(await w.finish()) } as PartPointer;
 }
 
-function publish(ports: Ports, id: string, parts: PartPointer[]): Promise<void> {
+function publish(ports: OutputPorts, id: string, parts: PartPointer[]): Promise<void> {
   return publishFactParts(ports, { root: tmp, id, date, formats: ['parquet'], datasets: DATASETS }, parts);
 }
 

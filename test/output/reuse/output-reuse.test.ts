@@ -6,12 +6,11 @@
  * proves the reused files, pruning the source leaves the reuser whole, and a source file removed
  * or altered after its parts were decided fails the publish (retryable) instead of publishing short.
  */
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FilingsExportError } from '../../../src/errors.js';
-import { openDuck, type DuckSession } from '../../../src/output/convert/duckdb.js';
+import type { DuckSession } from '../../../src/output/convert/duckdb.js';
 import type { Manifest } from '../../../src/output/catalog/manifest.js';
 import { applyPrune, listForPrune, planPrune } from '../../../src/output/readers/retention.js';
 import { LocalStorage } from '../../../src/output/storage/local-storage.js';
@@ -20,9 +19,12 @@ import { copySnapshotToLocal, readStoredManifest } from '../../../src/output/cat
 import { formatVerifyReport, verifySnapshot } from '../../../src/output/readers/verify.js';
 import { outputPorts } from '../../../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../../../src/types.js';
-import { openTestStorage, startS3, type TestS3 } from '../../helpers/s3.js';
+import { openTestStorage, type TestS3 } from '../../helpers/s3.js';
 import {
+  openPublishFixture,
   publishFactParts,
+  type OutputPorts,
+  type PublishFixture,
   stageFactParts,
   type SyntheticCompanyPart,
 } from '../../helpers/synthetic-snapshot.js';
@@ -36,29 +38,28 @@ const COMPANIES: SyntheticCompanyPart[] = ['AAA', 'BBB', 'CCC', 'DDD', 'EEE', 'F
 const TARGET = 24 * 1024;
 const date = '2026-11-20';
 
+let fixture: PublishFixture | undefined;
 let s3: TestS3;
 let duck: DuckSession;
 let tmp: string;
 
 beforeAll(async () => {
-  s3 = await startS3('reuse');
-  duck = await openDuck({ threads: 1 });
-  tmp = await mkdtemp(join(tmpdir(), 'fx-output-reuse-'));
+  fixture = await openPublishFixture('reuse');
+  ({ s3, duck, tmp } = fixture);
 });
-afterAll(async () => {
-  duck?.close();
-  await s3?.close();
-  if (tmp) await rm(tmp, { recursive: true, force: true });
-});
+afterAll(() => fixture?.close());
 
-type Ports = Awaited<ReturnType<typeof outputPorts>>;
-
-function publish(ports: Ports, root: string, id: string, parts: PartPointer[]): Promise<void> {
+function publish(ports: OutputPorts, root: string, id: string, parts: PartPointer[]): Promise<void> {
   return publishFactParts(ports, { root, id, date }, parts);
 }
 
 /** CCC filed: its rows move; every other company is reused from `from`'s files. */
-async function secondNight(ports: Ports, root: string, id: string, from: string): Promise<PartPointer[]> {
+async function secondNight(
+  ports: OutputPorts,
+  root: string,
+  id: string,
+  from: string,
+): Promise<PartPointer[]> {
   const changed = COMPANIES.find((c) => c.ticker === 'CCC')!;
   const [fetched] = await stageFactParts(ports, { root, id, date }, [
     { ...changed, rows: 650, firstRow: 40 },

@@ -7,11 +7,10 @@
  * verify passes, and pruning the nights it came from breaks nothing. Footers that cannot be joined
  * fall back to reusing the files whole.
  */
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDuck, type DuckSession } from '../../../src/output/convert/duckdb.js';
+import type { DuckSession } from '../../../src/output/convert/duckdb.js';
 import type { Manifest, ManifestFile } from '../../../src/output/catalog/manifest.js';
 import { copySnapshotToLocal, readStoredManifest } from '../../../src/output/catalog/stored-snapshots.js';
 import {
@@ -29,9 +28,12 @@ import { LocalStorage } from '../../../src/output/storage/local-storage.js';
 import type { Storage } from '../../../src/output/storage/storage.js';
 import { outputPorts } from '../../../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../../../src/types.js';
-import { openTestStorage, startS3, type TestS3 } from '../../helpers/s3.js';
+import { openTestStorage, type TestS3 } from '../../helpers/s3.js';
 import {
+  openPublishFixture,
   publishFactParts,
+  type OutputPorts,
+  type PublishFixture,
   stageFactParts,
   type SyntheticCompanyPart,
 } from '../../helpers/synthetic-snapshot.js';
@@ -48,27 +50,21 @@ const COMPANIES: SyntheticCompanyPart[] = Array.from({ length: 60 }, (_, i) => (
 const TARGET = 48 * 1024;
 const date = '2026-11-20';
 
+let fixture: PublishFixture | undefined;
 let s3: TestS3;
 let duck: DuckSession;
 let tmp: string;
 
 beforeAll(async () => {
-  s3 = await startS3('pack');
-  duck = await openDuck({ threads: 1 });
-  tmp = await mkdtemp(join(tmpdir(), 'fx-pack-small-'));
+  fixture = await openPublishFixture('pack');
+  ({ s3, duck, tmp } = fixture);
 });
-afterAll(async () => {
-  duck?.close();
-  await s3?.close();
-  if (tmp) await rm(tmp, { recursive: true, force: true });
-});
-
-type Ports = Awaited<ReturnType<typeof outputPorts>>;
+afterAll(() => fixture?.close());
 type Latest = Map<string, SyntheticCompanyPart>;
 
 /** One night fetching `ticker` anew (more rows, shifted); every other company reused from `from`. */
 async function oneCompanyNight(
-  ports: Ports,
+  ports: OutputPorts,
   root: string,
   id: string,
   from: string,
@@ -146,7 +142,7 @@ async function footerOf(path: string): Promise<string[]> {
  * with the final state of every company.
  */
 async function runNights(
-  ports: Ports,
+  ports: OutputPorts,
   root: string,
   prefix: string,
   fetchOrder: readonly string[],
@@ -198,7 +194,7 @@ function expectPacked(manifests: readonly Manifest[], fetchOrder: readonly strin
   expect(fetchOrder.length).toBeGreaterThan(smallFiles.length + 2);
 }
 
-async function fullPublishOf(ports: Ports, root: string, id: string, latest: Latest): Promise<void> {
+async function fullPublishOf(ports: OutputPorts, root: string, id: string, latest: Latest): Promise<void> {
   const parts = await stageFactParts(ports, { root, id, date }, [...latest.values()]);
   await publishFactParts(ports, { root, id, date }, parts);
 }
