@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DatasetSchema } from '../src/datasets/index.js';
 import type { Manifest, ManifestFile } from '../src/output/catalog/manifest.js';
-import { openDuck } from '../src/output/convert/duckdb.js';
+import { openDuck, parquetCodec } from '../src/output/convert/duckdb.js';
 import type { KeptRange, ReuseSource } from '../src/output/publish/reuse-plan.js';
 import { rebuiltUnit } from '../src/output/publish/reused-files.js';
 import type { BenchResult } from './support/types.js';
@@ -94,7 +94,7 @@ export async function run(): Promise<BenchResult[]> {
     const own = async (): Promise<number> => {
       const t0 = performance.now();
       await duck.run(
-        `COPY (SELECT * FROM read_parquet('${src}', file_row_number = true) WHERE file_row_number >= ${drop} AND file_row_number < ${drop + per}) TO '${join(dir, 'own.parquet')}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${GROUP})`,
+        `COPY (SELECT * FROM read_parquet('${src}', file_row_number = true) WHERE file_row_number >= ${drop} AND file_row_number < ${drop + per}) TO '${join(dir, 'own.parquet')}' (FORMAT parquet, ${parquetCodec('zstd')}, ROW_GROUP_SIZE ${GROUP})`,
       );
       return performance.now() - t0;
     };

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, silentLogger } from '../../src/log.js';
-import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
+import { openDuck, parquetCodec, ZSTD_LEVEL, type DuckSession } from '../../src/output/convert/duckdb.js';
 import {
   conversionSignature,
   convertSegment,
@@ -287,6 +287,28 @@ describe('segments converted while staging', () => {
     expect(() =>
       parseConvertSegmentPayload({ ...ok, file: '/out/_staging/seg/facts_full/B.ndjson.gz' }),
     ).toThrow(/file: must be a staged part/);
+  });
+
+  it('writes every Parquet file with one codec choice: zstd at ZSTD_LEVEL, no COPY in src/ naming its own', async () => {
+    expect(parquetCodec('zstd')).toBe(`COMPRESSION zstd, COMPRESSION_LEVEL ${ZSTD_LEVEL}`);
+    const path = join(await newRoot(), 'codec.parquet');
+    await duck.run(
+      `COPY (SELECT range AS n FROM range(1000)) TO '${path}' (FORMAT parquet, ${parquetCodec('zstd')})`,
+    );
+    expect(await duck.all(`SELECT DISTINCT compression FROM parquet_metadata('${path}')`)).toEqual([
+      { compression: 'ZSTD' },
+    ]);
+    // A COPY that named its codec itself would write at DuckDB's default level, not the one decided.
+    const offenders: string[] = [];
+    const src = join(import.meta.dirname, '..', '..', 'src');
+    for (const file of await readdir(src, { recursive: true })) {
+      if (!file.endsWith('.ts')) continue;
+      (await readFile(join(src, file), 'utf8')).split('\n').forEach((line, i) => {
+        if (/FORMAT parquet/i.test(line) && !line.includes('parquetCodec('))
+          offenders.push(`${file}:${i + 1}`);
+      });
+    }
+    expect(offenders).toEqual([]);
   });
 });
 

@@ -10,7 +10,7 @@ import type { Logger } from '../../log.js';
 import { coerceError, OutputError } from '../../errors.js';
 import type { DatasetName } from '../../types.js';
 import type { ConvertInput, ConvertMode, ConvertSource } from './convert-sql.js';
-import type { DuckSession } from './duckdb.js';
+import type { DuckSession, ParquetCompression } from './duckdb.js';
 import { copyStatement } from './early-segments.js';
 import { memberCut, rowRanges, SKIP_COST, type MemberStart } from '../staging/index.js';
 import { copyRanges } from '../storage/index.js';
@@ -30,7 +30,7 @@ export interface ConvertFileOptions {
   duck: DuckSession;
   /** More sessions: up to 1 + this many ranges convert at once. */
   rangeDucks: readonly DuckSession[];
-  compression: 'zstd' | 'snappy';
+  compression: ParquetCompression;
   rowGroupRows: number;
   /**
    * Parquet files already holding some of the file's rows, converted by the same strict statement

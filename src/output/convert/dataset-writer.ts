@@ -11,7 +11,7 @@ import { coerceError, OutputError } from '../../errors.js';
 import type { DatasetName, OutputFormat } from '../../types.js';
 import { maxLineBytesFor, ndjsonSelect, type ConvertInput, type ConvertSource } from './convert-sql.js';
 import { convertFile } from './convert-file.js';
-import { sqlString, type DuckSession } from './duckdb.js';
+import { sqlString, type DuckSession, type ParquetCompression } from './duckdb.js';
 import { nextSlice, sliceCompanies, type Cursor, type FileSlice, type PlannedPart } from './file-plan.js';
 import { concatFiles, fsyncFile, hashFile } from '../storage/index.js';
 import { dataFileName } from '../catalog/index.js';
@@ -35,7 +35,7 @@ export interface DatasetWriteOptions {
   scratchDir: string;
   targetFileBytes: number;
   rowGroupRows: number;
-  compression: 'zstd' | 'snappy';
+  compression: ParquetCompression;
   duck: DuckSession;
   /**
    * More sessions, each converting a row range of a big output file beside `duck` on its own

@@ -18,7 +18,7 @@ import { baseSchema } from '../../datasets/index.js';
 import { coerceError } from '../../errors.js';
 import type { DatasetName, SegmentOutcome, SegmentRequest } from '../../types.js';
 import { convertSelect, maxLineBytesFor, type ConvertInput, type ConvertSource } from './convert-sql.js';
-import { openDuck, sqlString, type DuckDbOptions } from './duckdb.js';
+import { openDuck, parquetCodec, sqlString, type DuckDbOptions, type ParquetCompression } from './duckdb.js';
 import {
   mergeFieldKinds,
   readFieldsSidecar,
@@ -36,7 +36,7 @@ export interface SegmentSettings {
   /** @defaultValue DEFAULT_ROW_GROUP_ROWS */
   rowGroupRows?: number;
   /** @defaultValue 'zstd' */
-  compression?: 'zstd' | 'snappy';
+  compression?: ParquetCompression;
   /** DuckDB options of the session (threads is always 1). */
   duckdb?: DuckDbOptions;
 }
@@ -82,12 +82,14 @@ export function fixedSchemaInput(
  */
 export function conversionSignature(
   input: Omit<ConvertInput, 'mode'>,
-  compression: string,
+  compression: ParquetCompression,
   rowGroupRows: number,
 ): string {
   const placeholder: ConvertSource = { file: '-', skip: 1, take: 1, total: 3, maxLineBytes: 4096 };
   const sql = convertSelect({ ...input, mode: 'strict' }, placeholder);
-  return createHash('sha256').update(`${sql}\n${compression}\n${rowGroupRows}`).digest('hex');
+  return createHash('sha256')
+    .update(`${sql}\n${parquetCodec(compression)}\n${rowGroupRows}`)
+    .digest('hex');
 }
 
 /** The strict COPY of `source` into the Parquet file `to`. */
@@ -95,10 +97,10 @@ export function copyStatement(
   input: ConvertInput,
   source: ConvertSource,
   to: string,
-  compression: string,
+  compression: ParquetCompression,
   rowGroupRows: number,
 ): string {
-  return `COPY (${convertSelect(input, source)}) TO ${sqlString(to)} (FORMAT parquet, COMPRESSION ${compression}, ROW_GROUP_SIZE ${rowGroupRows})`;
+  return `COPY (${convertSelect(input, source)}) TO ${sqlString(to)} (FORMAT parquet, ${parquetCodec(compression)}, ROW_GROUP_SIZE ${rowGroupRows})`;
 }
 
 /**

@@ -9,6 +9,8 @@ export {
   type DuckDbOptions,
   type DuckSession,
   openDuck,
+  parquetCodec,
+  type ParquetCompression,
   sqlIdent,
   sqlPathList,
   sqlString,

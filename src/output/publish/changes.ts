@@ -10,7 +10,7 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DatasetName } from '../../types.js';
-import { sqlIdent, sqlPathList, sqlString, type DuckSession } from '../convert/index.js';
+import { parquetCodec, sqlIdent, sqlPathList, sqlString, type DuckSession } from '../convert/index.js';
 import { fsyncDir, hashFile } from '../storage/index.js';
 import {
   CHANGE_KINDS,
@@ -149,7 +149,7 @@ async function writeDatasetChanges(
   UNION ALL BY NAME ${head('removed', 'o')} FROM o ANTI JOIN n USING (${keys})
   UNION ALL BY NAME ${head('changed', 'n')} FROM n JOIN o USING (${keys}) WHERE ${differs}
   ORDER BY change, _requested_ticker, fact_key
-) TO ${sqlString(path)} (FORMAT parquet, COMPRESSION zstd)`);
+) TO ${sqlString(path)} (FORMAT parquet, ${parquetCodec('zstd')})`);
   return changesFile(duck, path, `${at.rel}/part-${dataset}.parquet`, dataset);
 }
 

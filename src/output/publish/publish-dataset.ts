@@ -18,6 +18,7 @@ import {
   writeDatasetFiles,
   type BuiltFile,
   type DuckSession,
+  type ParquetCompression,
   type SegmentFile,
 } from '../convert/index.js';
 import { checkStagedPart, kindsToNames, mergeFieldKinds, type CheckedPart } from '../staging/index.js';
@@ -33,7 +34,7 @@ export interface DatasetPublishContext {
   staging: string;
   targetFileBytes: number;
   rowGroupRows: number;
-  compression: 'zstd' | 'snappy';
+  compression: ParquetCompression;
   verifyStagedHashes: boolean | undefined;
   duck: DuckSession;
   rangeDucks: DuckSession[];

@@ -24,7 +24,7 @@ import {
   type DatasetName,
 } from '../../types.js';
 import { CHANGE_SOURCES, writeChanges } from './changes.js';
-import { openDuck, type DuckDbOptions, type DuckSession } from '../convert/index.js';
+import { openDuck, type DuckDbOptions, type DuckSession, type ParquetCompression } from '../convert/index.js';
 import { DEFAULT_ROW_GROUP_ROWS } from '../staging/index.js';
 import { writeFileAtomic, isAbsent, retryRead } from '../storage/index.js';
 import {
@@ -86,7 +86,7 @@ export interface PublishOptions {
    */
   rowGroupRows?: number;
   /** @defaultValue `zstd` */
-  compression?: 'zstd' | 'snappy';
+  compression?: ParquetCompression;
   /** Keep `_staging/<snapshot_id>` after publishing (it is removed by default). @defaultValue false */
   keepStaging?: boolean;
   /** Re-hash staged parts against their pointers before using them. @defaultValue true */

@@ -19,11 +19,13 @@ import {
   finishFile,
   parquetRowGroups,
   ndjsonSelect,
+  parquetCodec,
   sqlIdent,
   sqlString,
   type BuiltFile,
   type ConcatInput,
   type DuckSession,
+  type ParquetCompression,
 } from '../convert/index.js';
 import { concatFiles } from '../storage/index.js';
 import {
@@ -74,7 +76,7 @@ export interface RebuildOptions {
   /** The source's columns of the dataset (any not among them are NULL). */
   sourceColumns: readonly string[];
   formats: readonly OutputFormat[];
-  compression: 'zstd' | 'snappy';
+  compression: ParquetCompression;
   rowGroupRows: number;
   duck: DuckSession;
   /**
@@ -356,7 +358,7 @@ async function encodeRows(o: RebuildOptions, path: string, first: number, rows: 
     )
     .join(', ');
   await o.duck.run(
-    `COPY (SELECT ${cols} FROM read_parquet(${sqlString(path)}, file_row_number = true, hive_partitioning = false) WHERE file_row_number >= ${first} AND file_row_number < ${first + rows}) TO ${sqlString(out)} (FORMAT parquet, COMPRESSION ${o.compression}, ROW_GROUP_SIZE ${o.rowGroupRows})`,
+    `COPY (SELECT ${cols} FROM read_parquet(${sqlString(path)}, file_row_number = true, hive_partitioning = false) WHERE file_row_number >= ${first} AND file_row_number < ${first + rows}) TO ${sqlString(out)} (FORMAT parquet, ${parquetCodec(o.compression)}, ROW_GROUP_SIZE ${o.rowGroupRows})`,
   );
 }
 
