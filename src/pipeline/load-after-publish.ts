@@ -4,7 +4,6 @@
  */
 import type { Config } from '../config/load.js';
 import { openStorage, s3Settings } from '../output/index.js';
-import { loadSnapshots, openWarehouse } from '../warehouse/index.js';
 
 /** What one dataset of a load did (warehouse/load.ts `DatasetLoad`, without importing it here). */
 export interface LoadedDataset {
@@ -20,6 +19,9 @@ export function loadAfterPublish(config: Config): (outDir: string) => Promise<Lo
     const into = config.output.load_into;
     if (into === null) return [];
     const tmp = config.worker.tmp_dir !== null ? { tmpDir: config.worker.tmp_dir } : {};
+    // Loaded here, not at start: the warehouse drivers (pg, DuckDB) cost every worker's start-up
+    // ~60 ms of module loading whether or not `output.load_into` is set.
+    const { loadSnapshots, openWarehouse } = await import('../warehouse/index.js');
     const storage = openStorage(outDir, { settings: s3Settings(config.output) });
     try {
       const warehouse = await openWarehouse(into, tmp);
