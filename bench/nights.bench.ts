@@ -16,8 +16,9 @@
  * download with curl (<= 2x): the median of the one-company nights minus the median of every quiet
  * incremental night, against the median of one curl download per round. Each one-company night must
  * make exactly n + 2 requests and each quiet night of a round n, or the bench fails (a round where
- * Apple did not change would give a wrong figure). Every night's time and the load average after it
- * are printed in the one-company figure's note, so the spread shows.
+ * Apple did not change would give a wrong figure). Every night's time, split into its parts and its
+ * publish, and the load average after it are printed in the one-company figure's note, so the
+ * spread shows.
  *
  * `npm run bench -- --advisory nights` (NIGHTS_BENCH_SYNTHETIC=100 for a quick check)
  */
@@ -98,7 +99,8 @@ export async function run(): Promise<BenchResult[]> {
   let exporter: Exporter | undefined;
   try {
     // The TypeScript entry: the working tree's code, no build step to go stale; tsx costs only the
-    // start-up, before `listening on`.
+    // start-up, before `listening on`. --no-warm: the warm-up builds every company as of everything
+    // bundled, which no night asks for, and would spend the first night's CPU on it.
     emulator = await startEmulatorProcess(
       [
         '--port',
