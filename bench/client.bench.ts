@@ -7,9 +7,7 @@
  * body: the row splitter (chosen), stream-json's tokenizer (the previous path) and
  * @streamparser/json, the alternatives measured for docs/decisions.md "## Client".
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import Tokenizer from '@streamparser/json/tokenizer.js';
@@ -17,6 +15,7 @@ import TokenParser from '@streamparser/json/tokenparser.js';
 import { FilingsClient } from '../src/api/index.js';
 import { createRowExtractor } from '../src/api/row-extractor.js';
 import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
+import { startEmulatorProcess } from './support/emulator-process.js';
 import { createTokenRowExtractor } from './support/stream-json-rows.js';
 import { median } from './support/stats.js';
 import type { BenchResult } from './support/types.js';
@@ -30,37 +29,6 @@ const STREAM_RUNS = 5;
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
-
-/** Starts `filings-export emulator` on a free port with limits far above what the bench spends. */
-async function startChildEmulator(): Promise<{ url: string; child: ChildProcess }> {
-  const bin = fileURLToPath(new URL('../bin/filings-export.mjs', import.meta.url));
-  const child = spawn(
-    process.execPath,
-    [
-      bin,
-      'emulator',
-      '--port',
-      '0',
-      '--rate-limit',
-      '100000',
-      '--daily-quota',
-      '10000000',
-      '--monthly-quota',
-      '10000000',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (c: Buffer) => {
-      out += c.toString('utf8');
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m?.[1]) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`emulator exited with ${code}: ${out}`)));
-  });
-  return { url, child };
-}
 
 async function bodyOf(url: string, ticker: string): Promise<Buffer> {
   const res = await fetch(`${url}/api/b2b/facts/full`, {
@@ -170,7 +138,18 @@ function rowsPerSecond(fn: (b: Buffer) => number, body: Buffer): number {
 }
 
 export async function run(): Promise<BenchResult[]> {
-  const { url, child } = await startChildEmulator();
+  // Limits far above what the bench spends.
+  const emulator = await startEmulatorProcess([
+    '--port',
+    '0',
+    '--rate-limit',
+    '100000',
+    '--daily-quota',
+    '10000000',
+    '--monthly-quota',
+    '10000000',
+  ]);
+  const { url } = emulator;
   const client = new FilingsClient({ baseUrl: url, apiKey: DEMO_API_KEY });
   const results: BenchResult[] = [];
   try {
@@ -310,10 +289,7 @@ export async function run(): Promise<BenchResult[]> {
     );
   } finally {
     await client.close();
-    child.kill('SIGTERM');
-    await new Promise((resolve) =>
-      child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve),
-    );
+    await emulator.close();
   }
   return results;
 }
