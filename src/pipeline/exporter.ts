@@ -75,8 +75,8 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
         bodyTimeoutMs: config.api.body_timeout_ms,
         clock,
       });
-      // Both roles here: V8's young generation stays at Node 20's size (Node 24 grows it twice as
-      // large), unless the operator sized it at start (NODE_OPTIONS or node's flags).
+      // Both roles here: V8's young generation stays at 16 MiB (Node 24 grows it to 64 MiB and more),
+      // unless the operator sized it at start (NODE_OPTIONS or node's flags).
       if (sharesProcess(roles) && !youngGenerationSetAtStart(process.execArgv, process.env.NODE_OPTIONS)) {
         youngCap ??= capYoungGeneration();
       }

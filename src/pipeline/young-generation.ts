@@ -1,16 +1,18 @@
 /**
  * Caps V8's young generation (the new space) of a process that runs every role (`run --local`,
- * `demo`, a `worker` without --only) at the size Node 20 grows it to: 32 MiB. Node 24's V8 lets it
- * grow to 64 MiB and more, ~70 MB of extra peak RSS on SYNBIG (docs/decisions.md, "One process:
- * Node 24's young generation"). `--max-semi-space-size` is read only when the process starts;
- * `--semi-space-growth-factor` is read at each growth, so the cap switches it between 2 (V8's
- * default, doubling) and 1 (no growth) after every garbage collection.
+ * `demo`, a `worker` without --only) at 16 MiB. Node 24's V8 grows it to 64 MiB and more (Node 20's
+ * to 32 MiB): on SYNBIG that was ~65 MB of extra peak RSS, and 16 MiB brings both under 256 MB with
+ * no measurable CPU (docs/decisions.md, "One process: V8's young generation at 16 MiB").
+ * `--max-semi-space-size` is read only when the process starts; `--semi-space-growth-factor` is
+ * read at each growth, so the cap switches it between 2 (V8's default, doubling) and 1 (no growth)
+ * after every garbage collection.
  */
 import { PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
-/** The new space's size at which growth stops: Node 20's default of two 16 MiB semi-spaces. */
-export const YOUNG_GENERATION_CAP_BYTES = 32 * 1024 * 1024;
+/** The new space's size at which growth stops (what `--max-semi-space-size=8` gives at start). */
+export const YOUNG_GENERATION_CAP_BYTES = 16 * 1024 * 1024;
 /** V8's own growth factor (`--semi-space-growth-factor`), put back by close(). */
 const V8_GROWTH_FACTOR = 2;
 
@@ -22,6 +24,8 @@ export interface HeapControls {
   setGrowthFactor(factor: number): void;
   /** Calls `afterGc` after each garbage collection; returns the function that stops it. */
   onGarbageCollected(afterGc: () => void): () => void;
+  /** A full collection that lets V8 shrink the new space (Node 24's V8 does; Node 20's keeps it). */
+  collectShrinking(): void;
 }
 
 export interface YoungGenerationCap {
@@ -45,6 +49,14 @@ export const v8Heap: HeapControls = {
     observer.observe({ entryTypes: ['gc'] });
     return () => observer.disconnect();
   },
+  collectShrinking() {
+    // `gc` exists only in contexts made while --expose-gc is on: one is made, then the flag is off.
+    v8.setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as (options: object) => void;
+    v8.setFlagsFromString('--no-expose-gc');
+    // 'last-resort' collects to reduce the footprint, which is when V8 shrinks the new space.
+    gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  },
 };
 
 /**
@@ -52,11 +64,13 @@ export const v8Heap: HeapControls = {
  * fits under the cap, and is off (factor 1) once it does not. V8 grows the space at most once per
  * collection and the factor is set again after every one, so it cannot pass the cap unless two
  * collections that both grow it run before the event loop delivers the first one's entry.
- * A new space already past the cap stays its size (V8 shrinks it on its own only).
+ * A new space already past the cap (the CLI's start grows it to 32 MiB) gets one shrinking
+ * collection first (~50 ms once); where V8 does not shrink it there, it stays its size.
  */
 export function capYoungGeneration(opts: CapYoungGenerationOptions = {}): YoungGenerationCap {
   const capBytes = opts.capBytes ?? YOUNG_GENERATION_CAP_BYTES;
   const heap = opts.heap ?? v8Heap;
+  if (heap.newSpaceBytes() > capBytes) heap.collectShrinking();
   let factor = 0;
   const adjust = (): void => {
     const next = heap.newSpaceBytes() * V8_GROWTH_FACTOR <= capBytes ? V8_GROWTH_FACTOR : 1;

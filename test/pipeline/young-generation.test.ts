@@ -6,11 +6,13 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import {
   capYoungGeneration,
   YOUNG_GENERATION_CAP_BYTES,
   youngGenerationSetAtStart,
+  v8Heap,
   type HeapControls,
 } from '../../src/pipeline/young-generation.js';
 
@@ -36,14 +38,28 @@ function largestNewSpace(cap: boolean): Promise<number> {
   });
 }
 
-/** A heap whose new space the test sets, recording the growth factors the cap chose. */
-function recordingHeap(): HeapControls & { bytes: number; factors: number[]; gc(): void; watching: boolean } {
+interface RecordingHeap extends HeapControls {
+  bytes: number;
+  factors: number[];
+  watching: boolean;
+  /** Shrinking collections asked for. */
+  shrinkings: number;
+  gc(): void;
+}
+
+/** A heap whose new space the test sets, recording what the cap chose; `shrinks` like Node 24's V8. */
+function recordingHeap(shrinks = true): RecordingHeap {
   let afterGc: (() => void) | undefined;
-  const heap = {
+  const heap: RecordingHeap = {
     bytes: 1 * MiB,
-    factors: [] as number[],
+    factors: [],
     watching: false,
+    shrinkings: 0,
     gc: () => afterGc?.(),
+    collectShrinking() {
+      heap.shrinkings += 1;
+      if (shrinks) heap.bytes = 1 * MiB;
+    },
     newSpaceBytes: () => heap.bytes,
     setGrowthFactor: (f: number) => void heap.factors.push(f),
     onGarbageCollected(fn: () => void) {
@@ -59,8 +75,8 @@ function recordingHeap(): HeapControls & { bytes: number; factors: number[]; gc(
 }
 
 describe('young generation of one process running every role', () => {
-  it("stays at 32 MiB under V8's growth with the cap, and grows past it without", async () => {
-    expect(YOUNG_GENERATION_CAP_BYTES).toBe(32 * MiB);
+  it("stays at 16 MiB under V8's growth with the cap, and grows past it without", async () => {
+    expect(YOUNG_GENERATION_CAP_BYTES).toBe(16 * MiB);
     const [capped, free] = await Promise.all([largestNewSpace(true), largestNewSpace(false)]);
     expect(capped).toBeLessThanOrEqual(YOUNG_GENERATION_CAP_BYTES);
     // Still allowed to grow to the cap (a smaller young generation costs more collections).
@@ -70,7 +86,7 @@ describe('young generation of one process running every role', () => {
 
   it('doubles while that fits under the cap, stops there, follows a shrink, and hands V8 its factor back', () => {
     const heap = recordingHeap();
-    const cap = capYoungGeneration({ heap });
+    const cap = capYoungGeneration({ heap, capBytes: 32 * MiB });
     expect(heap.factors).toEqual([2]);
     for (const mb of [2, 4, 8]) {
       heap.bytes = mb * MiB;
@@ -93,11 +109,30 @@ describe('young generation of one process running every role', () => {
     expect(heap.watching).toBe(false);
   });
 
-  it('a new space already past the cap: growth off at once', () => {
+  it('a new space already past the cap: one shrinking collection, then growth up to the cap', () => {
     const heap = recordingHeap();
     heap.bytes = 64 * MiB;
+    const cap = capYoungGeneration({ heap, capBytes: 32 * MiB });
+    expect(heap.shrinkings).toBe(1);
+    expect(heap.factors).toEqual([2]);
+    cap.close();
+    const within = recordingHeap();
+    within.bytes = 32 * MiB;
+    capYoungGeneration({ heap: within, capBytes: 32 * MiB }).close();
+    expect(within.shrinkings).toBe(0);
+  });
+
+  it('a V8 that keeps its new space through that collection: growth off at once', () => {
+    const heap = recordingHeap(false);
+    heap.bytes = 64 * MiB;
     capYoungGeneration({ heap, capBytes: 32 * MiB }).close();
+    expect(heap.shrinkings).toBe(1);
     expect(heap.factors).toEqual([1, 2]);
+  });
+
+  it("the shrinking collection runs on this process's V8 and leaves no gc() behind", () => {
+    v8Heap.collectShrinking();
+    expect(runInNewContext('typeof gc')).toBe('undefined');
   });
 
   it("leaves the young generation to the operator's start flags", () => {
