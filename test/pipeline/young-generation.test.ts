@@ -78,10 +78,12 @@ describe('young generation of one process running every role', () => {
   it("stays at 16 MiB under V8's growth with the cap, and grows past it without", async () => {
     expect(YOUNG_GENERATION_CAP_BYTES).toBe(16 * MiB);
     const [capped, free] = await Promise.all([largestNewSpace(true), largestNewSpace(false)]);
-    expect(capped).toBeLessThanOrEqual(YOUNG_GENERATION_CAP_BYTES);
+    // Node 24's V8 counts pages in flight in the new space's size: at a 16 MiB capacity it reads
+    // up to 20.5 MiB between collections (measured), never the next doubling (32 MiB).
+    expect(capped).toBeLessThan(2 * YOUNG_GENERATION_CAP_BYTES);
     // Still allowed to grow to the cap (a smaller young generation costs more collections).
-    expect(capped).toBeGreaterThanOrEqual(YOUNG_GENERATION_CAP_BYTES / 2);
-    expect(free).toBeGreaterThan(YOUNG_GENERATION_CAP_BYTES);
+    expect(capped).toBeGreaterThanOrEqual(YOUNG_GENERATION_CAP_BYTES);
+    expect(free).toBeGreaterThanOrEqual(4 * YOUNG_GENERATION_CAP_BYTES);
   });
 
   it('doubles while that fits under the cap, stops there, follows a shrink, and hands V8 its factor back', () => {
