@@ -15,6 +15,11 @@ import { budgetConfigFrom, budgetPrefix, openPipeline, type PipelineContext } fr
 import { openStorage, s3Settings } from '../output/storage/index.js';
 import { outputPorts } from './output-adapter.js';
 import { startWorkers, type RunningWorkers } from './worker-runner.js';
+import {
+  capYoungGeneration,
+  youngGenerationSetAtStart,
+  type YoungGenerationCap,
+} from './young-generation.js';
 
 export interface Exporter {
   ctx: PipelineContext;
@@ -57,6 +62,7 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
   });
   const started: RunningWorkers[] = [];
   let client: FilingsClient | undefined;
+  let youngCap: YoungGenerationCap | undefined;
   return {
     ctx,
     budget,
@@ -69,6 +75,11 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
         bodyTimeoutMs: config.api.body_timeout_ms,
         clock,
       });
+      // Both roles here: V8's young generation stays at 16 MiB (Node 24 grows it to 64 MiB and more),
+      // unless the operator sized it at start (NODE_OPTIONS or node's flags).
+      if (sharesProcess(roles) && !youngGenerationSetAtStart(process.execArgv, process.env.NODE_OPTIONS)) {
+        youngCap ??= capYoungGeneration();
+      }
       const running = await startWorkers({
         ctx,
         processors: opts.processors,
@@ -98,6 +109,7 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
     },
     async close(deadlineMs) {
       await Promise.all(started.map((w) => w.close(deadlineMs)));
+      youngCap?.close();
       await client?.close();
       await budget.close();
       await ctx.close();
