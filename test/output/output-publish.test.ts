@@ -5,7 +5,7 @@
  * catalog rows the emulator returns, with the awkward values: beyond 2^53, negative scales, null
  * dates, a significand wider than DECIMAL(38,0), unknown fields.
  */
-import { mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -947,6 +947,22 @@ describe('publishSnapshot: schemas evolve additively, nothing is dropped', () =>
       period_end_year: '3000000000',
     });
     expect(byKey.get(rows[0]?.fact_key)?.y).toBe(rows[0]?.period_end_year);
+  });
+
+  it('names a staged file altered behind its back (same size) as corrupt, not what reading it broke, and publishes nothing', async () => {
+    const root = await newRoot();
+    const p = await stage(root, 'alt1', 'facts_full', 'AAA', factRows('AAA', '0000000001', 2000));
+    const path = join(root, p.file!);
+    const bytes = await readFile(path);
+    // A byte in the middle of the gzip stream: the conversion reading it fails on its own (CRC or
+    // inflate error) while the hash, checked beside it, has not answered yet.
+    bytes[Math.floor(bytes.length / 2)]! ^= 0xff;
+    await writeFile(path, bytes);
+    await expect(
+      publishSnapshot({ root, snapshotId: 'alt1', snapshotDate: DATE, formats: ['parquet'], parts: [p] }),
+    ).rejects.toThrow(/staged file .* is corrupt \(sha256/);
+    expect(await readdir(join(root, 'facts_full')).catch(() => [])).toEqual([]);
+    expect(await readdir(join(root, '_snapshots')).catch(() => [])).toEqual([]);
   });
 
   it('refuses to publish pending parts and staged files that do not match their pointer', async () => {

@@ -72,7 +72,9 @@ export async function publishDataset(
   // each stat, hash and sidecar read waits its own turn on the threadpool.
   const limit = pLimit(PART_READS);
   const checked: CheckedPart[] = await Promise.all(
-    staged.map((p) => limit(() => checkStagedPart(c.root, p, { verifyHashes: c.verifyStagedHashes }))),
+    staged.map((p) =>
+      limit(() => checkStagedPart(c.root, p, { verifyHashes: c.verifyStagedHashes, hashLater: true })),
+    ),
   );
   const observed = mergeFieldKinds(checked.map((x) => x.fields));
   const resolved = await resolveSchema(c.root, dataset, observed, c.snapshotId, c.now);
@@ -87,7 +89,10 @@ export async function publishDataset(
   await mkdir(dir, { recursive: true });
   const units: Unit[] = [];
   if (checked.length > 0) {
-    const fetched = await convertStaged(c, dataset, resolved, checked, observed, join(dir, '_fetched'));
+    const fetched = await afterHashes(
+      checked,
+      convertStaged(c, dataset, resolved, checked, observed, join(dir, '_fetched')),
+    );
     warnings.push(...fetched.warnings);
     units.push(...fetched.units);
   }
@@ -123,6 +128,18 @@ export async function publishDataset(
     warnings,
     added: resolved.added,
   };
+}
+
+/**
+ * `work`'s result once every staged file's hash is checked too. A file that fails its hash explains
+ * whatever reading it did to the work, so that failure is thrown first.
+ */
+async function afterHashes<T>(checked: readonly CheckedPart[], work: Promise<T>): Promise<T> {
+  const [done, ...hashes] = await Promise.allSettled([work, ...checked.map((x) => x.hashed)]);
+  const bad = hashes.find((h) => h.status === 'rejected');
+  if (bad !== undefined) throw bad.reason;
+  if (done!.status === 'rejected') throw done!.reason;
+  return done!.value;
 }
 
 /** Today's conversion of the staged parts, each output file one unit. */

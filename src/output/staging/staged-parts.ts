@@ -24,11 +24,21 @@ export interface CheckedPart {
   members: MemberStart[];
   /** The staging attempt that wrote the file (from its own sidecar), which its segments name. */
   stagingId: string | undefined;
+  /**
+   * Settles once the file's sha256 is checked against its pointer: rejects with OUTPUT_FAILED when it
+   * differs. Already settled unless `hashLater`; nothing made from the file may be published first.
+   */
+  hashed: Promise<void>;
 }
 
 export interface CheckOptions {
   /** Re-hash staged files and compare with the pointers' sha256. @defaultValue true */
   verifyHashes?: boolean;
+  /**
+   * Return before the hash is checked, with `hashed` pending, so the hash runs beside the work done
+   * with the file (it read 105 MB in ~0.15 s at the end of every big part's publish). @defaultValue false
+   */
+  hashLater?: boolean;
   /** How a failed stat of a staged file is retried before the check fails. @defaultValue retryRead's */
   readRetry?: ReadRetryOptions;
 }
@@ -73,16 +83,20 @@ export async function checkStagedPart(
       `part ${label}: staged file ${pointer.file} has ${size} bytes, its pointer says ${pointer.bytes}`,
     );
   }
-  let sha: string | undefined;
-  if (opts.verifyHashes !== false && pointer.sha256 !== undefined) {
-    sha = (await hashFile(path)).sha256;
-    if (sha !== pointer.sha256) {
-      throw new OutputError(
-        'OUTPUT_FAILED',
-        `part ${label}: staged file ${pointer.file} is corrupt (sha256 ${sha} ≠ ${pointer.sha256} reported when it was written)`,
-      );
-    }
-  }
+  const expected = pointer.sha256;
+  const hashed =
+    opts.verifyHashes === false || expected === undefined
+      ? Promise.resolve()
+      : hashFile(path).then(({ sha256 }) => {
+          if (sha256 !== expected)
+            throw new OutputError(
+              'OUTPUT_FAILED',
+              `part ${label}: staged file ${pointer.file} is corrupt (sha256 ${sha256} ≠ ${expected} reported when it was written)`,
+            );
+        });
+  // Awaited by whoever publishes; until then a rejection is not an unhandled one.
+  hashed.catch(() => undefined);
+  if (opts.hashLater !== true) await hashed;
   const sidecar = await readFieldsSidecar(fieldsSidecarPath(path));
   let rows: number;
   let fields: FieldKinds;
@@ -109,5 +123,5 @@ export async function checkStagedPart(
       `part ${label}: staged file ${pointer.file} holds ${rows} rows, its pointer says ${pointer.rows}`,
     );
   }
-  return { pointer, path, rows, bytes: size, fields, maxLineChars, members, stagingId };
+  return { pointer, path, rows, bytes: size, fields, maxLineChars, members, stagingId, hashed };
 }
