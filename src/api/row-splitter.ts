@@ -16,6 +16,7 @@
  * MAX_BATCH_BYTES of row text and its parsed rows, and the envelope's bytes outside `rows`.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
+import { CompactScanner, type CompactBatch } from './compact-rows.js';
 import { ALWAYS_EXACT_CHARS, isExactNumberLiteral } from './json-number.js';
 
 const QUOTE = 0x22;
@@ -289,6 +290,8 @@ export class RowSplitter {
   /** stringEnd: the next quote and backslash found at or after the scan (-1: not searched yet). */
   private quoteAt = -1;
   private backslashAt = -1;
+  /** takeCompact()'s scanner (its template of names lasts from batch to batch). */
+  private readonly compact = new CompactScanner();
 
   constructor(opts: RowSplitterOptions = {}) {
     this.rawOn = opts.rawText === true;
@@ -379,9 +382,24 @@ export class RowSplitter {
 
   /** Parses and returns the next batch of complete rows, or undefined when more bytes are needed. */
   take(): Row[] | undefined {
+    const out = this.next(false);
+    if (out !== undefined && !Array.isArray(out)) throw new Error('a compact batch outside takeCompact()');
+    return out;
+  }
+
+  /**
+   * take(), except that a quick batch the compact scanner proves (compact-rows.ts) comes back
+   * unparsed: its bytes (a view of the buffer, valid until the next push()), each row's bounds and
+   * field kinds. Only with the rawText option.
+   */
+  takeCompact(): Row[] | CompactBatch | undefined {
+    return this.next(this.rawOn);
+  }
+
+  private next(compact: boolean): Row[] | CompactBatch | undefined {
     const betweenRows = this.phase === 'rows' && this.rowStart < 0 && !this.inString;
     if (this.quick && this.batchStart < 0 && betweenRows && this.pos >= this.scanUntil) {
-      const rows = this.takeQuick();
+      const rows = this.takeQuick(compact);
       if (rows !== undefined) return rows;
     }
     // While the quick path is on, the scanner stops after the row it completes, so the quick path
@@ -405,7 +423,7 @@ export class RowSplitter {
    * JSON.parse accepts `[` + text + `]` only when the text ends at a row boundary, and
    * EXACT_TOKENS accepts it only when no literal needs quoting.
    */
-  private takeQuick(): Row[] | undefined {
+  private takeQuick(compact: boolean): Row[] | CompactBatch | undefined {
     const b = this.buf;
     const n = b.length;
     let start = this.pos;
@@ -430,6 +448,15 @@ export class RowSplitter {
     }
     // An ASCII batch decodes the same as latin1, which V8 copies without validating UTF-8.
     const text = b.toString(this.rawOn ? 'latin1' : 'utf8', start, end);
+    // The scanner validates everything COMPACT_TOKENS and JSON.parse would: neither runs on its rows.
+    const scan = compact ? this.compact.scan(text) : undefined;
+    if (scan !== undefined) {
+      this.holdText([], start, [], undefined);
+      this.pos = end;
+      this.gap = 'row';
+      this.quickRows += scan.bounds.length / 2;
+      return { bytes: b.subarray(start, end), ...scan };
+    }
     if (!tokensAllow(this.rawOn ? COMPACT_TOKENS : EXACT_TOKENS, text)) {
       this.scanUntil = end;
       return undefined;
