@@ -16,7 +16,7 @@
  * MAX_BATCH_BYTES of row text and its parsed rows, and the envelope's bytes outside `rows`.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
-import { CompactScanner, type CompactBatch } from './compact-rows.js';
+import { COMPACT_TOKENS, CompactScanner, type CompactBatch } from './compact-rows.js';
 import { ALWAYS_EXACT_CHARS, isExactNumberLiteral } from './json-number.js';
 
 const QUOTE = 0x22;
@@ -47,14 +47,6 @@ const ROW_SEPARATOR = Buffer.from('},{');
  */
 const EXACT_TOKENS =
   /^(?:"[^"\\]*(?:\\.[^"\\]*)*"|[{}[\]:,]|[ \t\n\r]|(?=[-0-9.]{1,15}(?![-+0-9.eE]))-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?![0-9.eE])|true|false|null)*$/;
-
-/**
- * EXACT_TOKENS for rows whose text is also what JSON.stringify writes for them: no whitespace, no
- * escape (so every string is its value between quotes), integers of at most 15 digits as written by
- * JavaScript (no `-0`, no fraction or exponent).
- */
-const COMPACT_TOKENS =
-  /^(?:"[^"\\]*"|[{}[\]:,]|-?[1-9][0-9]{0,14}(?![0-9.eE])|0(?![0-9.eE])|true|false|null)*$/;
 
 /**
  * Whether `re` matches `text`. V8 throws a RangeError when a regular expression's backtracking
@@ -448,7 +440,11 @@ export class RowSplitter {
     }
     // An ASCII batch decodes the same as latin1, which V8 copies without validating UTF-8.
     const text = b.toString(this.rawOn ? 'latin1' : 'utf8', start, end);
-    // The scanner validates everything COMPACT_TOKENS and JSON.parse would: neither runs on its rows.
+    if (!tokensAllow(this.rawOn ? COMPACT_TOKENS : EXACT_TOKENS, text)) {
+      this.scanUntil = end;
+      return undefined;
+    }
+    // The scanner proves the grammar JSON.parse would, and reads the field kinds: no row parsed.
     const scan = compact ? this.compact.scan(text) : undefined;
     if (scan !== undefined) {
       this.holdText([], start, [], undefined);
@@ -456,10 +452,6 @@ export class RowSplitter {
       this.gap = 'row';
       this.quickRows += scan.bounds.length / 2;
       return { bytes: b.subarray(start, end), ...scan };
-    }
-    if (!tokensAllow(this.rawOn ? COMPACT_TOKENS : EXACT_TOKENS, text)) {
-      this.scanUntil = end;
-      return undefined;
     }
     let rows: Row[];
     try {
