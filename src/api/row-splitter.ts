@@ -12,6 +12,11 @@
  * anywhere else leaves a string or an object open, which JSON.parse rejects). Anything it cannot
  * prove is left to the scanner, so both paths give the same rows (docs/decisions.md).
  *
+ * takeCompact() (for RowStream.compactRows) goes one step further on a quick batch with rawText:
+ * after the token check, the compact scanner (compact-rows.ts) proves the batch's grammar and
+ * reads each row's bounds and field kinds, and the batch comes back unparsed; a batch it cannot
+ * prove is parsed as by take(). take() never hands out an unparsed row.
+ *
  * Memory: the bytes of the row in progress (carried over to the next chunk), at most one batch of
  * MAX_BATCH_BYTES of row text and its parsed rows, and the envelope's bytes outside `rows`.
  */
