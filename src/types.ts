@@ -47,6 +47,11 @@ export interface PartWriter {
    * unchanged until the returned promise settles (it may be a view of the received body).
    */
   write(row: Record<string, unknown>, rawJson?: Uint8Array): Promise<void> | void;
+  /**
+   * Adds a row that was never parsed (RowStream.compactRows): its text and field kinds record the
+   * same line and the same field list as write() of the parsed row with that text.
+   */
+  writeText(row: RowText): Promise<void> | void;
   /** Completes the file, fsyncs it and renames it into place. */
   finish(): Promise<StagedPart>;
   /** Discards everything written; the final name is never touched. */
@@ -71,6 +76,43 @@ export interface PartWriter {
 export interface FieldKinds {
   names: string[];
   kinds: number[];
+}
+
+/** Field kinds (output/staging/field-kinds.ts), bit flags; a field's kinds are the OR over every row. */
+export const Kind = {
+  NULL: 1,
+  STRING: 2,
+  /** A string shaped YYYY-MM-DD (not STRING). */
+  DATE_STRING: 4,
+  /** A safe integer. */
+  INT: 8,
+  /** A number that is not a safe integer (fraction, exponent, or beyond 2^53). */
+  FLOAT: 16,
+  BOOLEAN: 32,
+  /** An array whose elements are all strings (empty arrays count here). */
+  STRING_ARRAY: 64,
+  /** Any other array. */
+  ARRAY: 128,
+  OBJECT: 256,
+  /** A bigint (written as a raw JSON integer). */
+  BIGINT: 512,
+} as const;
+
+/**
+ * A row handed out as its received text, not parsed (RowStream.compactRows): compact ASCII JSON,
+ * exactly what JSON.stringify of the parsed row writes, with the kind of each top-level field
+ * read from the text (the rule of kindOf in output/staging/field-kinds.ts).
+ */
+export class RowText {
+  constructor(
+    /** `{…}`: a view of the received body, valid until the next row is asked for. */
+    readonly text: Uint8Array,
+    /** The row's names in order (shared by the rows of a batch). */
+    readonly names: readonly string[],
+    /** Kind bits: `kinds[at + i]` is the kind of `names[i]` in this row. */
+    readonly kinds: readonly number[],
+    readonly at: number,
+  ) {}
 }
 
 /** Complete gzip members on disk at the start of a staged file being written. */

@@ -16,7 +16,7 @@ import {
   type PartWriter,
 } from '../../src/pipeline/index.js';
 import type { BoundPermit } from '../../src/budget/index.js';
-import type { PartPointer } from '../../src/types.js';
+import { RowText, type PartPointer } from '../../src/types.js';
 import { apiAnswered, type PartAttempt } from './attempt.js';
 
 /** Fetches the part under the budget and stages it; `note` becomes the pointer's message if it has none. */
@@ -101,8 +101,9 @@ async function stage(
   });
   const fingerprint = p.dataset === CHANGE_DATASET ? new CatalogFingerprint() : undefined;
   const segments = segmentAnnouncer(a, writer);
+  // Unparsed rows only when nothing reads a row's fields (the catalog fingerprint does).
   const pointer = await streamToWriter(
-    res.rows,
+    (fingerprint === undefined ? res.compactRows : undefined) ?? res.rows,
     res.rawText?.bind(res),
     () => res.envelope(),
     writer,
@@ -138,7 +139,7 @@ function segmentAnnouncer(a: PartAttempt, writer: PartWriter): SegmentAnnouncer 
 const TICK_ROWS = 2048;
 
 async function streamToWriter(
-  rows: AsyncIterable<Record<string, unknown>>,
+  rows: AsyncIterable<Record<string, unknown> | RowText>,
   rawText: ((row: Record<string, unknown>) => Uint8Array | undefined) | undefined,
   envelope: () => Promise<Record<string, unknown>>,
   writer: PartWriter,
@@ -152,9 +153,14 @@ async function streamToWriter(
     let n = 0;
     for await (const row of rows) {
       // Awaited only under backpressure: a microtask per row is measurable at a million rows.
-      const pending = writer.write(row, rawText?.(row));
-      if (pending) await pending;
-      observe?.(row);
+      if (row instanceof RowText) {
+        const pending = writer.writeText(row);
+        if (pending) await pending;
+      } else {
+        const pending = writer.write(row, rawText?.(row));
+        if (pending) await pending;
+        observe?.(row);
+      }
       n++;
       if (tick !== undefined && n % TICK_ROWS === 0) tick();
     }

@@ -11,6 +11,7 @@
  * classified by stream-json's tokenizer: `truncated` when the text so far is a valid prefix of
  * JSON, `malformed` otherwise.
  */
+import type { CompactBatch } from './compact-rows.js';
 import { jsonParser } from 'stream-json/core/parser.js';
 import { getManyValues, isMany, none } from 'stream-chain/core';
 import {
@@ -40,6 +41,8 @@ export interface RowExtractor {
   push(chunk: Uint8Array): void;
   /** The next batch of completed rows (in order), or undefined when more bytes are needed. */
   take(): Row[] | undefined;
+  /** take(), with the batches the compact scanner proves left unparsed (RowSplitter.takeCompact). */
+  takeCompact(): Row[] | CompactBatch | undefined;
   /** push() and every take(): all rows the chunk completed. */
   write(chunk: Uint8Array): Row[];
   /** Input is over: returns the envelope fields without `rows`. Throws ExtractError. */
@@ -98,6 +101,10 @@ class SplittingRowExtractor implements RowExtractor {
 
   take(): Row[] | undefined {
     return guarded(() => this.splitter.take());
+  }
+
+  takeCompact(): Row[] | CompactBatch | undefined {
+    return guarded(() => this.splitter.takeCompact());
   }
 
   write(chunk: Uint8Array): Row[] {

@@ -12,10 +12,16 @@
  * anywhere else leaves a string or an object open, which JSON.parse rejects). Anything it cannot
  * prove is left to the scanner, so both paths give the same rows (docs/decisions.md).
  *
+ * takeCompact() (for RowStream.compactRows) goes one step further on a quick batch with rawText:
+ * after the token check, the compact scanner (compact-rows.ts) proves the batch's grammar and
+ * reads each row's bounds and field kinds, and the batch comes back unparsed; a batch it cannot
+ * prove is parsed as by take(). take() never hands out an unparsed row.
+ *
  * Memory: the bytes of the row in progress (carried over to the next chunk), at most one batch of
  * MAX_BATCH_BYTES of row text and its parsed rows, and the envelope's bytes outside `rows`.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
+import { COMPACT_TOKENS, CompactScanner, type CompactBatch } from './compact-rows.js';
 import { ALWAYS_EXACT_CHARS, isExactNumberLiteral } from './json-number.js';
 
 const QUOTE = 0x22;
@@ -46,14 +52,6 @@ const ROW_SEPARATOR = Buffer.from('},{');
  */
 const EXACT_TOKENS =
   /^(?:"[^"\\]*(?:\\.[^"\\]*)*"|[{}[\]:,]|[ \t\n\r]|(?=[-0-9.]{1,15}(?![-+0-9.eE]))-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?![0-9.eE])|true|false|null)*$/;
-
-/**
- * EXACT_TOKENS for rows whose text is also what JSON.stringify writes for them: no whitespace, no
- * escape (so every string is its value between quotes), integers of at most 15 digits as written by
- * JavaScript (no `-0`, no fraction or exponent).
- */
-const COMPACT_TOKENS =
-  /^(?:"[^"\\]*"|[{}[\]:,]|-?[1-9][0-9]{0,14}(?![0-9.eE])|0(?![0-9.eE])|true|false|null)*$/;
 
 /**
  * Whether `re` matches `text`. V8 throws a RangeError when a regular expression's backtracking
@@ -289,6 +287,8 @@ export class RowSplitter {
   /** stringEnd: the next quote and backslash found at or after the scan (-1: not searched yet). */
   private quoteAt = -1;
   private backslashAt = -1;
+  /** takeCompact()'s scanner (its template of names lasts from batch to batch). */
+  private readonly compact = new CompactScanner();
 
   constructor(opts: RowSplitterOptions = {}) {
     this.rawOn = opts.rawText === true;
@@ -379,9 +379,24 @@ export class RowSplitter {
 
   /** Parses and returns the next batch of complete rows, or undefined when more bytes are needed. */
   take(): Row[] | undefined {
+    const out = this.next(false);
+    if (out !== undefined && !Array.isArray(out)) throw new Error('a compact batch outside takeCompact()');
+    return out;
+  }
+
+  /**
+   * take(), except that a quick batch the compact scanner proves (compact-rows.ts) comes back
+   * unparsed: its bytes (a view of the buffer, valid until the next push()), each row's bounds and
+   * field kinds. Only with the rawText option.
+   */
+  takeCompact(): Row[] | CompactBatch | undefined {
+    return this.next(this.rawOn);
+  }
+
+  private next(compact: boolean): Row[] | CompactBatch | undefined {
     const betweenRows = this.phase === 'rows' && this.rowStart < 0 && !this.inString;
     if (this.quick && this.batchStart < 0 && betweenRows && this.pos >= this.scanUntil) {
-      const rows = this.takeQuick();
+      const rows = this.takeQuick(compact);
       if (rows !== undefined) return rows;
     }
     // While the quick path is on, the scanner stops after the row it completes, so the quick path
@@ -405,7 +420,7 @@ export class RowSplitter {
    * JSON.parse accepts `[` + text + `]` only when the text ends at a row boundary, and
    * EXACT_TOKENS accepts it only when no literal needs quoting.
    */
-  private takeQuick(): Row[] | undefined {
+  private takeQuick(compact: boolean): Row[] | CompactBatch | undefined {
     const b = this.buf;
     const n = b.length;
     let start = this.pos;
@@ -433,6 +448,15 @@ export class RowSplitter {
     if (!tokensAllow(this.rawOn ? COMPACT_TOKENS : EXACT_TOKENS, text)) {
       this.scanUntil = end;
       return undefined;
+    }
+    // The scanner proves the grammar JSON.parse would, and reads the field kinds: no row parsed.
+    const scan = compact ? this.compact.scan(text) : undefined;
+    if (scan !== undefined) {
+      this.holdText([], start, [], undefined);
+      this.pos = end;
+      this.gap = 'row';
+      this.quickRows += scan.bounds.length / 2;
+      return { bytes: b.subarray(start, end), ...scan };
     }
     let rows: Row[];
     try {

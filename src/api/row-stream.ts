@@ -5,7 +5,8 @@
  * MAX_BATCH_BYTES of row text) at a time.
  */
 import { TransportError } from '../errors.js';
-import type { RateLimitState } from '../types.js';
+import { RowText, type RateLimitState } from '../types.js';
+import type { CompactBatch } from './compact-rows.js';
 import { transportError } from './error-map.js';
 import { createRowExtractor, ExtractError, type Row, type RowExtractor } from './row-extractor.js';
 import type { RowSplitterOptions } from './row-splitter.js';
@@ -14,6 +15,13 @@ import { bodyFailure, discardBody, type RawResponse } from './transport.js';
 export interface RowStream {
   /** The rows, in response order. Iterate once; breaking out early cancels the response. */
   readonly rows: AsyncIterable<Record<string, unknown>>;
+  /**
+   * The same rows, for a consumer that needs only each row's text and field kinds: the rows of
+   * the batches the compact scanner proves come as RowText (never parsed), the others as `rows`
+   * gives them (their text from rawText()). Only with the `rawText` call option (without it, all
+   * rows are parsed). Iterate either this or `rows`, once.
+   */
+  readonly compactRows: AsyncIterable<Record<string, unknown> | RowText>;
   /**
    * Envelope fields without `rows` (scope, ticker, cik, count, truncated, …). Resolves once the
    * rows have been consumed to the end; rejects with the stream's error if it failed or was cancelled.
@@ -39,6 +47,7 @@ export interface RowStream {
 
 export class BodyRowStream implements RowStream {
   readonly rows: AsyncIterable<Row>;
+  readonly compactRows: AsyncIterable<Row | RowText>;
   readonly status: number;
   readonly rateLimit: RateLimitState;
   private bytes = 0;
@@ -64,7 +73,13 @@ export class BodyRowStream implements RowStream {
     });
     // Callers that never ask for the envelope must not see an unhandled rejection.
     this.envelopePromise.catch(() => undefined);
-    this.rows = { [Symbol.asyncIterator]: () => this.rowIterator() };
+    // take() gives parsed batches only, so these rows are all Row.
+    this.rows = {
+      [Symbol.asyncIterator]: () => this.rowIterator(() => this.extractor.take()) as AsyncIterator<Row>,
+    };
+    this.compactRows = {
+      [Symbol.asyncIterator]: () => this.rowIterator(() => this.extractor.takeCompact()),
+    };
   }
 
   get bytesRead(): number {
@@ -109,31 +124,43 @@ export class BodyRowStream implements RowStream {
    * Rows handed out from the current batch without an async generator step each (a resolved
    * promise per row); the generator below runs once per batch. return() (a `break`) ends it.
    */
-  private rowIterator(): AsyncIterator<Row> {
-    const batches = this.iterate();
-    let batch: Row[] = [];
+  private rowIterator<B extends Row[] | CompactBatch>(
+    take: () => B | undefined,
+  ): AsyncIterator<Row | RowText> {
+    const batches = this.iterate(take);
+    let batch: Row[] | CompactBatch = [];
+    let size = 0;
     let at = 0;
-    const pull = async (): Promise<IteratorResult<Row>> => {
+    // The row at `at` of the batch: parsed, or a compact one's text (a view of its bytes) and kinds.
+    const row = (): Row | RowText => {
+      const k = at++;
+      if (Array.isArray(batch)) return batch[k] as Row;
+      const { bytes, bounds, names, kinds } = batch;
+      return new RowText(bytes.subarray(bounds[2 * k], bounds[2 * k + 1]), names, kinds, k * names.length);
+    };
+    const pull = async (): Promise<IteratorResult<Row | RowText>> => {
       for (;;) {
         const r = await batches.next();
         if (r.done) return { value: undefined, done: true };
-        if (r.value.length === 0) continue;
         batch = r.value;
-        at = 1;
+        size = Array.isArray(batch) ? batch.length : batch.bounds.length / 2;
+        if (size === 0) continue;
+        at = 0;
         this.count += 1;
-        return { value: batch[0] as Row, done: false };
+        return { value: row(), done: false };
       }
     };
     return {
       next: () => {
-        if (at < batch.length) {
+        if (at < size) {
           this.count += 1;
-          return Promise.resolve({ value: batch[at++] as Row, done: false });
+          return Promise.resolve({ value: row(), done: false });
         }
         return pull();
       },
       return: async () => {
         batch = [];
+        size = 0;
         at = 0;
         await batches.return(undefined);
         return { value: undefined, done: true };
@@ -141,11 +168,10 @@ export class BodyRowStream implements RowStream {
     };
   }
 
-  private async *iterate(): AsyncGenerator<Row[]> {
+  private async *iterate<B>(take: () => B | undefined): AsyncGenerator<B> {
     if (this.started) throw new Error(`${this.res.operation}: rows of a RowStream can be iterated only once`);
     this.started = true;
     const extractor = this.extractor;
-    const take = (): Row[] | undefined => extractor.take();
     let done = false;
     try {
       for await (const chunk of this.res.body) {

@@ -19,6 +19,8 @@ import { createPartWriter } from '../../src/output/index.js';
 import { assertSnapshotId, tickerFileName } from '../../src/output/catalog/paths.js';
 import { inferType } from '../../src/output/convert/schema-registry.js';
 import { readFieldsSidecar } from '../../src/output/staging/sidecar.js';
+import { fieldsSidecarPath } from '../../src/output/catalog/index.js';
+import { RowText } from '../../src/types.js';
 import { exactDecimal, syntheticFactRow } from '../helpers/synthetic-rows.js';
 
 let root: string;
@@ -209,6 +211,43 @@ describe('createPartWriter', () => {
     expect(line.startsWith('{"e":"\\u00e9","_snapshot_id":"snap-w",')).toBe(true);
   });
 
+  it('stages unparsed rows (writeText) to the same bytes and field list as the parsed ones', async () => {
+    // Every kind the compact scanner reads, dates and near-dates, nested and empty arrays and
+    // objects, rows it turns down (a fraction, non-ASCII, another name order), and a reserved name.
+    // One kind per field, so that a row given a wrong kind shows in the OR over the part.
+    const kinded = (i: number): Record<string, unknown> => ({
+      ticker: 'AAPL',
+      end: `2024-0${(i % 9) + 1}-30`,
+      near: `2024-${(i % 9) + 1}-01`,
+      val: i * 1_000_003 - 999_999_999_999,
+      flag: i % 2 === 0,
+      none: null,
+      tags: i % 2 === 0 ? [] : ['a', '2024-01-01'],
+      nested: i % 2 === 0 ? [['x']] : [1, 'y'],
+      dims: i % 2 === 0 ? {} : { a: { b: [1, {}] }, '},{': ':' },
+    });
+    const body = (rows: Record<string, unknown>[]): Buffer => Buffer.from(JSON.stringify({ rows }));
+    const bodies = [
+      body([
+        ...Array.from({ length: 4000 }, (_, i) => kinded(i)),
+        { ...kinded(1), val: 1.5 },
+        { ...kinded(2), ticker: 'café' },
+        { end: '2024-01-01', ...kinded(3) },
+        ...Array.from({ length: 2000 }, (_, i) => kinded(i + 7)),
+      ]),
+      // A name the writer renames (`_fetched_at`), from the first row on.
+      body(Array.from({ length: 3000 }, (_, i) => ({ _fetched_at: `api-${i}`, ...kinded(i) }))),
+    ];
+    for (const [k, b] of bodies.entries()) {
+      const parsed = await stageBody(b, `PARSED${k}`, false);
+      const unparsed = await stageBody(b, `TEXT${k}`, true);
+      expect(unparsed.unparsed).toBeGreaterThan(2000);
+      expect(parsed.unparsed).toBe(0);
+      expect(unparsed.bytes.equals(parsed.bytes)).toBe(true);
+      expect(unparsed.sidecar).toEqual(parsed.sidecar);
+    }
+  });
+
   it('rejects what is not a row and bad identifiers with errors naming them', async () => {
     const w = createPartWriter({
       root,
@@ -262,6 +301,44 @@ describe('createPartWriter', () => {
     expect((await readLines(join(root, staged.file))).length).toBe(20_000);
   });
 });
+
+/**
+ * Stages a body's rows: parsed (write with the received text) or, with `compact`, the batches the
+ * compact scanner proves as RowText (writeText). The staged bytes and the sidecar without its
+ * random staging id.
+ */
+async function stageBody(body: Buffer, ticker: string, compact: boolean) {
+  const w = createPartWriter({
+    root,
+    snapshotId: 'snap-w',
+    dataset: 'facts_full',
+    ticker,
+    lineage: lineage('X'),
+    chunkBytes: 8192,
+    memberBytes: 65_536,
+  });
+  const ex = createRowExtractor({ rawText: true });
+  let unparsed = 0;
+  for (let at = 0; at < body.length; at += 50_000) {
+    ex.push(body.subarray(at, at + 50_000));
+    for (let b = compact ? ex.takeCompact() : ex.take(); b; b = compact ? ex.takeCompact() : ex.take()) {
+      if (Array.isArray(b)) {
+        for (const row of b) await w.write(row, ex.rawText(row));
+        continue;
+      }
+      const n = b.names.length;
+      for (let r = 0; r < b.bounds.length / 2; r++, unparsed++) {
+        const text = b.bytes.subarray(b.bounds[2 * r], b.bounds[2 * r + 1]);
+        await w.writeText(new RowText(text, b.names, b.kinds, r * n));
+      }
+    }
+  }
+  ex.end();
+  const part = await w.finish();
+  const { stagingId, ...sidecar } = (await readFieldsSidecar(fieldsSidecarPath(join(root, part.file))))!;
+  expect(stagingId).toBe(w.stagingId);
+  return { bytes: await readFile(join(root, part.file)), sidecar, unparsed };
+}
 
 describe('createPartWriter: gzip members', () => {
   it('records where each member starts; each decompresses alone to the rows from its start on', async () => {

@@ -59,6 +59,7 @@ export function createRemotePartWriter(
       return inner.rows;
     },
     write: (row, rawJson) => inner.write(row, rawJson),
+    writeText: (row) => inner.writeText(row),
     stagingId: inner.stagingId,
     // Staged in this machine's temp dir: no other worker can read it before it is stored.
     written: () => undefined,

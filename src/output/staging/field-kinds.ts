@@ -3,30 +3,10 @@
  * few nanoseconds per field), so publishing knows every field name and how to read and type it
  * without another pass over the staged rows.
  */
-import type { FieldKinds } from '../../types.js';
+import { Kind, type FieldKinds } from '../../types.js';
 
-/** Stated once in src/types.ts (the pipeline's ports use it too). */
-export type { FieldKinds };
-
-/** Bit flags; a field's kinds are the OR over every row. */
-export const Kind = {
-  NULL: 1,
-  STRING: 2,
-  /** A string shaped YYYY-MM-DD (not STRING). */
-  DATE_STRING: 4,
-  /** A safe integer. */
-  INT: 8,
-  /** A number that is not a safe integer (fraction, exponent, or beyond 2^53). */
-  FLOAT: 16,
-  BOOLEAN: 32,
-  /** An array whose elements are all strings (empty arrays count here). */
-  STRING_ARRAY: 64,
-  /** Any other array. */
-  ARRAY: 128,
-  OBJECT: 256,
-  /** A bigint (written as a raw JSON integer). */
-  BIGINT: 512,
-} as const;
+/** Stated once in src/types.ts (the pipeline's ports and the client's compact rows use them too). */
+export { Kind, type FieldKinds };
 
 const KIND_NAMES = Object.keys(Kind) as (keyof typeof Kind)[];
 
@@ -79,6 +59,16 @@ export class FieldTracker {
       const at = names[i] === k ? i : this.slot(k);
       this.kinds[at]! |= kindOf(row[k]);
       i++;
+    }
+  }
+
+  /** observe() of a row read without parsing: `kinds[at + i]` is the kind of `names[i]`. */
+  observeKinds(names: readonly string[], kinds: readonly number[], at: number): void {
+    const known = this.names;
+    for (let i = 0; i < names.length; i++) {
+      const k = names[i] as string;
+      const slot = known[i] === k ? i : this.slot(k);
+      this.kinds[slot]! |= kinds[at + i] as number;
     }
   }
 

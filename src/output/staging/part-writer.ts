@@ -11,7 +11,7 @@ import { Transform, type TransformOptions } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, type Gzip, type ZlibOptions } from 'node:zlib';
 import { coerceError, InputError, OutputError } from '../../errors.js';
-import type { DatasetName, PartWriter, StagedPart, WrittenPrefix } from '../../types.js';
+import type { DatasetName, PartWriter, RowText, StagedPart, WrittenPrefix } from '../../types.js';
 import { FieldTracker } from './field-kinds.js';
 import { fsyncDir, fsyncFile } from '../storage/index.js';
 import { lineageSuffix, rowToJson, withSuffix } from './json-line.js';
@@ -242,9 +242,7 @@ class NdjsonPartWriter implements PartWriter {
   }
 
   write(row: Record<string, unknown>, rawJson?: Uint8Array): Promise<void> | void {
-    if (this.state !== 'open')
-      throw new OutputError('OUTPUT_FAILED', `write after ${this.state} on ${this.rel}`);
-    if (this.failure) throw this.failure;
+    this.assertWritable();
     if (row === null || typeof row !== 'object' || Array.isArray(row)) {
       throw new InputError(`row ${this.count + 1} of ${this.rel} is not a JSON object`);
     }
@@ -255,6 +253,28 @@ class NdjsonPartWriter implements PartWriter {
       rawJson !== undefined && !this.reservedSeen && rawJson.length > 2
         ? rawJson
         : withSuffix(rowToJson(this.reservedSeen ? renameReserved(row) : row), this.suffix);
+    return this.enqueue(line);
+  }
+
+  writeText(row: RowText): Promise<void> | void {
+    this.assertWritable();
+    this.tracker.observeKinds(row.names, row.kinds, row.at);
+    if (this.tracker.names.length !== this.seenNames) this.noteNewNames();
+    // A field to rename: the row is parsed after all (its text is ASCII, so latin1 is its UTF-8).
+    const line: Line = this.reservedSeen
+      ? withSuffix(rowToJson(renameReserved(parseAscii(row.text))), this.suffix)
+      : row.text;
+    return this.enqueue(line);
+  }
+
+  private assertWritable(): void {
+    if (this.state !== 'open')
+      throw new OutputError('OUTPUT_FAILED', `write after ${this.state} on ${this.rel}`);
+    if (this.failure) throw this.failure;
+  }
+
+  /** Buffers a row's line (flushing under backpressure). */
+  private enqueue(line: Line): Promise<void> | void {
     // A UTF-16 unit takes at most 3 bytes of UTF-8; bytes are at least as many as UTF-16 units.
     const units = typeof line === 'string' ? line.length : line.length - 1 + this.suffixBytes.length;
     const room = typeof line === 'string' ? line.length * 3 : units;
@@ -396,6 +416,13 @@ class NdjsonPartWriter implements PartWriter {
     await this.done.catch(() => undefined);
     await unlink(this.tmpPath).catch(() => undefined);
   }
+}
+
+function parseAscii(text: Uint8Array): Record<string, unknown> {
+  return JSON.parse(Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('latin1')) as Record<
+    string,
+    unknown
+  >;
 }
 
 function renameReserved(row: Record<string, unknown>): Record<string, unknown> {

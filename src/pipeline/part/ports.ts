@@ -14,6 +14,7 @@ import type {
   PartPointer,
   PartWriter,
   RateLimitState,
+  RowText,
   SegmentOutcome,
   SegmentRequest,
   StagedPart,
@@ -34,6 +35,11 @@ export interface PartResponse {
   cancel(): Promise<void>;
   /** A row's received JSON text when it can be staged as is (RowStream.rawText); none for a body read whole. */
   rawText?(row: Record<string, unknown>): Uint8Array | undefined;
+  /**
+   * The same rows with those the client proved compact left unparsed (RowStream.compactRows), for
+   * a consumer that needs no field of a row; iterate either this or `rows`.
+   */
+  compactRows?: AsyncIterable<Record<string, unknown> | RowText>;
 }
 
 /** Sends the one request of a part. Exactly one HTTP request per call, no retries inside. */
