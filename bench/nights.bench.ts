@@ -23,7 +23,6 @@
  * `npm run bench -- --advisory nights` (NIGHTS_BENCH_SYNTHETIC=100 for a quick check)
  */
 import { randomBytes } from 'node:crypto';
-import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,7 +37,7 @@ import { openExporter, type Exporter } from '../src/pipeline/exporter.js';
 import { parseCompany } from '../src/pipeline/record/universe.js';
 import { runSnapshot } from '../src/pipeline/run-snapshot.js';
 import { benchConfig } from './support/bench-config.js';
-import { parseCurlOutput } from './support/curl-output.js';
+import { curlDownload } from './support/curl-output.js';
 import { startEmulatorProcess, type EmulatorProcess } from './support/emulator-process.js';
 import { median } from './support/stats.js';
 import type { BenchResult } from './support/types.js';
@@ -498,38 +497,10 @@ function emulatorControl(url: string): EmulatorControl {
     async appleDownloadSeconds() {
       let total = 0;
       for (const op of ['facts/full', 'evidence/enriched'])
-        total += await curlSeconds(`${url}/api/b2b/${op}`);
+        total += (await curlDownload(`${url}/api/b2b/${op}`, 'AAPL')).seconds;
       return total;
     },
   };
-}
-
-/** curl's time for one whole body of Apple's (checked by parseCurlOutput). */
-async function curlSeconds(endpoint: string): Promise<number> {
-  const out = await new Promise<string>((resolve, reject) =>
-    execFile(
-      'curl',
-      [
-        '-s',
-        '--fail',
-        '-o',
-        '/dev/null',
-        '-w',
-        '%{time_total} %{size_download} %{http_code} %header{content-length}',
-        '-X',
-        'POST',
-        endpoint,
-        '-H',
-        `X-API-Key: ${DEMO_API_KEY}`,
-        '-H',
-        'Content-Type: application/json',
-        '-d',
-        '{"ticker":"AAPL"}',
-      ],
-      (err, stdout) => (err ? reject(err) : resolve(stdout)),
-    ),
-  );
-  return parseCurlOutput(out).seconds;
 }
 
 /** `date` (YYYY-MM-DD) moved by `days` (negative: earlier). */

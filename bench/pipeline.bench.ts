@@ -33,7 +33,7 @@ import { followSnapshot } from '../src/pipeline/queue/follow.js';
 import { runSnapshot } from '../src/pipeline/run-snapshot.js';
 import { parseCompany } from '../src/pipeline/record/universe.js';
 import { benchConfig } from './support/bench-config.js';
-import { parseCurlOutput } from './support/curl-output.js';
+import { curlDownload } from './support/curl-output.js';
 import { median } from './support/stats.js';
 import type { BenchResult } from './support/types.js';
 // @ts-expect-error: a plain ES module of bin/ (no types).
@@ -237,31 +237,8 @@ async function synbig(
  * Seconds curl takes to download SYNBIG's facts/full (body discarded). A figure only counts when
  * curl got the whole body: status 200 and as many bytes as Content-Length announced.
  */
-async function curlSeconds(url: string): Promise<{ seconds: number; bytes: number }> {
-  const out = await new Promise<string>((resolve, reject) =>
-    execFile(
-      'curl',
-      [
-        '-s',
-        '--fail',
-        '-o',
-        '/dev/null',
-        '-w',
-        '%{time_total} %{size_download} %{http_code} %header{content-length}',
-        '-X',
-        'POST',
-        `${url}/api/b2b/facts/full`,
-        '-H',
-        `X-API-Key: ${DEMO_API_KEY}`,
-        '-H',
-        'Content-Type: application/json',
-        '-d',
-        '{"ticker":"SYNBIG"}',
-      ],
-      (err, stdout) => (err ? reject(err) : resolve(stdout)),
-    ),
-  );
-  return parseCurlOutput(out);
+function curlSeconds(url: string): Promise<{ seconds: number; bytes: number }> {
+  return curlDownload(`${url}/api/b2b/facts/full`, 'SYNBIG');
 }
 
 /**
