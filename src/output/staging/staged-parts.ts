@@ -83,17 +83,10 @@ export async function checkStagedPart(
       `part ${label}: staged file ${pointer.file} has ${size} bytes, its pointer says ${pointer.bytes}`,
     );
   }
-  const expected = pointer.sha256;
   const hashed =
-    opts.verifyHashes === false || expected === undefined
+    opts.verifyHashes === false || pointer.sha256 === undefined
       ? Promise.resolve()
-      : hashFile(path).then(({ sha256 }) => {
-          if (sha256 !== expected)
-            throw new OutputError(
-              'OUTPUT_FAILED',
-              `part ${label}: staged file ${pointer.file} is corrupt (sha256 ${sha256} ≠ ${expected} reported when it was written)`,
-            );
-        });
+      : checkHash(path, pointer, label, pointer.sha256);
   // Awaited by whoever publishes; until then a rejection is not an unhandled one.
   hashed.catch(() => undefined);
   if (opts.hashLater !== true) await hashed;
@@ -124,4 +117,14 @@ export async function checkStagedPart(
     );
   }
   return { pointer, path, rows, bytes: size, fields, maxLineChars, members, stagingId, hashed };
+}
+
+/** Rejects with OUTPUT_FAILED when the file's sha256 is not the one its pointer reported. */
+async function checkHash(path: string, pointer: PartPointer, label: string, expected: string): Promise<void> {
+  const { sha256 } = await hashFile(path);
+  if (sha256 !== expected)
+    throw new OutputError(
+      'OUTPUT_FAILED',
+      `part ${label}: staged file ${pointer.file} is corrupt (sha256 ${sha256} ≠ ${expected} reported when it was written)`,
+    );
 }

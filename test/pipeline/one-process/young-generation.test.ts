@@ -14,10 +14,10 @@ import {
   youngGenerationSetAtStart,
   v8Heap,
   type HeapControls,
-} from '../../src/pipeline/young-generation.js';
+} from '../../../src/pipeline/young-generation.js';
 
 const MiB = 1024 * 1024;
-const CHILD = fileURLToPath(new URL('../helpers/young-generation-child.ts', import.meta.url));
+const CHILD = fileURLToPath(new URL('./young-generation-child.ts', import.meta.url));
 
 /** The largest new space the child saw, in bytes. */
 function largestNewSpace(cap: boolean): Promise<number> {

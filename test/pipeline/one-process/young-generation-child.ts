@@ -1,10 +1,10 @@
 /**
- * Child process of test/pipeline/young-generation.test.ts: allocates objects of which many survive
+ * Child process of test/pipeline/one-process/young-generation.test.ts: allocates objects of which many survive
  * a scavenge (what makes V8 grow its young generation), turning the event loop between batches as
  * a pipeline does, with the cap on when YOUNG_CAP=1, and prints the largest new space it saw.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { capYoungGeneration, v8Heap } from '../../src/pipeline/young-generation.js';
+import { capYoungGeneration, v8Heap } from '../../../src/pipeline/young-generation.js';
 
 const cap = process.env.YOUNG_CAP === '1' ? capYoungGeneration() : undefined;
 let most = v8Heap.newSpaceBytes();
