@@ -16,7 +16,7 @@
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -34,6 +34,7 @@ import { runSnapshot } from '../src/pipeline/run-snapshot.js';
 import { parseCompany } from '../src/pipeline/record/universe.js';
 import { benchConfig } from './support/bench-config.js';
 import { curlDownload } from './support/curl-output.js';
+import { cpuSeconds, peakRssMb, rssMb } from './support/process-stats.js';
 import { median } from './support/stats.js';
 import type { BenchResult } from './support/types.js';
 // @ts-expect-error: a plain ES module of bin/ (no types).
@@ -61,24 +62,10 @@ const E2E_VARIANTS = [
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'filings-export.mjs');
 
-/** Resident set size of a process now (Linux VmRSS), in MB. */
-async function rssMb(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const m = /VmRSS:\s+(\d+) kB/.exec(status);
-  return m?.[1] ? Number(m[1]) / 1024 : NaN;
-}
-
 /** The row-group size the control worker publishes with (its config, else the output default). */
 function rowGroupRows(env: NodeJS.ProcessEnv): number {
   const config = loadConfig({ env: { ...env, FILINGS_API_KEY: DEMO_API_KEY } });
   return config.output.row_group_rows ?? DEFAULT_ROW_GROUP_ROWS;
-}
-
-/** Peak resident set size of a process (Linux VmHWM), in MB. */
-async function peakRssMb(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const m = /VmHWM:\s+(\d+) kB/.exec(status);
-  return m?.[1] ? Number(m[1]) / 1024 : NaN;
 }
 
 export async function run(): Promise<BenchResult[]> {
@@ -415,13 +402,6 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
       },
     ];
   });
-}
-
-/** User + system CPU seconds of a process so far (Linux /proc/PID/stat, clock ticks of 1/100 s). */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** A CPU-bound process (a busy loop) sharing the cores until killed. */

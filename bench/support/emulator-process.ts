@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 export interface EmulatorProcess {
   /** Base URL the emulator printed (`listening on URL`). */
   url: string;
+  /** Its process id (its CPU, for a bench that splits time between it and the exporter). */
+  pid: number;
   /** SIGTERM, then SIGKILL if it has not exited after KILL_AFTER_MS; resolves once it has exited. */
   close(): Promise<void>;
 }
@@ -40,6 +42,7 @@ export async function startEmulatorProcess(
   });
   return {
     url,
+    pid: child.pid ?? NaN,
     async close() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseCurlOutput } from '../../bench/support/curl-output.js';
 import type { BenchResult } from '../../bench/support/types.js';
+import { bracketedDifferences, median } from '../../bench/support/stats.js';
 import { benchVerdict, parseBenchArgs } from '../../bench/support/verdict.js';
 
 const met: BenchResult = { group: 'g', name: 'fast', value: 10, unit: 'ms', target: '< 20 ms', ok: true };
@@ -72,5 +73,21 @@ describe("the pipeline bench's curl line", () => {
     expect(() => parseCurlOutput('0.500 524288 200 1048576')).toThrow(
       'curl: 524288 bytes downloaded, Content-Length 1048576',
     );
+  });
+});
+
+describe("the nights bench's one-company estimate", () => {
+  it('compares each trial with the baselines either side of it, so a drifting baseline cancels out', () => {
+    // Baselines fall by 1 s per step (a process warming up); each trial costs 0.5 s above its time.
+    const baselines = [10, 9, 8, 7];
+    const trials = [9.5 + 0.5, 8.5 + 0.5, 7.5 + 0.5];
+    expect(bracketedDifferences(baselines, trials)).toEqual([0.5, 0.5, 0.5]);
+    // Against the median of every baseline (8.5) the same trials would read 1.5, 0.5 and -0.5.
+    expect(median(trials) - median(baselines)).toBe(0.5);
+    expect(trials.map((t) => t - median(baselines))).toEqual([1.5, 0.5, -0.5]);
+  });
+
+  it('needs one baseline more than trials', () => {
+    expect(() => bracketedDifferences([1, 2], [1, 2])).toThrow('2 trials need 3 baselines, got 2');
   });
 });
