@@ -58,7 +58,8 @@ export function createConvertSegmentProcessor(deps: ConvertSegmentDeps): Convert
       return outcome;
     }
     const outcome = await deps.convert(segmentRequestOf(p));
-    if (outcome.status === 'converted') log.debug({ ms: outcome.ms }, 'segment converted while staging');
+    if (outcome.status === 'converted')
+      log.debug({ ms: outcome.ms, read: outcome.read }, 'segment converted while staging');
     else log.info({ reason: outcome.reason }, 'segment skipped; publishing converts these rows');
     return outcome;
   };
@@ -78,5 +79,6 @@ export function segmentRequestOf(p: ConvertSegmentPayload): SegmentRequest {
     cut: p.cut,
     fields: p.fields,
     maxLineChars: p.maxLineChars,
+    ...(p.plainBytes === undefined ? {} : { plainBytes: p.plainBytes }),
   };
 }

@@ -160,7 +160,11 @@ async function writerFactory(storages: StoragePool, opts: OutputPortOptions): Pr
     };
     return isS3Root(req.root)
       ? createRemotePartWriter(storages.remote(req.root), writerOpts, opts.tmpDir)
-      : createPartWriter({ ...writerOpts, root: req.root });
+      : createPartWriter({
+          ...writerOpts,
+          root: req.root,
+          ...(req.plainSegmentRows === undefined ? {} : { plainSegmentRows: req.plainSegmentRows }),
+        });
   };
 }
 

@@ -12,6 +12,7 @@ export {
   type StagedPart,
   type WrittenPrefix,
 } from './part-writer.js';
+export { MAX_WAITING_PLAIN_FILES, plainSegmentPath, segmentsDir } from './plain-segments.js';
 export { checkAnyOutputRoot, checkOutputRoot } from './preflight.js';
 export {
   DEFAULT_ROW_GROUP_ROWS,

@@ -60,6 +60,11 @@ export interface PartWriterRequest {
   ticker: string;
   /** When the request was sent (ISO): the `_fetched_at` lineage column. */
   fetchedAt: string;
+  /**
+   * Rows per segment converted while staging: each segment's rows also go uncompressed into a
+   * file of their own under a local root (PartWriterOptions.plainSegmentRows). @defaultValue none
+   */
+  plainSegmentRows?: number;
 }
 
 export type { SegmentOutcome, SegmentRequest, WrittenPrefix };
