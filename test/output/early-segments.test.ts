@@ -9,6 +9,7 @@ import { cp, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, silentLogger } from '../../src/log.js';
 import { openDuck, parquetCodec, ZSTD_LEVEL, type DuckSession } from '../../src/output/convert/duckdb.js';
@@ -29,7 +30,8 @@ import {
   type ConvertSegmentPayload,
 } from '../../src/pipeline/queue/job-payloads.js';
 import { SegmentAnnouncer } from '../../src/pipeline/queue/segment-announcer.js';
-import { segmentRequestOf } from '../../jobs/convert-segment.js';
+import { createConvertSegmentProcessor, segmentRequestOf } from '../../jobs/convert-segment.js';
+import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../../src/types.js';
 import { syntheticFactRow } from '../helpers/synthetic-rows.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
@@ -258,6 +260,30 @@ describe('segments converted while staging', () => {
     expect(await plainLeft(part, root)).toEqual([]);
     // Every segment is used and every row is there once, in order.
     expect(await publish(root, part)).toEqual({ ...plain, used: payloads.length });
+  });
+
+  it('removes the uncompressed file of a segment whose job finds the snapshot no longer running', async () => {
+    const root = await newRoot();
+    const { part, payloads } = await stageWithSegments(root, { plain: true });
+    expect(await plainLeft(part, root)).toHaveLength(2);
+    const ports = await outputPorts();
+    try {
+      const process = createConvertSegmentProcessor({
+        convert: () => Promise.reject(new Error('a snapshot that is not running converts nothing')),
+        discard: ports.discardSegment,
+        store: { state: () => Promise.resolve('failed') },
+        logger: silentLogger(),
+      });
+      // Failed: its staging stays for --retry, the segments' plain files do not.
+      for (const p of payloads.slice(1, 3))
+        expect(await process({ data: p } as unknown as Job)).toEqual({
+          status: 'skipped',
+          reason: 'snapshot is failed',
+        });
+    } finally {
+      await ports.closeOutput();
+    }
+    expect(await plainLeft(part, root)).toEqual([]);
   });
 
   it('does not use segments of another staging attempt or made by another statement', async () => {

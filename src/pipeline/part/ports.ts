@@ -52,6 +52,9 @@ export type { StagedPart };
 /** Converts a segment of a part being staged (output/convert/early-segments.ts), in a control worker. */
 export type SegmentConverter = (req: SegmentRequest) => Promise<SegmentOutcome>;
 
+/** Removes what a segment's job would have read (its uncompressed file) when it skips the segment unread. */
+export type SegmentDiscarder = (req: SegmentRequest) => Promise<void>;
+
 export interface PartWriterRequest {
   root: string;
   snapshotId: string;
