@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, unlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -464,6 +464,29 @@ describe("createPartWriter: segments' uncompressed files", () => {
     const v = open('PLN');
     for (let i = 0; i < ROWS; i++) await v.write(smallRow(i));
     expect((await v.finish()).sha256).toBe(staged.sha256);
+  });
+
+  it('stages the part as always when the plain files cannot be written (their segments read the gzip part)', async () => {
+    // `_segments` is a file: no segment folder can be made.
+    await mkdir(join(root, '_staging', 'snap-q'), { recursive: true });
+    await writeFile(join(root, '_staging', 'snap-q', '_segments'), 'not a folder');
+    const w = createPartWriter({
+      root,
+      snapshotId: 'snap-q',
+      dataset: 'facts_full',
+      ticker: 'NOSEG',
+      lineage: { ...lineage('NOSEG'), snapshotId: 'snap-q' },
+      chunkBytes: 2048,
+      plainSegmentRows: SEG,
+    });
+    for (let i = 0; i < 300; i++) {
+      const p = w.write(smallRow(i));
+      if (p) await p;
+    }
+    expect(w.takePlainSegment!(0)).toBeUndefined();
+    const staged = await w.finish();
+    expect(staged.rows).toBe(300);
+    expect((await readLines(join(root, staged.file))).map((r) => r.i)).toEqual([...Array(300).keys()]);
   });
 
   it('keeps at most MAX_WAITING_PLAIN_FILES waiting for their conversion, and removes them all on abort', async () => {

@@ -75,7 +75,8 @@ export class PlainSegmentFiles {
     }
     this.append(chunk.subarray(at));
     const s = this.current?.stream;
-    if (s === undefined || s.writableLength < BACKLOG_BYTES) return undefined;
+    // A destroyed stream (an error) emits nothing more: never wait on it.
+    if (s === undefined || s.destroyed || s.writableLength < BACKLOG_BYTES) return undefined;
     return new Promise<void>((resolve) => {
       s.once('drain', resolve);
       s.once('close', resolve);
@@ -85,7 +86,7 @@ export class PlainSegmentFiles {
   private append(piece: Buffer): void {
     if (piece.length === 0) return;
     const e = this.current ?? this.open(0);
-    if (e.stream === undefined) return;
+    if (e.stream === undefined || e.state !== 'writing') return;
     e.bytes += piece.length;
     e.stream.write(piece);
   }
