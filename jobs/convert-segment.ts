@@ -12,6 +12,7 @@ import {
   defineJob,
   type ConvertSegmentPayload,
   type SegmentConverter,
+  type SegmentDiscarder,
   type SegmentOutcome,
   type SegmentRequest,
   type SnapshotStore,
@@ -20,6 +21,8 @@ import type { Logger } from '../src/log.js';
 
 export interface ConvertSegmentDeps {
   convert: SegmentConverter;
+  /** Removes a skipped segment's uncompressed file. @defaultValue none: left to the staging area's removal */
+  discard?: SegmentDiscarder;
   store: Pick<SnapshotStore, 'state'>;
   logger: Logger;
 }
@@ -35,6 +38,7 @@ export const convertSegmentJob = defineJob({
     convert:
       env.ports.convertSegment ??
       (() => Promise.resolve({ status: 'skipped', reason: 'no segment converter' })),
+    ...(env.ports.discardSegment ? { discard: env.ports.discardSegment } : {}),
     store: env.ctx.store,
     logger: env.logger,
   }),
@@ -53,12 +57,17 @@ export function createConvertSegmentProcessor(deps: ConvertSegmentDeps): Convert
     // Published, failed or stopped: its staging is gone or about to be; nothing would use the segment.
     const state = await deps.store.state(p.snapshotId);
     if (state !== 'running') {
+      // A failed or stopped snapshot keeps its staging for --retry: the segment's plain file goes now.
+      await deps.discard?.(segmentRequestOf(p)).catch((err: unknown) => {
+        log.debug({ reason: coerceError(err).message }, "could not remove the segment's plain file");
+      });
       const outcome: SegmentOutcome = { status: 'skipped', reason: `snapshot is ${state ?? 'gone'}` };
       log.debug({ reason: outcome.reason }, 'segment skipped');
       return outcome;
     }
     const outcome = await deps.convert(segmentRequestOf(p));
-    if (outcome.status === 'converted') log.debug({ ms: outcome.ms }, 'segment converted while staging');
+    if (outcome.status === 'converted')
+      log.debug({ ms: outcome.ms, read: outcome.read }, 'segment converted while staging');
     else log.info({ reason: outcome.reason }, 'segment skipped; publishing converts these rows');
     return outcome;
   };
@@ -78,5 +87,6 @@ export function segmentRequestOf(p: ConvertSegmentPayload): SegmentRequest {
     cut: p.cut,
     fields: p.fields,
     maxLineChars: p.maxLineChars,
+    ...(p.plainBytes === undefined ? {} : { plainBytes: p.plainBytes }),
   };
 }

@@ -65,6 +65,20 @@ export interface PartWriter {
    * may convert while the rest is staged (early-segments.ts). Undefined before the first member ends.
    */
   written(): WrittenPrefix | undefined;
+  /**
+   * The uncompressed file of the segment starting at row `skip` (written when the writer was asked
+   * for `plainSegmentRows`), handed over to its conversion, which removes it; 'pending' while its
+   * last bytes are still being written; undefined when it has none. Absent: the writer writes none.
+   */
+  takePlainSegment?(skip: number): PlainSegment | 'pending' | undefined;
+}
+
+/** A segment's rows, uncompressed, in a file of their own (output/staging/plain-segments.ts). */
+export interface PlainSegment {
+  /** Absolute path (plainSegmentPath). */
+  file: string;
+  /** Its size once complete: a shorter file is not read. */
+  bytes: number;
 }
 
 /*
@@ -149,10 +163,17 @@ export interface SegmentRequest {
   fields: FieldKinds;
   /** Longest line so far, UTF-16 units. */
   maxLineChars: number;
+  /**
+   * Size of the segment's uncompressed file (plainSegmentPath), when the part writer wrote one:
+   * read instead of the gzip bytes if it holds exactly this many. @defaultValue none: the gzip bytes
+   */
+  plainBytes?: number;
 }
 
 export type SegmentOutcome =
-  { status: 'converted'; path: string; ms: number } | { status: 'skipped'; reason: string };
+  /** `read`: which bytes were converted, the segment's uncompressed file or its gzip members. */
+  | { status: 'converted'; path: string; ms: number; read: 'plain' | 'gzip' }
+  | { status: 'skipped'; reason: string };
 
 /** Carrying a part over from an earlier published snapshot (output/publish/carry-over.ts). */
 export interface CarryOverRequest {

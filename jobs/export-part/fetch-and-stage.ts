@@ -9,6 +9,7 @@ import { baseSchema } from '../../src/datasets/index.js';
 import {
   CatalogFingerprint,
   CHANGE_DATASET,
+  type EarlyConversion,
   failureAction,
   SegmentAnnouncer,
   withBudget,
@@ -92,15 +93,18 @@ async function stage(
   await apiAnswered(a);
   await deps.store.countRequest(p.snapshotId, {});
   await permit.observe(res.rateLimit);
+  const early = earlyConversionOf(a);
   const writer = deps.createWriter({
     root: p.outDir,
     snapshotId: p.snapshotId,
     dataset: p.dataset,
     ticker: a.key,
     fetchedAt,
+    // Each segment's rows also uncompressed, for its conversion to read without gunzip.
+    ...(early === undefined ? {} : { plainSegmentRows: early.segmentRows }),
   });
   const fingerprint = p.dataset === CHANGE_DATASET ? new CatalogFingerprint() : undefined;
-  const segments = segmentAnnouncer(a, writer);
+  const segments = early === undefined ? undefined : segmentAnnouncer(a, early, writer);
   // Unparsed rows only when nothing reads a row's fields (the catalog fingerprint does).
   const pointer = await streamToWriter(
     (fingerprint === undefined ? res.compactRows : undefined) ?? res.rows,
@@ -121,12 +125,23 @@ async function stage(
 }
 
 /** Big parts of fixed-schema datasets are converted in segments while they are staged. */
-function segmentAnnouncer(a: PartAttempt, writer: PartWriter): SegmentAnnouncer | undefined {
+function earlyConversionOf(a: PartAttempt): EarlyConversion | undefined {
   const { deps, p } = a;
-  if (deps.earlyConversion === undefined || writer.written === undefined || baseSchema(p.dataset).inferred)
-    return undefined;
+  return deps.earlyConversion === undefined || baseSchema(p.dataset).inferred
+    ? undefined
+    : deps.earlyConversion;
+}
+
+function segmentAnnouncer(
+  a: PartAttempt,
+  early: EarlyConversion,
+  writer: PartWriter,
+): SegmentAnnouncer | undefined {
+  const { p } = a;
+  // A writer that cannot say what is on disk (a bucket's, staged in a temp dir) has no segments.
+  if (writer.written === undefined) return undefined;
   return new SegmentAnnouncer({
-    early: deps.earlyConversion,
+    early,
     writer,
     snapshotId: p.snapshotId,
     outDir: p.outDir,

@@ -91,6 +91,7 @@ export {
   type ReusePorts,
   type SegmentOutcome,
   type SegmentConverter,
+  type SegmentDiscarder,
   type SegmentRequest,
   type SnapshotPublisher,
 } from './part/index.js';

@@ -14,6 +14,7 @@ import type {
   PartWriterFactory,
   ReusePorts,
   SegmentConverter,
+  SegmentDiscarder,
   SnapshotPublisher,
 } from './part/index.js';
 import type { PipelineContext } from './context.js';
@@ -29,6 +30,8 @@ export interface JobPorts {
   publish: SnapshotPublisher;
   /** Converts segments of parts being staged. @defaultValue none: convert-segment jobs are skipped */
   convertSegment?: SegmentConverter;
+  /** Removes a segment's uncompressed file when its job skips it unread. @defaultValue none */
+  discardSegment?: SegmentDiscarder;
 }
 
 /** What the worker runner offers each job definition to build its processor's deps from. */

@@ -4,7 +4,7 @@
  * (DuckDB, ~30 MB of native code) loads on the first publish only: a parts-only worker never
  * carries it, and commands that do not export never load either.
  */
-import { stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Manifest } from '../output/catalog/index.js';
@@ -15,6 +15,8 @@ import type {
   PublishRequest,
   ReusePorts,
   SegmentConverter,
+  SegmentDiscarder,
+  SegmentRequest,
   SnapshotPublisher,
 } from './part/index.js';
 
@@ -27,6 +29,8 @@ export interface OutputPorts extends ReusePorts {
   publish: SnapshotPublisher;
   /** Converts a segment of a part being staged under a local root (early-segments.ts). */
   convertSegment: SegmentConverter;
+  /** Removes a skipped segment's uncompressed file under a local root (plain-segments.ts). */
+  discardSegment: SegmentDiscarder;
 }
 
 export interface OutputPortOptions {
@@ -56,6 +60,7 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
     stagedBytes: stagedBytesPort(storages),
     createWriter: await writerFactory(storages, opts),
     convertSegment: segmentConverter(opts),
+    discardSegment: discardPlainSegment,
     publish: publisher(storages, opts),
   };
 }
@@ -160,8 +165,18 @@ async function writerFactory(storages: StoragePool, opts: OutputPortOptions): Pr
     };
     return isS3Root(req.root)
       ? createRemotePartWriter(storages.remote(req.root), writerOpts, opts.tmpDir)
-      : createPartWriter({ ...writerOpts, root: req.root });
+      : createPartWriter({
+          ...writerOpts,
+          root: req.root,
+          ...(req.plainSegmentRows === undefined ? {} : { plainSegmentRows: req.plainSegmentRows }),
+        });
   };
+}
+
+async function discardPlainSegment(req: SegmentRequest): Promise<void> {
+  if (isS3Root(req.root)) return;
+  const { plainSegmentPath } = await import('../output/staging/index.js');
+  await rm(plainSegmentPath(req.finalFile, req.stagingId, req.skip, req.take), { force: true });
 }
 
 function segmentConverter(opts: OutputPortOptions): SegmentConverter {

@@ -21,6 +21,7 @@ import {
   type PartWriterFactory,
   type ReusePorts,
   type SegmentConverter,
+  type SegmentDiscarder,
   type SnapshotPublisher,
 } from './part/index.js';
 import { JOB_TYPES, QUEUE_ROLES, publishJobId, type QueueRole } from './queue/index.js';
@@ -40,6 +41,8 @@ export interface WorkerRunnerDeps {
   publish: SnapshotPublisher;
   /** Converts segments of parts being staged (convert-segment jobs). @defaultValue none: such jobs are skipped */
   convertSegment?: SegmentConverter;
+  /** See JobPorts.discardSegment. @defaultValue none */
+  discardSegment?: SegmentDiscarder;
   /** Releases the output ports' storages (bucket connections) once the workers stopped. */
   closeOutput?: () => Promise<void>;
   budget: Budget;
@@ -115,6 +118,7 @@ function jobEnv(deps: WorkerRunnerDeps, role: QueueRole, closing: AbortSignal): 
       : {}),
     publish: deps.publish,
     ...(deps.convertSegment ? { convertSegment: deps.convertSegment } : {}),
+    ...(deps.discardSegment ? { discardSegment: deps.discardSegment } : {}),
   };
   return {
     ctx,

@@ -5,10 +5,11 @@
  * skipped with its reason. Real files, real DuckDB; the last block runs the whole pipeline (real
  * Redis, the emulator over HTTP) with a big synthetic company.
  */
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, silentLogger } from '../../src/log.js';
 import { openDuck, parquetCodec, ZSTD_LEVEL, type DuckSession } from '../../src/output/convert/duckdb.js';
@@ -16,8 +17,10 @@ import {
   conversionSignature,
   convertSegment,
   segmentsDir,
+  type SegmentOutcome,
   type SegmentRequest,
 } from '../../src/output/convert/early-segments.js';
+import { MAX_WAITING_PLAIN_FILES, plainSegmentPath } from '../../src/output/staging/index.js';
 import { createPartWriter, publishSnapshot } from '../../src/output/index.js';
 import { segmentRows } from '../../src/output/staging/row-cuts.js';
 import { baseSchema } from '../../src/datasets/index.js';
@@ -27,7 +30,8 @@ import {
   type ConvertSegmentPayload,
 } from '../../src/pipeline/queue/job-payloads.js';
 import { SegmentAnnouncer } from '../../src/pipeline/queue/segment-announcer.js';
-import { segmentRequestOf } from '../../jobs/convert-segment.js';
+import { createConvertSegmentProcessor, segmentRequestOf } from '../../jobs/convert-segment.js';
+import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../../src/types.js';
 import { syntheticFactRow } from '../helpers/synthetic-rows.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
@@ -62,11 +66,14 @@ const requestOf = segmentRequestOf;
 
 /**
  * Stages BIG as the export-part job does, announcing segments as members reach the disk. The first
- * segment is converted at once, from the file still being written; the others after finish().
+ * segment is converted at once, from the file still being written; the others after finish(), or
+ * each as soon as it is queued (`convertEach`). `plain`: each segment's rows also uncompressed,
+ * as the export-part job asks when segments are on.
  */
 async function stageWithSegments(
   root: string,
-): Promise<{ part: PartPointer; payloads: ConvertSegmentPayload[] }> {
+  o: { plain?: boolean; convertEach?: boolean } = {},
+): Promise<{ part: PartPointer; payloads: ConvertSegmentPayload[]; outcomes: SegmentOutcome[] }> {
   const w = createPartWriter({
     root,
     snapshotId: SNAP,
@@ -75,7 +82,9 @@ async function stageWithSegments(
     lineage: { snapshotId: SNAP, fetchedAt: FETCHED, requestedTicker: 'BIG' },
     chunkBytes: 64 * 1024,
     memberBytes: 512 * 1024,
+    ...(o.plain === true ? { plainSegmentRows: segmentRows(GROUP) } : {}),
   });
+  const outcomes: SegmentOutcome[] = [];
   const payloads: ConvertSegmentPayload[] = [];
   const announcer = new SegmentAnnouncer({
     early: {
@@ -98,10 +107,16 @@ async function stageWithSegments(
       // As a download does, gives gzip and the file's writes time to catch up.
       await new Promise((r) => setTimeout(r, 6));
       announcer.poll();
-      if (!convertedEarly && payloads.length > 0) {
-        const first = await convertSegment(requestOf(payloads[0]!), { rowGroupRows: GROUP });
-        expect(first.status).toBe('converted');
-        expect(payloads[0]!.file).toMatch(/\.tmp-/); // read from the file being written
+      while (outcomes.length < (o.convertEach === true ? payloads.length : Math.min(1, payloads.length))) {
+        const p = payloads[outcomes.length]!;
+        if (p.plainBytes !== undefined) {
+          // Queued with its uncompressed file complete on disk.
+          expect((await stat(plainOf(root, p))).size).toBe(p.plainBytes);
+        }
+        const done = await convertSegment(requestOf(p), { rowGroupRows: GROUP });
+        expect(done.status).toBe('converted');
+        expect(p.file).toMatch(/\.tmp-/); // cut from the file being written
+        outcomes.push(done);
         convertedEarly = true;
       }
     }
@@ -109,7 +124,19 @@ async function stageWithSegments(
   await announcer.settle();
   const staged = await w.finish();
   expect(convertedEarly).toBe(true);
-  return { part: { dataset: 'facts_full', ticker: 'BIG', status: 'done', ...staged }, payloads };
+  return { part: { dataset: 'facts_full', ticker: 'BIG', status: 'done', ...staged }, payloads, outcomes };
+}
+
+/** The uncompressed file a segment's payload names by its size. */
+function plainOf(root: string, p: ConvertSegmentPayload): string {
+  expect(p.outDir).toBe(root);
+  return plainSegmentPath(p.finalFile, p.stagingId, p.skip, p.take);
+}
+
+/** The uncompressed files left in the part's segments folder. */
+async function plainLeft(part: PartPointer, root: string): Promise<string[]> {
+  const names = await readdir(segmentsDir(join(root, part.file!))).catch(() => [] as string[]);
+  return names.filter((n) => n.endsWith('.ndjson'));
 }
 
 /** Stages `ticker`'s rows without segments. */
@@ -185,6 +212,78 @@ describe('segments converted while staging', () => {
     expect(withSegments.n).toBe(ROWS);
     // Published: the staging area, segments included, is gone.
     expect(await readdir(segmentsDir(join(root, part.file!))).catch(() => 'gone')).toBe('gone');
+  });
+
+  it('reads each segment from its uncompressed file, removes the file, and publishes the same rows', async () => {
+    const root = await newRoot();
+    const { part, payloads, outcomes } = await stageWithSegments(root, { plain: true, convertEach: true });
+    expect(payloads.length).toBeGreaterThanOrEqual(3);
+    // Converted as soon as queued, none waits: every segment had its file, and read it.
+    expect(payloads.every((p) => p.plainBytes !== undefined)).toBe(true);
+    expect(outcomes.map((x) => x.status === 'converted' && x.read)).toEqual(payloads.map(() => 'plain'));
+    // Converted or never queued (the rows after the last whole segment), no file is left.
+    expect(await plainLeft(part, root)).toEqual([]);
+    const published = await publish(root, part);
+    expect(published).toEqual({ ...plain, used: payloads.length });
+  });
+
+  it('falls back to the gzip part when the uncompressed file is missing or short, and removes it whatever happens', async () => {
+    const root = await newRoot();
+    const { part, payloads, outcomes } = await stageWithSegments(root, { plain: true });
+    expect(outcomes[0]).toMatchObject({ status: 'converted', read: 'plain' });
+    expect(payloads.length).toBe(4);
+    // Nothing converted segments 1 and 2 while staging: they wait with their files; segment 3 got none.
+    expect(MAX_WAITING_PLAIN_FILES).toBe(2);
+    expect(payloads.map((p) => p.plainBytes !== undefined)).toEqual([true, true, true, false]);
+    expect((await plainLeft(part, root)).length).toBe(2);
+    const convert = (p: SegmentRequest) => convertSegment(p, { rowGroupRows: GROUP });
+    // Bytes that are not rows, of the right size: the conversion fails, and the file is removed.
+    const [, one, two, three] = payloads.map(requestOf) as [
+      SegmentRequest,
+      SegmentRequest,
+      SegmentRequest,
+      SegmentRequest,
+    ];
+    await writeFile(plainOf(root, payloads[1]!), Buffer.alloc(one.plainBytes!, 0x7b));
+    expect(await convert(one)).toMatchObject({ status: 'skipped' });
+    expect(await plainLeft(part, root)).toHaveLength(1);
+    // Missing (just removed): read from the gzip members.
+    expect(await convert(one)).toMatchObject({ status: 'converted', read: 'gzip' });
+    // Short (a crash mid-write): read from the gzip members, the short file removed.
+    await truncate(plainOf(root, payloads[2]!), two.plainBytes! - 1000);
+    expect(await convert(two)).toMatchObject({ status: 'converted', read: 'gzip' });
+    expect(await convert(three)).toMatchObject({ status: 'converted', read: 'gzip' });
+    // Short, and the gzip bytes not there either: skipped as before, the file removed.
+    await writeFile(plainOf(root, payloads[2]!), 'short\n');
+    const gone = await convert({ ...two, cut: { ...two.cut, end: part.bytes! + 10 } });
+    expect(gone.status === 'skipped' && gone.reason).toMatch(/holds \d+ bytes, the segment ends at/);
+    expect(await plainLeft(part, root)).toEqual([]);
+    // Every segment is used and every row is there once, in order.
+    expect(await publish(root, part)).toEqual({ ...plain, used: payloads.length });
+  });
+
+  it('removes the uncompressed file of a segment whose job finds the snapshot no longer running', async () => {
+    const root = await newRoot();
+    const { part, payloads } = await stageWithSegments(root, { plain: true });
+    expect(await plainLeft(part, root)).toHaveLength(2);
+    const ports = await outputPorts();
+    try {
+      const process = createConvertSegmentProcessor({
+        convert: () => Promise.reject(new Error('a snapshot that is not running converts nothing')),
+        discard: ports.discardSegment,
+        store: { state: () => Promise.resolve('failed') },
+        logger: silentLogger(),
+      });
+      // Failed: its staging stays for --retry, the segments' plain files do not.
+      for (const p of payloads.slice(1, 3))
+        expect(await process({ data: p } as unknown as Job)).toEqual({
+          status: 'skipped',
+          reason: 'snapshot is failed',
+        });
+    } finally {
+      await ports.closeOutput();
+    }
+    expect(await plainLeft(part, root)).toEqual([]);
   });
 
   it('does not use segments of another staging attempt or made by another statement', async () => {
@@ -338,7 +437,7 @@ describe('a big part exported by the pipeline', () => {
     const jobs = (await h.ctx.snapshotsQueue.getJobs(['completed'])).filter(
       (j) => j.name === CONVERT_SEGMENT_JOB,
     );
-    const outcomes = jobs.map((j) => j.returnvalue as { status: string });
+    const outcomes = jobs.map((j) => j.returnvalue as { status: string; read?: string });
     // Bounded in Redis like every job: by the configured age and count, failed ones too.
     for (const j of jobs)
       expect(j.opts).toMatchObject({
@@ -348,6 +447,8 @@ describe('a big part exported by the pipeline', () => {
       });
     expect(outcomes.length).toBeGreaterThanOrEqual(2);
     expect(outcomes.filter((o) => o.status === 'converted').length).toBeGreaterThanOrEqual(1);
+    // The export-part job asked for the segments' uncompressed files, and conversions read them.
+    expect(outcomes.some((o) => o.read === 'plain')).toBe(true);
     const manifest = JSON.parse(await readFile(rec.manifest!, 'utf8')) as {
       files: { path: string; rows: number }[];
     };

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -20,6 +20,7 @@ import { assertSnapshotId, tickerFileName } from '../../src/output/catalog/paths
 import { inferType } from '../../src/output/convert/schema-registry.js';
 import { readFieldsSidecar } from '../../src/output/staging/sidecar.js';
 import { fieldsSidecarPath } from '../../src/output/catalog/index.js';
+import { MAX_WAITING_PLAIN_FILES, segmentsDir } from '../../src/output/staging/index.js';
 import { RowText } from '../../src/types.js';
 import { exactDecimal, syntheticFactRow } from '../helpers/synthetic-rows.js';
 
@@ -400,6 +401,120 @@ describe('createPartWriter: gzip members', () => {
       [],
     );
     expect((await readLines(path)).length).toBe(50);
+  });
+});
+
+describe("createPartWriter: segments' uncompressed files", () => {
+  const SEG = 7;
+  /** Small rows: a 2,048-byte chunk holds ~20 lines, so several segments start inside one chunk. */
+  const smallRow = (i: number): Record<string, unknown> => ({ i, s: `row-${i}` });
+  const open = (ticker: string, plainSegmentRows?: number, maxWaitingPlainFiles?: number) =>
+    createPartWriter({
+      root,
+      snapshotId: 'snap-p',
+      dataset: 'facts_full',
+      ticker,
+      lineage: { ...lineage(ticker), snapshotId: 'snap-p' },
+      chunkBytes: 2048,
+      memberBytes: 16 * 1024,
+      ...(plainSegmentRows === undefined ? {} : { plainSegmentRows }),
+      ...(maxWaitingPlainFiles === undefined ? {} : { maxWaitingPlainFiles }),
+    });
+  const plainFiles = async (finalFile: string): Promise<string[]> =>
+    (await readdir(segmentsDir(finalFile)).catch(() => [] as string[])).filter((n) => n.endsWith('.ndjson'));
+  const finalOf = (ticker: string) => join(root, '_staging', 'snap-p', 'facts_full', `${ticker}.ndjson.gz`);
+
+  it("writes each segment's lines, cut at its first row, while the gzip part stays byte-identical", async () => {
+    const ROWS = 1000;
+    // No cap here: several segments end inside one chunk, so several files close at once.
+    const w = open('PLN', SEG, 1000);
+    const taken = new Map<number, string>();
+    let k = 0;
+    // Taken as conversions would take them: read, then removed. Undefined: not started yet (no
+    // segment is left without a file here).
+    const takeReady = async (): Promise<void> => {
+      for (let t = w.takePlainSegment!(k * SEG); t !== 'pending' && t !== undefined;) {
+        const text = await readFile(t.file, 'latin1');
+        expect(text.length).toBe(t.bytes);
+        taken.set(k * SEG, text);
+        await unlink(t.file);
+        k++;
+        t = w.takePlainSegment!(k * SEG);
+      }
+    };
+    for (let i = 0; i < ROWS; i++) {
+      const p = w.write(smallRow(i));
+      if (p) await p;
+      if (i % 40 === 39) await new Promise((r) => setTimeout(r, 1));
+      await takeReady();
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    await takeReady();
+    const staged = await w.finish();
+    const lines = gunzipSync(await readFile(join(root, staged.file)))
+      .toString('latin1')
+      .split('\n')
+      .slice(0, -1);
+    expect([...taken.keys()]).toEqual([...taken.keys()].map((_, i) => i * SEG));
+    expect(taken.size).toBeGreaterThan(ROWS / SEG - 5);
+    for (const [skip, text] of taken) expect(text).toBe(lines.slice(skip, skip + SEG).join('\n') + '\n');
+    // What was never taken (the segment being written at finish) is gone with it.
+    expect(await plainFiles(finalOf('PLN'))).toEqual([]);
+    // The same rows staged again without plain files (a second attempt): the same gzip bytes.
+    const v = open('PLN');
+    for (let i = 0; i < ROWS; i++) await v.write(smallRow(i));
+    expect((await v.finish()).sha256).toBe(staged.sha256);
+  });
+
+  it('stages the part as always when the plain files cannot be written (their segments read the gzip part)', async () => {
+    // `_segments` is a file: no segment folder can be made.
+    await mkdir(join(root, '_staging', 'snap-q'), { recursive: true });
+    await writeFile(join(root, '_staging', 'snap-q', '_segments'), 'not a folder');
+    const w = createPartWriter({
+      root,
+      snapshotId: 'snap-q',
+      dataset: 'facts_full',
+      ticker: 'NOSEG',
+      lineage: { ...lineage('NOSEG'), snapshotId: 'snap-q' },
+      chunkBytes: 2048,
+      plainSegmentRows: SEG,
+    });
+    for (let i = 0; i < 300; i++) {
+      const p = w.write(smallRow(i));
+      if (p) await p;
+    }
+    expect(w.takePlainSegment!(0)).toBeUndefined();
+    const staged = await w.finish();
+    expect(staged.rows).toBe(300);
+    expect((await readLines(join(root, staged.file))).map((r) => r.i)).toEqual([...Array(300).keys()]);
+  });
+
+  it('keeps at most MAX_WAITING_PLAIN_FILES waiting for their conversion, and removes them all on abort', async () => {
+    const w = open('CAP', SEG);
+    const write = async (from: number, to: number): Promise<void> => {
+      for (let i = from; i < to; i++) {
+        const p = w.write(smallRow(i));
+        if (p) await p;
+        if (i % 40 === 39) await new Promise((r) => setTimeout(r, 1));
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    };
+    // No conversion keeps up: the first segments' files wait, the next segments get none.
+    await write(0, 300);
+    expect((await plainFiles(finalOf('CAP'))).length).toBe(MAX_WAITING_PLAIN_FILES);
+    const first = w.takePlainSegment!(0);
+    expect(first).toMatchObject({ bytes: expect.any(Number) as number });
+    expect(w.takePlainSegment!(SEG)).toMatchObject({ bytes: expect.any(Number) as number });
+    expect(w.takePlainSegment!(10 * SEG)).toBeUndefined();
+    // One converted (its file removed): the next segment to start gets a file again.
+    await unlink((first as { file: string }).file);
+    await write(300, 400);
+    const names = await plainFiles(finalOf('CAP'));
+    expect(names.length).toBe(MAX_WAITING_PLAIN_FILES);
+    expect(names.some((n) => Number(n.split('-')[1]) >= 2 * SEG)).toBe(true);
+    // Abort: every file goes, the taken one too.
+    await w.abort();
+    expect(await plainFiles(finalOf('CAP'))).toEqual([]);
   });
 });
 

@@ -51,6 +51,8 @@ export interface ConvertSource {
   total: number;
   /** Longest line of the file in bytes (maxLineBytesFor); sizes the line reader's buffer. */
   maxLineBytes: number;
+  /** 'none' for a segment's uncompressed file (plain-segments.ts). @defaultValue 'gzip' */
+  compression?: 'gzip' | 'none';
 }
 
 function readType(kinds: number | undefined, target: ColumnType | 'extra'): 'VARCHAR' | 'JSON' {
@@ -234,7 +236,7 @@ function extraColumn(entries: readonly string[]): string {
 function rowsFrom(reads: readonly ReadColumn[], source: ConvertSource): string {
   // One JSON parse per row, into text (or JSON) fields by name; the reader only splits lines.
   const structure = sqlString(JSON.stringify(Object.fromEntries(reads.map((r) => [r.name, r.readAs]))));
-  const lines = lineScan(source.file, source.maxLineBytes);
+  const lines = lineScan(source.file, source.maxLineBytes, source.compression ?? 'gzip');
   if (source.skip === 0 && source.take === source.total)
     return `(SELECT unnest(json_transform(line, ${structure})) FROM ${lines})`;
   // Row numbering in file order (insertion order is preserved): skipped lines are not even parsed,
@@ -257,15 +259,15 @@ const MIN_MAX_LINE_BYTES = 4096;
 const MIN_LINE_BUFFER_BYTES = 1024 * 1024;
 
 /**
- * A gzip NDJSON file as one text column `line`, in file order: read_csv with a delimiter that
+ * An NDJSON file (gzip, or plain) as one text column `line`, in file order: read_csv with a delimiter that
  * cannot occur (JSON.stringify escapes every control character) and no quoting only splits lines,
  * through one buffer sized to the longest line (1 MiB for facts rows). DuckDB's read_ndjson holds
  * ~36 MB of fixed buffers instead (maximum_object_size cannot go below 16 MiB): a third of the
  * publishing worker's memory budget (docs/decisions.md, "publishing memory").
  */
-function lineScan(file: string, maxLineBytes: number): string {
+function lineScan(file: string, maxLineBytes: number, compression: 'gzip' | 'none'): string {
   const buffer = Math.max(MIN_LINE_BUFFER_BYTES, 2 * maxLineBytes);
-  return `read_csv(${sqlString(file)}, columns = {'line': 'VARCHAR'}, delim = chr(1), quote = '', escape = '', header = false, auto_detect = false, compression = 'gzip', max_line_size = ${maxLineBytes}, buffer_size = ${buffer}, hive_partitioning = false)`;
+  return `read_csv(${sqlString(file)}, columns = {'line': 'VARCHAR'}, delim = chr(1), quote = '', escape = '', header = false, auto_detect = false, compression = '${compression}', max_line_size = ${maxLineBytes}, buffer_size = ${buffer}, hive_partitioning = false)`;
 }
 
 /** The NDJSON projection of typed rows: exact decimals as strings, timestamps as ISO-8601 UTC. */

@@ -10,10 +10,12 @@
  *
  * Layout, beside the staged part `<root>/_staging/<id>/<dataset>/<TICKER>.ndjson.gz`:
  *   <root>/_staging/<id>/_segments/<dataset>/<TICKER>/<staging id>-<skip>-<take>.parquet (+ .json)
+ * and, while the segment waits for its conversion, its rows uncompressed (plain-segments.ts) in
+ *   <root>/_staging/<id>/_segments/<dataset>/<TICKER>/<staging id>-<skip>-<take>.ndjson
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { baseSchema } from '../../datasets/index.js';
 import { coerceError } from '../../errors.js';
 import type { DatasetName, SegmentOutcome, SegmentRequest } from '../../types.js';
@@ -21,7 +23,9 @@ import { convertSelect, maxLineBytesFor, type ConvertInput, type ConvertSource }
 import { openDuck, parquetCodec, sqlString, type DuckDbOptions, type ParquetCompression } from './duckdb.js';
 import {
   mergeFieldKinds,
+  plainSegmentPath,
   readFieldsSidecar,
+  segmentsDir,
   DEFAULT_ROW_GROUP_ROWS,
   type SegmentFile,
 } from '../staging/index.js';
@@ -30,6 +34,7 @@ import { fieldsSidecarPath } from '../catalog/index.js';
 import { extraFieldNames } from './schema-registry.js';
 
 export type { SegmentFile, SegmentOutcome, SegmentRequest };
+export { segmentsDir };
 
 /** How segments are converted: as publishing converts (publish.ts PublishOptions). */
 export interface SegmentSettings {
@@ -47,17 +52,6 @@ interface SegmentMeta {
   skip: number;
   take: number;
   signature: string;
-}
-
-/** The folder holding the segments of the staged part at `stagedFile`. */
-export function segmentsDir(stagedFile: string): string {
-  const datasetDir = dirname(stagedFile);
-  return join(
-    dirname(datasetDir),
-    '_segments',
-    basename(datasetDir),
-    basename(stagedFile).replace(/\.ndjson\.gz$/, ''),
-  );
 }
 
 /**
@@ -117,27 +111,21 @@ export async function convertSegment(
     compression: settings.compression ?? 'zstd',
     duckdb: settings.duckdb ?? {},
   };
-  const input = fixedSchemaInput(req.dataset, mergeFieldKinds([req.fields]), req.snapshotId);
-  if (input === undefined)
-    return { status: 'skipped', reason: `${req.dataset}: schema is inferred at publish` };
-  const from = await readableSource(req);
-  if (typeof from !== 'string') return from;
+  const plain = plainSegmentPath(req.finalFile, req.stagingId, req.skip, req.take);
   const dir = segmentsDir(req.finalFile);
   const name = `${req.stagingId}-${req.skip}-${req.take}`;
   const scratch = join(dir, `${name}.ndjson.gz`);
   const tmp = join(dir, `${name}.parquet.tmp`);
   const path = join(dir, `${name}.parquet`);
   const spill = join(dir, `${name}.duckdb_tmp`);
+  // The plain file goes whatever happens: converted, skipped or failed (plain-segments.ts ownership).
+  const leftovers = [plain, scratch, tmp, spill];
   try {
-    await mkdir(dir, { recursive: true });
-    await copyRanges([{ path: from, start: req.cut.offset, end: req.cut.end }], scratch);
-    const source: ConvertSource = {
-      file: scratch,
-      skip: req.skip - req.cut.row,
-      take: req.take,
-      total: req.cut.rows,
-      maxLineBytes: maxLineBytesFor(req.maxLineChars),
-    };
+    const input = fixedSchemaInput(req.dataset, mergeFieldKinds([req.fields]), req.snapshotId);
+    if (input === undefined)
+      return { status: 'skipped', reason: `${req.dataset}: schema is inferred at publish` };
+    const source = await segmentSource(req, plain, scratch);
+    if ('status' in source) return source;
     const duck = await openDuck({ ...s.duckdb, tempDirectory: spill, threads: 1 });
     try {
       await duck.run(copyStatement({ ...input, mode: 'strict' }, source, tmp, s.compression, s.rowGroupRows));
@@ -156,13 +144,37 @@ export async function convertSegment(
       signature: conversionSignature(input, s.compression, s.rowGroupRows),
     };
     await writeFileAtomic(join(dir, `${name}.json`), `${JSON.stringify(meta)}\n`);
-    return { status: 'converted', path, ms: Date.now() - started };
+    return {
+      status: 'converted',
+      path,
+      ms: Date.now() - started,
+      read: source.compression === 'none' ? 'plain' : 'gzip',
+    };
   } catch (err: unknown) {
     // A value that does not fit, or bytes that are not what the cut says: publishing converts these rows.
     return { status: 'skipped', reason: coerceError(err).message.split('\n')[0] ?? 'conversion failed' };
   } finally {
-    await Promise.all([scratch, tmp, spill].map((p) => rm(p, { recursive: true, force: true })));
+    await Promise.all(leftovers.map((p) => rm(p, { recursive: true, force: true })));
   }
+}
+
+/**
+ * What the segment's conversion reads: its uncompressed file when that is complete (exactly
+ * `plainBytes`), else its gzip members, copied out of the staged file into `scratch`.
+ */
+async function segmentSource(
+  req: SegmentRequest,
+  plain: string,
+  scratch: string,
+): Promise<ConvertSource | SegmentOutcome> {
+  const maxLineBytes = maxLineBytesFor(req.maxLineChars);
+  if (req.plainBytes !== undefined && (await stat(plain).catch(() => undefined))?.size === req.plainBytes)
+    return { file: plain, skip: 0, take: req.take, total: req.take, maxLineBytes, compression: 'none' };
+  const from = await readableSource(req);
+  if (typeof from !== 'string') return from;
+  await mkdir(dirname(scratch), { recursive: true });
+  await copyRanges([{ path: from, start: req.cut.offset, end: req.cut.end }], scratch);
+  return { file: scratch, skip: req.skip - req.cut.row, take: req.take, total: req.cut.rows, maxLineBytes };
 }
 
 /** The file holding the cut's bytes: the part being written, or the finished part of the same attempt. */

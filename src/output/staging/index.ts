@@ -1,7 +1,7 @@
 /**
- * Staging parts: the gzip NDJSON part writer, the field kinds and sidecar it records, where staged
- * rows may be cut, the check of staged parts before publishing, and the preflight of an output
- * root. Public outside src/output: loads no DuckDB (the parts worker and `run` use it).
+ * Staging parts: the gzip NDJSON part writer (and the uncompressed files of its segments), the
+ * field kinds and sidecar it records, where staged rows may be cut, the check of staged parts
+ * before publishing, and the preflight of an output root. Public outside src/output: loads no DuckDB (the parts worker and `run` use it).
  */
 export { type FieldKinds, Kind, kindsToNames, mergeFieldKinds } from './field-kinds.js';
 export {
@@ -12,6 +12,7 @@ export {
   type StagedPart,
   type WrittenPrefix,
 } from './part-writer.js';
+export { MAX_WAITING_PLAIN_FILES, plainSegmentPath, segmentsDir } from './plain-segments.js';
 export { checkAnyOutputRoot, checkOutputRoot } from './preflight.js';
 export {
   DEFAULT_ROW_GROUP_ROWS,

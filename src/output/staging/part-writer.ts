@@ -11,7 +11,14 @@ import { Transform, type TransformOptions } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, type Gzip, type ZlibOptions } from 'node:zlib';
 import { coerceError, InputError, OutputError } from '../../errors.js';
-import type { DatasetName, PartWriter, RowText, StagedPart, WrittenPrefix } from '../../types.js';
+import type {
+  DatasetName,
+  PartWriter,
+  PlainSegment,
+  RowText,
+  StagedPart,
+  WrittenPrefix,
+} from '../../types.js';
 import { FieldTracker } from './field-kinds.js';
 import { fsyncDir, fsyncFile } from '../storage/index.js';
 import { lineageSuffix, rowToJson, withSuffix } from './json-line.js';
@@ -24,6 +31,7 @@ import {
 } from '../catalog/index.js';
 import { RESERVED_NAMES } from '../../datasets/index.js';
 import { writeFieldsSidecar } from './sidecar.js';
+import { MAX_WAITING_PLAIN_FILES, PlainSegmentFiles } from './plain-segments.js';
 
 export interface Lineage {
   snapshotId: string;
@@ -55,6 +63,17 @@ export interface PartWriterOptions {
    * @defaultValue 8388608 (8 MiB: ~8,000 facts rows, ~0.8 MB compressed)
    */
   memberBytes?: number;
+  /**
+   * Rows per segment converted while staging (early-segments.ts): when set, each segment's lines
+   * also go, uncompressed, into a file of their own for its conversion (plain-segments.ts).
+   * @defaultValue none: the gzip part only
+   */
+  plainSegmentRows?: number;
+  /**
+   * Plain files written and not yet converted before the next segment gets none.
+   * @defaultValue MAX_WAITING_PLAIN_FILES (2)
+   */
+  maxWaitingPlainFiles?: number;
 }
 
 export type { PartWriter, StagedPart, WrittenPrefix };
@@ -116,6 +135,11 @@ class NdjsonPartWriter implements PartWriter {
   private maxLineChars = 0;
   private seenNames = 0;
   private reservedSeen = false;
+  /** Segments' uncompressed files, and where in `buf` a segment starts (first row `nextCut`). */
+  private readonly plain: PlainSegmentFiles | undefined;
+  private readonly plainRows: number;
+  private cuts: number[] = [];
+  private nextCut = Infinity;
   private failure: Error | undefined;
   private state: 'open' | 'finishing' | 'finished' | 'aborted' = 'open';
 
@@ -172,6 +196,16 @@ class NdjsonPartWriter implements PartWriter {
     });
     this.gzip = this.newMember();
     this.forward(this.gzip);
+    this.plainRows = opts.plainSegmentRows ?? 0;
+    if (this.plainRows > 0) {
+      this.plain = new PlainSegmentFiles(
+        this.finalPath,
+        this.stagingId,
+        this.plainRows,
+        opts.maxWaitingPlainFiles ?? MAX_WAITING_PLAIN_FILES,
+      );
+      this.nextCut = this.plainRows;
+    }
   }
 
   private newMember(): Gzip {
@@ -303,6 +337,10 @@ class NdjsonPartWriter implements PartWriter {
 
   /** Encodes a line at `used`: a serialised one as is, a received row with the lineage suffix for its `}`. */
   private put(line: Line): void {
+    if (this.flushedRows + this.bufRows === this.nextCut) {
+      this.cuts.push(this.used);
+      this.nextCut += this.plainRows;
+    }
     this.bufRows++;
     if (typeof line === 'string') {
       this.used += this.buf.write(line, this.used);
@@ -333,8 +371,9 @@ class NdjsonPartWriter implements PartWriter {
     this.memberIn += chunk.length;
     this.flushedRows += this.bufRows;
     this.bufRows = 0;
-    if (this.gzip.write(chunk)) return;
-    return new Promise<void>((resolve, reject) => {
+    const disk = this.writePlain(chunk);
+    if (this.gzip.write(chunk)) return disk;
+    const drained = new Promise<void>((resolve, reject) => {
       const onDrain = (): void => {
         this.gzip.off('error', onError);
         resolve();
@@ -346,6 +385,24 @@ class NdjsonPartWriter implements PartWriter {
       this.gzip.once('drain', onDrain);
       this.gzip.once('error', onError);
     });
+    return disk === undefined ? drained : Promise.all([drained, disk]).then(() => undefined);
+  }
+
+  /** The chunk's lines to the segments' plain files, cut where `put` saw a segment start. */
+  private writePlain(chunk: Buffer): Promise<void> | undefined {
+    if (this.plain === undefined) return undefined;
+    const cuts = this.cuts;
+    this.cuts = [];
+    return this.plain.write(chunk, cuts);
+  }
+
+  /**
+   * The plain file of the segment starting at row `skip`, handed to its conversion, which removes
+   * it; 'pending' while its last bytes are being written; undefined when it has none (or after finish).
+   */
+  takePlainSegment(skip: number): PlainSegment | 'pending' | undefined {
+    if (this.state !== 'open') return undefined;
+    return this.plain?.take(skip);
   }
 
   async finish(): Promise<StagedPart> {
@@ -359,9 +416,12 @@ class NdjsonPartWriter implements PartWriter {
       this.flushedRows += this.bufRows;
       this.bufRows = 0;
       this.used = 0;
+      await this.writePlain(last);
       // The last member's end ends the file (forward()), once every member before it is written.
       this.gzip.end(last);
       await this.done;
+      // The segments never queued (the last ones, whole or not) are converted at publish.
+      await this.plain?.finish();
       if (this.memberSizes.length !== this.memberRows.length + 1)
         throw new OutputError('OUTPUT_FAILED', `staging ${this.rel}: a gzip member was not written`);
       await fsyncFile(this.tmpPath);
@@ -414,6 +474,7 @@ class NdjsonPartWriter implements PartWriter {
     for (const g of this.queued) g.destroy();
     this.tap.destroy();
     await this.done.catch(() => undefined);
+    await this.plain?.abort();
     await unlink(this.tmpPath).catch(() => undefined);
   }
 }

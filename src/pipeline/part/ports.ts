@@ -52,6 +52,9 @@ export type { StagedPart };
 /** Converts a segment of a part being staged (output/convert/early-segments.ts), in a control worker. */
 export type SegmentConverter = (req: SegmentRequest) => Promise<SegmentOutcome>;
 
+/** Removes what a segment's job would have read (its uncompressed file) when it skips the segment unread. */
+export type SegmentDiscarder = (req: SegmentRequest) => Promise<void>;
+
 export interface PartWriterRequest {
   root: string;
   snapshotId: string;
@@ -60,6 +63,11 @@ export interface PartWriterRequest {
   ticker: string;
   /** When the request was sent (ISO): the `_fetched_at` lineage column. */
   fetchedAt: string;
+  /**
+   * Rows per segment converted while staging: each segment's rows also go uncompressed into a
+   * file of their own under a local root (PartWriterOptions.plainSegmentRows). @defaultValue none
+   */
+  plainSegmentRows?: number;
 }
 
 export type { SegmentOutcome, SegmentRequest, WrittenPrefix };

@@ -140,6 +140,8 @@ const convertSegmentSchema = z
     cut: z.strictObject({ offset: count, end: count, row: count, rows: count }),
     fields: z.strictObject({ names: z.array(z.string()), kinds: z.array(count) }),
     maxLineChars: count,
+    /** Size of the segment's uncompressed file (plainSegmentPath), when the part writer wrote one. */
+    plainBytes: count.optional(),
   })
   .refine((p) => p.fields.names.length === p.fields.kinds.length, 'fields: names and kinds differ in length')
   .refine(

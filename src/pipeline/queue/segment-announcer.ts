@@ -52,6 +52,9 @@ export class SegmentAnnouncer {
     const w = this.o.writer.written?.();
     if (w === undefined || w.rows < this.next + size) return;
     for (; this.next + size <= w.rows; this.next += size) {
+      // Its uncompressed file is closing: queued at the next poll, to be read from there.
+      const plain = this.o.writer.takePlainSegment?.(this.next);
+      if (plain === 'pending') return;
       const range = { skip: this.next, take: size };
       const cut = memberCut(w.members, range, w.rows);
       const payload: ConvertSegmentPayload = {
@@ -70,6 +73,7 @@ export class SegmentAnnouncer {
             : { offset: cut.offset, end: cut.end ?? w.bytes, row: cut.row, rows: cut.rows },
         fields: { names: [...w.fields.names], kinds: [...w.fields.kinds] },
         maxLineChars: w.maxLineChars,
+        ...(plain === undefined ? {} : { plainBytes: plain.bytes }),
       };
       this.queued.push(
         this.o.early.enqueue(payload).catch((err: unknown) => {
