@@ -418,7 +418,7 @@ function changedFigures(o: {
         `${extraOne.toFixed(2)} s beyond a quiet night, the median over ${o.rounds.length} rounds of each one-company night ` +
         `minus the mean of the quiet nights either side of it (${extras.map((ms) => (ms / 1000).toFixed(2)).join(', ')} s); ${spread(o)}`,
       whenMissed:
-        "what stays is the parts phase: the company's fetch and staging run beside the other companies' catalogs, which keep the two cores busy (the workers, and the emulator's process serving the company's bodies, which is all curl's download measures); its conversion, rebuilds and `changes` add ~0.1 s to the publish in most rounds (the night's split is in the note), and the allowance of twice a fraction of a second is under the spread of the quiet nights themselves (docs/decisions.md, 'A night where one company changed: its parts first')",
+        "what stays, read with each night's CPU in the note: the company's fetch and staging (~0.3 CPU s of the exporter) and its publish (~0.4 CPU s: its conversion, the rebuilds, `changes`) and the emulator serving it (~0.2 CPU s, what curl's download measures) on two cores the other catalogs keep busy; in the first round the first rebuild in the process; and in a round whose parts wait ~2 s with no more CPU, most likely the budget gate's quiet time at a window reset, which holds every part of a night that crosses one (docs/decisions.md, 'A night where one company changed: bracketed by its quiet nights')",
     },
     {
       group: 'nights',
