@@ -17,8 +17,9 @@
  * of the quiet nights either side of it, against the median of one curl download per round. Each
  * one-company night must make exactly n + 2 requests and each quiet night of a round n, or the bench
  * fails (a round where Apple did not change would give a wrong figure). Every night's time, split
- * into its parts and its publish, the CPU of both processes and the load average after it are
- * printed in the one-company figure's note, so the spread shows.
+ * into its parts and its publish, the CPU of both processes, the parts that waited for the budget
+ * gate and the load average after it are printed in the one-company figure's note, so the spread
+ * shows and a wait tells itself from work.
  *
  * `npm run bench -- --advisory nights` (NIGHTS_BENCH_SYNTHETIC=100 for a quick check)
  */
@@ -32,6 +33,7 @@ import { loadStore } from '../src/emulator/data/index.js';
 import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
 import { startPrivateRedis } from '../src/infra/redis-server.js';
 import { silentLogger } from '../src/log.js';
+import { createMetrics, type Metrics } from '../src/metrics/metrics.js';
 import type { Manifest } from '../src/output/catalog/manifest.js';
 import { openExporter, type Exporter } from '../src/pipeline/exporter.js';
 import { parseCompany } from '../src/pipeline/record/universe.js';
@@ -68,6 +70,8 @@ interface Night {
    * spent until every part was recorded, and the emulator's process.
    */
   cpu: { exporter: number; exporterParts: number; emulator: number };
+  /** Parts that waited for the budget gate over the night, by reason (pace, window, hold, quota). */
+  waits: Record<string, number>;
 }
 type RunNight = (
   id: string,
@@ -191,8 +195,11 @@ function nightRunner(
   api: EmulatorControl,
   emulatorPid: number,
 ): RunNight {
+  // The local workers record the budget's waits here: a night's waits are the counter's difference.
+  const metrics = createMetrics();
   return async (id, date, o = {}) => {
     const before = await api.requests();
+    const waits0 = await budgetWaits(metrics);
     const cpu0 = process.cpuUsage();
     const emulatorCpu0 = await cpuSeconds(emulatorPid);
     const t0 = performance.now();
@@ -211,6 +218,7 @@ function nightRunner(
       allowMultiDay: true,
       local: true,
       wait: true,
+      metrics,
       logger: silentLogger(),
       tty: false,
       say: () => undefined,
@@ -226,8 +234,23 @@ function nightRunner(
       emulator: (await cpuSeconds(emulatorPid)) - emulatorCpu0,
     };
     const requests = (await api.requests()) - before;
-    return { id, requests, ms, partsMs: partsEnd?.ms ?? ms, reused, load: loadavg()[0] ?? NaN, cpu };
+    const waits = Object.fromEntries(
+      Object.entries(await budgetWaits(metrics)).map(([reason, n]) => [reason, n - (waits0[reason] ?? 0)]),
+    );
+    return { id, requests, ms, partsMs: partsEnd?.ms ?? ms, reused, load: loadavg()[0] ?? NaN, cpu, waits };
   };
+}
+
+/** The budget waits counted so far, by reason. */
+async function budgetWaits(metrics: Metrics): Promise<Record<string, number>> {
+  const { values } = await metrics.budgetWaits.get();
+  return Object.fromEntries(values.map((v) => [String(v.labels.reason), v.value]));
+}
+
+/** A night's budget waits as text: "none", or e.g. "window 12, pace 3". */
+function waitsText(waits: Record<string, number>): string {
+  const some = Object.entries(waits).filter(([, n]) => n > 0);
+  return some.length === 0 ? 'no budget waits' : some.map(([reason, n]) => `${reason} waits ${n}`).join(', ');
 }
 
 /** This process's CPU seconds (user + system) since `from`. */
@@ -418,7 +441,7 @@ function changedFigures(o: {
         `${extraOne.toFixed(2)} s beyond a quiet night, the median over ${o.rounds.length} rounds of each one-company night ` +
         `minus the mean of the quiet nights either side of it (${extras.map((ms) => (ms / 1000).toFixed(2)).join(', ')} s); ${spread(o)}`,
       whenMissed:
-        "what stays, read with each night's CPU in the note: the company's fetch and staging (~0.3 CPU s of the exporter) and its publish (~0.4 CPU s: its conversion, the rebuilds, `changes`) and the emulator serving it (~0.2 CPU s, what curl's download measures) on two cores the other catalogs keep busy; in the first round the first rebuild in the process; and in a round whose parts wait ~2 s with no more CPU, most likely the budget gate's quiet time at a window reset, which holds every part of a night that crosses one (docs/decisions.md, 'A night where one company changed: bracketed by its quiet nights')",
+        "what stays, read with each night's CPU in the note: the company's fetch and staging (~0.3 CPU s of the exporter) and its publish (~0.4 CPU s: its conversion, the rebuilds, `changes`) and the emulator serving it (~0.2 CPU s, what curl's download measures) on two cores the other catalogs keep busy; in the first round the first rebuild in the process; and in a round whose parts wait ~2 s with no more CPU, the budget gate's quiet time at a window reset, which holds every part of a night that crosses one (such a night shows window waits in the note) (docs/decisions.md, 'A night where one company changed: bracketed by its quiet nights')",
     },
     {
       group: 'nights',
@@ -452,8 +475,8 @@ function spread(o: {
     `one-company nights ${ones.join(', ')} s (median ${seconds(median(o.rounds.map((r) => r.one.ms)), 2)}), ` +
     `quiet nights ${list(quiets.map((ms) => ms / 1000))} s (median ${seconds(median(quiets), 2)}); ` +
     `Apple's facts_full + evidence download ${list(o.rounds.map((r) => r.download))} s (median ${o.download.toFixed(2)}; ` +
-    `each the first serve of a body just built, as the exporter's); every night in order (s = parts + publish; CPU s of the exporter's process in its parts + in its publish, + the emulator's; 1-min load after it): ` +
-    `${o.timeline.map((n) => `${n.id.replace('bench-', '')} ${seconds(n.ms, 2)} = ${seconds(n.partsMs, 2)} + ${seconds(n.ms - n.partsMs, 2)} (cpu ${n.cpu.exporterParts.toFixed(1)} + ${(n.cpu.exporter - n.cpu.exporterParts).toFixed(1)} + ${n.cpu.emulator.toFixed(1)}, load ${n.load.toFixed(1)})`).join(', ')}; ` +
+    `each the first serve of a body just built, as the exporter's); every night in order (s = parts + publish; CPU s of the exporter's process in its parts + in its publish, + the emulator's; parts that waited for the budget gate; 1-min load after it): ` +
+    `${o.timeline.map((n) => `${n.id.replace('bench-', '')} ${seconds(n.ms, 2)} = ${seconds(n.partsMs, 2)} + ${seconds(n.ms - n.partsMs, 2)} (cpu ${n.cpu.exporterParts.toFixed(1)} + ${(n.cpu.exporter - n.cpu.exporterParts).toFixed(1)} + ${n.cpu.emulator.toFixed(1)}, ${waitsText(n.waits)}, load ${n.load.toFixed(1)})`).join(', ')}; ` +
     `load average at the end ${load}`
   );
 }
