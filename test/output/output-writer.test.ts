@@ -408,13 +408,18 @@ describe("createPartWriter: segments' uncompressed files", () => {
   const SEG = 7;
   /** Small rows: a 2,048-byte chunk holds ~20 lines, so several segments start inside one chunk. */
   const smallRow = (i: number): Record<string, unknown> => ({ i, s: `row-${i}` });
-  const open = (ticker: string, plainSegmentRows?: number, maxWaitingPlainFiles?: number) =>
+  const open = (
+    ticker: string,
+    plainSegmentRows?: number,
+    maxWaitingPlainFiles?: number,
+    snapshotId = 'snap-p',
+  ) =>
     createPartWriter({
       root,
-      snapshotId: 'snap-p',
+      snapshotId,
       dataset: 'facts_full',
       ticker,
-      lineage: { ...lineage(ticker), snapshotId: 'snap-p' },
+      lineage: { ...lineage(ticker), snapshotId },
       chunkBytes: 2048,
       memberBytes: 16 * 1024,
       ...(plainSegmentRows === undefined ? {} : { plainSegmentRows }),
@@ -470,15 +475,7 @@ describe("createPartWriter: segments' uncompressed files", () => {
     // `_segments` is a file: no segment folder can be made.
     await mkdir(join(root, '_staging', 'snap-q'), { recursive: true });
     await writeFile(join(root, '_staging', 'snap-q', '_segments'), 'not a folder');
-    const w = createPartWriter({
-      root,
-      snapshotId: 'snap-q',
-      dataset: 'facts_full',
-      ticker: 'NOSEG',
-      lineage: { ...lineage('NOSEG'), snapshotId: 'snap-q' },
-      chunkBytes: 2048,
-      plainSegmentRows: SEG,
-    });
+    const w = open('NOSEG', SEG, undefined, 'snap-q');
     for (let i = 0; i < 300; i++) {
       const p = w.write(smallRow(i));
       if (p) await p;
