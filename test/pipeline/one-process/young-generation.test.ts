@@ -19,8 +19,16 @@ import {
 const MiB = 1024 * 1024;
 const CHILD = fileURLToPath(new URL('./young-generation-child.ts', import.meta.url));
 
-/** The largest new space the child saw, in bytes. */
-function largestNewSpace(cap: boolean): Promise<number> {
+/** What the child saw of its new space over its batches. */
+interface NewSpaceSeen {
+  /** The largest new space, in bytes. */
+  most: number;
+  /** Batches that ended with the new space at a doubling past the cap or more. */
+  doubled: number;
+  batches: number;
+}
+
+function newSpaceSeen(cap: boolean): Promise<NewSpaceSeen> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--max-semi-space-size=64', '--import', 'tsx', CHILD], {
       env: { ...process.env, YOUNG_CAP: cap ? '1' : '0' },
@@ -33,7 +41,7 @@ function largestNewSpace(cap: boolean): Promise<number> {
     child.on('error', reject);
     child.on('close', (code) => {
       if (code !== 0) reject(new Error(`child exited ${code}: ${err}`));
-      else resolve((JSON.parse(out) as { most: number }).most);
+      else resolve(JSON.parse(out) as NewSpaceSeen);
     });
   });
 }
@@ -77,13 +85,16 @@ function recordingHeap(shrinks = true): RecordingHeap {
 describe('young generation of one process running every role', () => {
   it("stays at 16 MiB under V8's growth with the cap, and grows past it without", async () => {
     expect(YOUNG_GENERATION_CAP_BYTES).toBe(16 * MiB);
-    const [capped, free] = await Promise.all([largestNewSpace(true), largestNewSpace(false)]);
+    const [capped, free] = await Promise.all([newSpaceSeen(true), newSpaceSeen(false)]);
     // Node 24's V8 counts pages in flight in the new space's size: at a 16 MiB capacity it reads
-    // up to 20.5 MiB between collections (measured), never the next doubling (32 MiB).
-    expect(capped).toBeLessThan(2 * YOUNG_GENERATION_CAP_BYTES);
+    // 18–27 MiB for a batch now and then (measured; more under load, 32.3 MiB once in CI), so a
+    // single reading proves nothing. A capacity doubled past the cap stays so: every later batch
+    // reads at least 32 MiB, as 57 of 60 do without the cap.
+    expect(capped.doubled).toBeLessThanOrEqual(capped.batches / 10);
+    expect(free.doubled).toBeGreaterThanOrEqual(free.batches / 2);
     // Still allowed to grow to the cap (a smaller young generation costs more collections).
-    expect(capped).toBeGreaterThanOrEqual(YOUNG_GENERATION_CAP_BYTES);
-    expect(free).toBeGreaterThanOrEqual(4 * YOUNG_GENERATION_CAP_BYTES);
+    expect(capped.most).toBeGreaterThanOrEqual(YOUNG_GENERATION_CAP_BYTES);
+    expect(free.most).toBeGreaterThanOrEqual(4 * YOUNG_GENERATION_CAP_BYTES);
   });
 
   it('doubles while that fits under the cap, stops there, follows a shrink, and hands V8 its factor back', () => {
