@@ -350,7 +350,12 @@ class RedisBudget implements Budget {
           )
         : null;
     const effective = effectiveRate(this.config, serverLimit, auto?.ratePerMinute);
-    const { window, holds } = gateWindow(gate, now, effective, this.config.safetyMarginMs);
+    const { window, holds } = gateWindow(
+      gate,
+      now,
+      effective,
+      windowMarginMs(gate, this.config.safetyMarginMs),
+    );
     const learned = [keyQ, acctQ];
     return {
       keyFingerprint: this.keyFingerprint,
@@ -390,6 +395,15 @@ class RedisBudget implements Budget {
 /** A number stored in a Redis hash, or null when the field is missing or empty. */
 function numOrNull(v: string | undefined | null): number | null {
   return v === undefined || v === null || v === '' ? null : Number(v);
+}
+
+/**
+ * The quiet time either side of the gate's window reset: the configured margin, or none on a key
+ * whose successful answers carry no rate headers (`serverLimit` 0): there is no server window to
+ * land in, only auto's own. The ACQUIRE script (scripts.ts) applies the same rule.
+ */
+function windowMarginMs(gate: Record<string, string>, configured: number): number {
+  return gate.serverLimit === '0' ? 0 : configured;
 }
 
 /**

@@ -28,6 +28,8 @@ import { AUTO_START_RPM } from './config.js';
  * window opens at end + margin.
  * The quiet time either side of the reset absorbs the 1 s resolution of X-RateLimit-Reset, so
  * a request counted in one of our windows always lands in the server's window of the same reset.
+ * A key whose answers carry no rate headers has no reset to align to: its margin is 0
+ * (`windowMarginMs`, budget.ts, says the same for `status`).
  */
 export const ACQUIRE = `
 local now = tonumber(ARGV[1])
@@ -80,6 +82,8 @@ if holdUntil > now then return {'hold', holdUntil, g[2] or 'rate limited'} end
 
 -- 4. the shared window
 local serverLimit = tonumber(g[8])
+-- Answers without rate headers (serverLimit 0): no server window to align to, no quiet time.
+if serverLimit == 0 then margin = 0 end
 local wid = tonumber(g[3]) or 0
 local wend = tonumber(g[4]) or 0
 local used = tonumber(g[5]) or 0

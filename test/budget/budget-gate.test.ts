@@ -297,6 +297,26 @@ describe('requests_per_minute: auto on a key without rate headers', () => {
     expect((await b.describe()).auto?.ratePerMinute).toBe(216);
   });
 
+  it('has no quiet time around its window reset: there is no server window to land in', async () => {
+    const t0 = Date.UTC(2026, 10, 21, 11, 30, 5);
+    const clock = new TestClock(t0).freeze();
+    const cfg = { requestsPerMinute: 'auto', pacing: 'burst' } as const;
+    const b = budgetFor('ffx_live_b2b_hidden_quiet', cfg, clock, 'hid-quiet');
+    // A key that reported nothing yet keeps the quiet time: it may still send headers.
+    const told = budgetFor('ffx_live_b2b_told_quiet', cfg, clock, 'told-quiet');
+    expect(await spendWindow(b, clock, 0, 1)).toHaveLength(1);
+    expect(granted(await acquireMany(told, 1))).toBe(1);
+    clock.advance(60_000 - 500); // half a second before both windows' end
+    expect((await b.acquire('facts/full')).kind).toBe('granted');
+    expect((await b.describe()).holds).toEqual([]);
+    expect(await told.acquire('facts/full')).toMatchObject({ kind: 'window', untilMs: t0 + 61_000 });
+    expect((await told.describe()).holds[0]?.reason).toBe('quiet time around the window reset');
+    clock.advance(500); // the end: a new window opens at once, not a margin later
+    const next = await b.acquire('facts/full');
+    expect(next.kind).toBe('granted');
+    expect(next.kind === 'granted' && next.permit.windowId).toBe(2);
+  });
+
   it('ramps by the factor squared while latency holds, by the factor once it grows past 1.5 x the lowest', async () => {
     const clock = new TestClock(Date.UTC(2026, 10, 21, 13, 0, 5)).freeze();
     const b = budgetFor('ffx_live_b2b_latency', { requestsPerMinute: 'auto', pacing: 'burst' }, clock, 'lat');
