@@ -441,7 +441,7 @@ function changedFigures(o: {
         `${extraOne.toFixed(2)} s beyond a quiet night, the median over ${o.rounds.length} rounds of each one-company night ` +
         `minus the mean of the quiet nights either side of it (${extras.map((ms) => (ms / 1000).toFixed(2)).join(', ')} s); ${spread(o)}`,
       whenMissed:
-        "what stays, read with each night's CPU in the note: the company's fetch and staging (~0.3 CPU s of the exporter) and its publish (~0.4 CPU s: its conversion, the rebuilds, `changes`) and the emulator serving it (~0.2 CPU s, what curl's download measures) on two cores the other catalogs keep busy; in the first round the first rebuild in the process; and in a round whose parts wait ~2 s with no more CPU, the budget gate's quiet time at a window reset, which holds every part of a night that crosses one (such a night shows window waits in the note) (docs/decisions.md, 'A night where one company changed: bracketed by its quiet nights')",
+        "what stays, read with each night's CPU in the note: the company's fetch and staging (~0.3 CPU s of the exporter) and its publish (~0.4 CPU s: its conversion, the rebuilds, `changes`) and the emulator serving it (~0.2 CPU s, what curl's download measures) on two cores the other catalogs keep busy; in the first round the rebuild of the full night's big file that held it; a round whose parts wait with no more CPU shows its budget waits in the note (a key without rate headers, like this bench's, has no quiet time at the window reset) (docs/decisions.md, 'A night where one company changed: bracketed by its quiet nights')",
     },
     {
       group: 'nights',
