@@ -6,6 +6,7 @@
  * Redis, the emulator over HTTP) with a big synthetic company.
  */
 import { cp, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -72,7 +73,7 @@ const requestOf = segmentRequestOf;
  */
 async function stageWithSegments(
   root: string,
-  o: { plain?: boolean; convertEach?: boolean } = {},
+  o: { plain?: boolean; convertEach?: boolean; outside?: boolean } = {},
 ): Promise<{ part: PartPointer; payloads: ConvertSegmentPayload[]; outcomes: SegmentOutcome[] }> {
   const w = createPartWriter({
     root,
@@ -82,7 +83,8 @@ async function stageWithSegments(
     lineage: { snapshotId: SNAP, fetchedAt: FETCHED, requestedTicker: 'BIG' },
     chunkBytes: 64 * 1024,
     memberBytes: 512 * 1024,
-    ...(o.plain === true ? { plainSegmentRows: segmentRows(GROUP) } : {}),
+    ...(o.plain === true || o.outside === true ? { plainSegmentRows: segmentRows(GROUP) } : {}),
+    ...(o.outside === true ? { segmentsOutsideGzip: true } : {}),
   });
   const outcomes: SegmentOutcome[] = [];
   const payloads: ConvertSegmentPayload[] = [];
@@ -411,6 +413,89 @@ describe('segments converted while staging', () => {
   });
 });
 
+/** Rows in a staged part's gzip file, and the sidecar's record of where they start. */
+async function stagedRows(root: string, part: PartPointer): Promise<{ lines: number; gzipFrom: unknown }> {
+  const path = join(root, part.file!);
+  const text = gunzipSync(await readFile(path)).toString('utf8');
+  const sidecar = JSON.parse(await readFile(path.replace(/\.ndjson\.gz$/, '.fields.json'), 'utf8')) as {
+    gzip_from?: number;
+  };
+  return { lines: text === '' ? 0 : text.split('\n').length - 1, gzipFrom: sidecar.gzip_from };
+}
+
+describe('a Parquet-only part staged with its segments outside the gzip', () => {
+  const SEG = segmentRows(GROUP);
+  let plain: { digest: string; n: number; used: number };
+  let whole: PartPointer;
+  beforeAll(async () => {
+    const root = await newRoot();
+    whole = await stagePlain(root);
+    plain = await publish(root, whole);
+  });
+
+  it('gzips no row of a segment that has its file, and publishes the same rows as a part staged whole', async () => {
+    const root = await newRoot();
+    const { part, payloads, outcomes } = await stageWithSegments(root, { outside: true, convertEach: true });
+    expect(payloads.length).toBe(Math.floor(ROWS / SEG));
+    expect(payloads.every((p) => p.plainOnly === true && p.cut.end === 0)).toBe(true);
+    expect(outcomes.map((x) => x.status === 'converted' && x.read)).toEqual(payloads.map(() => 'plain'));
+    // Every row is in a segment (the last, partial one in its plain file): the gzip holds none.
+    expect(await stagedRows(root, part)).toEqual({ lines: 0, gzipFrom: ROWS });
+    expect(part.rows).toBe(ROWS);
+    expect(part.bytes).toBeLessThan(100);
+    expect(whole.bytes).toBeGreaterThan(100_000);
+    const partial = ROWS % SEG;
+    expect(await plainLeft(part, root)).toEqual([
+      expect.stringMatching(new RegExp(`-${ROWS - partial}-${partial}\\.ndjson$`)),
+    ]);
+    // The partial segment is converted at publish from its file: the same rows in the same order.
+    expect(await publish(root, part)).toEqual({ ...plain, used: payloads.length + 1 });
+  });
+
+  it('converts at publish the segments whose conversion failed or never ran, from their plain files; the gzip holds the rest', async () => {
+    const root = await newRoot();
+    const { part, payloads } = await stageWithSegments(root, { outside: true });
+    // Segment 0 converted while staging; 1 and 2 wait with their files, so 3 got none: the gzip
+    // holds every row from segment 3 on, and segment 3's job reads it from there.
+    expect(payloads.map((p) => p.plainOnly === true)).toEqual([true, true, true, false]);
+    expect(payloads[3]!.plainBytes).toBeUndefined();
+    expect(await stagedRows(root, part)).toEqual({ lines: ROWS - 3 * SEG, gzipFrom: 3 * SEG });
+    // Segment 1's conversion fails (its file not as announced): its file stays for publishing.
+    const failed = await convertSegment(
+      { ...requestOf(payloads[1]!), plainBytes: payloads[1]!.plainBytes! + 1 },
+      { rowGroupRows: GROUP },
+    );
+    expect(failed.status === 'skipped' && failed.reason).toMatch(/does not hold/);
+    expect((await plainLeft(part, root)).length).toBe(2);
+    expect(await convertSegment(requestOf(payloads[3]!), { rowGroupRows: GROUP })).toMatchObject({
+      status: 'converted',
+      read: 'gzip',
+    });
+    const published = await publish(root, part);
+    expect(published).toEqual({ ...plain, used: 4 });
+  });
+
+  it('fails naming the part and the rows when a segment is in neither its Parquet nor its plain file, and publishes nothing', async () => {
+    const root = await newRoot();
+    const { part, payloads } = await stageWithSegments(root, { outside: true });
+    await rm(plainOf(root, payloads[1]!));
+    await expect(publish(root, part)).rejects.toThrow(
+      new RegExp(`part facts_full/BIG: rows \\[${SEG}, ${2 * SEG}\\) were staged outside its gzip.*--retry`),
+    );
+    expect(await readdir(join(root, 'facts_full')).catch(() => [])).toEqual([]);
+    // The staged file goes too, so that a retried snapshot fetches the part again.
+    await expect(stat(join(root, part.file!))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('keeps every row in the gzip when the part is not staged outside it (its output includes NDJSON)', async () => {
+    const root = await newRoot();
+    const { part, payloads } = await stageWithSegments(root, { plain: true, convertEach: true });
+    expect(payloads.some((p) => p.plainOnly === true)).toBe(false);
+    expect(await stagedRows(root, part)).toEqual({ lines: ROWS, gzipFrom: undefined });
+    expect(part.rows).toBe(ROWS);
+  });
+});
+
 describe('a big part exported by the pipeline', () => {
   const BIG = 30_000;
   let h: PipelineHarness;
@@ -435,8 +520,14 @@ describe('a big part exported by the pipeline', () => {
     const rec = await h.runToEnd(h.spec(['SYNBIG'], ['facts_full'], 'segments-e2e'));
     expect(rec.state).toBe('published');
     const jobs = (await h.ctx.snapshotsQueue.getJobs(['completed'])).filter(
-      (j) => j.name === CONVERT_SEGMENT_JOB,
+      (j) =>
+        j.name === CONVERT_SEGMENT_JOB && (j.data as ConvertSegmentPayload).snapshotId === 'segments-e2e',
     );
+    // Published as Parquet alone: the first segment's rows went to its plain file only.
+    expect(
+      (jobs.find((j) => (j.data as ConvertSegmentPayload).skip === 0)?.data as ConvertSegmentPayload)
+        .plainOnly,
+    ).toBe(true);
     const outcomes = jobs.map((j) => j.returnvalue as { status: string; read?: string });
     // Bounded in Redis like every job: by the configured age and count, failed ones too.
     for (const j of jobs)
@@ -460,5 +551,23 @@ describe('a big part exported by the pipeline', () => {
       `SELECT count(*)::INTEGER AS n, count(DISTINCT fact_key)::INTEGER AS keys FROM read_parquet([${files}])`,
     );
     expect(stats).toEqual({ n: BIG, keys: BIG });
+  });
+
+  it('stages every row in the gzip when NDJSON is among the formats', async () => {
+    const spec = {
+      ...h.spec(['SYNBIG'], ['facts_full'], 'segments-e2e-ndjson'),
+      formats: ['ndjson', 'parquet'],
+    };
+    const rec = await h.runToEnd(spec as ReturnType<PipelineHarness['spec']>);
+    expect(rec.state).toBe('published');
+    const payloads = (await h.ctx.snapshotsQueue.getJobs(['completed']))
+      .filter((j) => j.name === CONVERT_SEGMENT_JOB)
+      .map((j) => j.data as ConvertSegmentPayload)
+      .filter((p) => p.snapshotId === spec.id);
+    expect(payloads.length).toBeGreaterThanOrEqual(2);
+    expect(payloads.some((p) => p.plainOnly === true)).toBe(false);
+    const [part] = await h.ctx.store.parts(spec.id);
+    expect(part).toMatchObject({ rows: BIG });
+    expect(part!.bytes).toBeGreaterThan(100_000);
   });
 });

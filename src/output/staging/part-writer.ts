@@ -31,7 +31,7 @@ import {
 } from '../catalog/index.js';
 import { RESERVED_NAMES } from '../../datasets/index.js';
 import { writeFieldsSidecar } from './sidecar.js';
-import { MAX_WAITING_PLAIN_FILES, PlainSegmentFiles } from './plain-segments.js';
+import { MAX_WAITING_PLAIN_FILES, PlainSegmentFiles, type KeptSegment } from './plain-segments.js';
 
 export interface Lineage {
   snapshotId: string;
@@ -74,6 +74,14 @@ export interface PartWriterOptions {
    * @defaultValue MAX_WAITING_PLAIN_FILES (2)
    */
   maxWaitingPlainFiles?: number;
+  /**
+   * With `plainSegmentRows`: a segment's rows go to its plain file ONLY, not to the gzip part
+   * (a part published as Parquet alone: the segment's Parquet replaces them). From the first
+   * segment that gets no plain file on, every row goes to the gzip, which then holds the part's
+   * rows from that row on (the sidecar's `gzip_from`). docs/output.md "What a staged part is".
+   * @defaultValue false: the gzip holds every row
+   */
+  segmentsOutsideGzip?: boolean;
 }
 
 export type { PartWriter, StagedPart, WrittenPrefix };
@@ -140,6 +148,11 @@ class NdjsonPartWriter implements PartWriter {
   private readonly plainRows: number;
   private cuts: number[] = [];
   private nextCut = Infinity;
+  /**
+   * First row the gzip holds: 0, or with `segmentsOutsideGzip` undefined while rows go to the
+   * segments' files only, then the first row of the first segment that got no file.
+   */
+  private gzipFrom: number | undefined = 0;
   private failure: Error | undefined;
   private state: 'open' | 'finishing' | 'finished' | 'aborted' = 'open';
 
@@ -198,13 +211,21 @@ class NdjsonPartWriter implements PartWriter {
     this.forward(this.gzip);
     this.plainRows = opts.plainSegmentRows ?? 0;
     if (this.plainRows > 0) {
+      const outside = opts.segmentsOutsideGzip === true;
       this.plain = new PlainSegmentFiles(
         this.finalPath,
         this.stagingId,
         this.plainRows,
         opts.maxWaitingPlainFiles ?? MAX_WAITING_PLAIN_FILES,
+        // The files hold rows written nowhere else: losing one fails the part.
+        outside
+          ? (err: unknown) => {
+              this.failure ??= localFault(`staging a segment of ${this.tmpPath} failed`, err);
+            }
+          : undefined,
       );
       this.nextCut = this.plainRows;
+      if (outside) this.gzipFrom = undefined;
     }
   }
 
@@ -260,18 +281,21 @@ class NdjsonPartWriter implements PartWriter {
     let k = 0;
     while (k < this.memberSizes.length && bytes + this.memberSizes[k]! <= onDisk)
       bytes += this.memberSizes[k++]!;
-    if (k === 0) return undefined;
+    // Rows only in segments' files count as written: their files say when they are complete (take).
+    const gzipFrom = this.gzipFrom ?? this.flushedRows;
+    if (k === 0 && gzipFrom === 0) return undefined;
     const fields = this.tracker.snapshot();
     fields.names = fields.names.map((n) => (RESERVED_NAMES.has(n) ? `_api${n}` : n));
     return {
       file: this.tmpPath,
       finalFile: this.finalPath,
       stagingId: this.stagingId,
-      rows: this.memberRows[k - 1]!,
+      rows: k === 0 ? gzipFrom : this.memberRows[k - 1]!,
       bytes,
       members: this.memberStarts().slice(0, k),
       fields,
       maxLineChars: this.maxLineChars,
+      ...(gzipFrom > 0 ? { gzipFrom } : {}),
     };
   }
 
@@ -368,11 +392,13 @@ class NdjsonPartWriter implements PartWriter {
     this.used = 0;
     // Chunks hold whole lines, so a member starts at a row.
     if (this.memberIn >= this.memberBytes) this.nextMember();
-    this.memberIn += chunk.length;
     this.flushedRows += this.bufRows;
     this.bufRows = 0;
     const disk = this.writePlain(chunk);
-    if (this.gzip.write(chunk)) return disk;
+    const lines = this.forGzip(chunk);
+    if (lines.length === 0) return disk;
+    this.memberIn += lines.length;
+    if (this.gzip.write(lines)) return disk;
     const drained = new Promise<void>((resolve, reject) => {
       const onDrain = (): void => {
         this.gzip.off('error', onError);
@@ -390,10 +416,24 @@ class NdjsonPartWriter implements PartWriter {
 
   /** The chunk's lines to the segments' plain files, cut where `put` saw a segment start. */
   private writePlain(chunk: Buffer): Promise<void> | undefined {
-    if (this.plain === undefined) return undefined;
     const cuts = this.cuts;
     this.cuts = [];
+    // Once the gzip holds the rest of a part staged outside it, no segment gets a file.
+    if (this.plain === undefined || (this.opts.segmentsOutsideGzip === true && this.gzipFrom !== undefined))
+      return undefined;
     return this.plain.write(chunk, cuts);
+  }
+
+  /**
+   * The chunk's lines the gzip gets (after writePlain): all of them, or for a part staged outside
+   * it, none while the segments' files take them, then those from where the files ended.
+   */
+  private forGzip(chunk: Buffer): Buffer {
+    if (this.gzipFrom !== undefined) return chunk;
+    const end = this.plain?.end;
+    if (end === undefined) return chunk.subarray(0, 0);
+    this.gzipFrom = end.row;
+    return chunk.subarray(end.offset);
   }
 
   /**
@@ -418,10 +458,14 @@ class NdjsonPartWriter implements PartWriter {
       this.used = 0;
       await this.writePlain(last);
       // The last member's end ends the file (forward()), once every member before it is written.
-      this.gzip.end(last);
+      this.gzip.end(this.forGzip(last));
       await this.done;
-      // The segments never queued (the last ones, whole or not) are converted at publish.
-      await this.plain?.finish();
+      // The segments never queued (the last ones, whole or not) are converted at publish: from
+      // the gzip, or (staged outside it) from their files, which are kept.
+      let kept: KeptSegment[] | undefined;
+      if (this.opts.segmentsOutsideGzip === true) kept = await this.plain?.keep(this.count);
+      else await this.plain?.finish();
+      if (this.failure) throw this.failure;
       if (this.memberSizes.length !== this.memberRows.length + 1)
         throw new OutputError('OUTPUT_FAILED', `staging ${this.rel}: a gzip member was not written`);
       await fsyncFile(this.tmpPath);
@@ -436,6 +480,7 @@ class NdjsonPartWriter implements PartWriter {
         maxLineChars: this.maxLineChars,
         members: this.memberStarts(),
         stagingId: this.stagingId,
+        ...(kept === undefined ? {} : { gzipFrom: this.gzipFrom ?? this.count, segments: kept }),
       });
       await rename(this.tmpPath, this.finalPath);
       await fsyncDir(dirname(this.finalPath));
