@@ -73,7 +73,7 @@ const requestOf = segmentRequestOf;
  */
 async function stageWithSegments(
   root: string,
-  o: { plain?: boolean; convertEach?: boolean; outside?: boolean } = {},
+  o: { plain?: boolean; convertEach?: boolean; outside?: boolean; maxWaiting?: number } = {},
 ): Promise<{ part: PartPointer; payloads: ConvertSegmentPayload[]; outcomes: SegmentOutcome[] }> {
   const w = createPartWriter({
     root,
@@ -85,6 +85,7 @@ async function stageWithSegments(
     memberBytes: 512 * 1024,
     ...(o.plain === true || o.outside === true ? { plainSegmentRows: segmentRows(GROUP) } : {}),
     ...(o.outside === true ? { segmentsOutsideGzip: true } : {}),
+    ...(o.maxWaiting === undefined ? {} : { maxWaitingPlainFiles: o.maxWaiting }),
   });
   const outcomes: SegmentOutcome[] = [];
   const payloads: ConvertSegmentPayload[] = [];
@@ -454,7 +455,7 @@ describe('a Parquet-only part staged with its segments outside the gzip', () => 
 
   it('converts at publish the segments whose conversion failed or never ran, from their plain files; the gzip holds the rest', async () => {
     const root = await newRoot();
-    const { part, payloads } = await stageWithSegments(root, { outside: true });
+    const { part, payloads } = await stageWithSegments(root, { outside: true, maxWaiting: 2 });
     // Segment 0 converted while staging; 1 and 2 wait with their files, so 3 got none: the gzip
     // holds every row from segment 3 on, and segment 3's job reads it from there.
     expect(payloads.map((p) => p.plainOnly === true)).toEqual([true, true, true, false]);
@@ -478,6 +479,9 @@ describe('a Parquet-only part staged with its segments outside the gzip', () => 
   it('fails naming the part and the rows when a segment is in neither its Parquet nor its plain file, and publishes nothing', async () => {
     const root = await newRoot();
     const { part, payloads } = await stageWithSegments(root, { outside: true });
+    // Staged outside the gzip, four files may wait (MAX_WAITING_OUTSIDE_GZIP): every segment got one.
+    expect(payloads.map((p) => p.plainOnly === true)).toEqual([true, true, true, true]);
+    expect(await stagedRows(root, part)).toEqual({ lines: 0, gzipFrom: ROWS });
     await rm(plainOf(root, payloads[1]!));
     await expect(publish(root, part)).rejects.toThrow(
       new RegExp(`part facts_full/BIG: rows \\[${SEG}, ${2 * SEG}\\) were staged outside its gzip.*--retry`),

@@ -31,7 +31,12 @@ import {
 } from '../catalog/index.js';
 import { RESERVED_NAMES } from '../../datasets/index.js';
 import { writeFieldsSidecar } from './sidecar.js';
-import { MAX_WAITING_PLAIN_FILES, PlainSegmentFiles, type KeptSegment } from './plain-segments.js';
+import {
+  MAX_WAITING_OUTSIDE_GZIP,
+  MAX_WAITING_PLAIN_FILES,
+  PlainSegmentFiles,
+  type KeptSegment,
+} from './plain-segments.js';
 
 export interface Lineage {
   snapshotId: string;
@@ -216,7 +221,7 @@ class NdjsonPartWriter implements PartWriter {
         this.finalPath,
         this.stagingId,
         this.plainRows,
-        opts.maxWaitingPlainFiles ?? MAX_WAITING_PLAIN_FILES,
+        opts.maxWaitingPlainFiles ?? (outside ? MAX_WAITING_OUTSIDE_GZIP : MAX_WAITING_PLAIN_FILES),
         // The files hold rows written nowhere else: losing one fails the part.
         outside
           ? (err: unknown) => {

@@ -44,6 +44,13 @@ export function plainSegmentPath(finalFile: string, stagingId: string, skip: num
 export const MAX_WAITING_PLAIN_FILES = 2;
 
 /**
+ * The same cap for a part staged with its segments outside the gzip, where a segment with no file
+ * is not a cheaper read but every later row gzipped: on a loaded 2-core box conversions fell
+ * behind by 2 around the fifth of ten segments, gzipping half of SYNBIG's rows.
+ */
+export const MAX_WAITING_OUTSIDE_GZIP = 4;
+
+/**
  * Bytes of level-1 gzip per byte of staged text: one SYNBIG segment of facts rows, 118 MB of lines,
  * gzips to 10.3 MB (docs/decisions.md "what the staged gzip … cost"). Sizes output files for a
  * part whose segments were never gzipped as if they had been.
