@@ -128,10 +128,14 @@ async function stage(
 /**
  * Published as Parquet alone: a segment's Parquet replaces its rows, so they need no gzip
  * (docs/output.md "What a staged part is"). NDJSON output is converted from every staged row.
+ * A part staged before (its pointer done, its staged file gone: a publish that could not use
+ * its segments removed it) is staged whole this time, so that the retried publish can redo it.
  */
 async function parquetOnly(a: PartAttempt): Promise<boolean> {
-  const formats = (await a.deps.store.view(a.p.snapshotId))?.spec.formats ?? [];
-  return formats.length === 1 && formats[0] === 'parquet';
+  const { store } = a.deps;
+  const formats = (await store.view(a.p.snapshotId))?.spec.formats ?? [];
+  if (formats.length !== 1 || formats[0] !== 'parquet') return false;
+  return (await store.getPart(a.p.snapshotId, a.p.dataset, a.key))?.status !== 'done';
 }
 
 /** Big parts of fixed-schema datasets are converted in segments while they are staged. */

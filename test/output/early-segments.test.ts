@@ -73,7 +73,7 @@ const requestOf = segmentRequestOf;
  */
 async function stageWithSegments(
   root: string,
-  o: { plain?: boolean; convertEach?: boolean; outside?: boolean; maxWaiting?: number } = {},
+  o: { plain?: boolean; convertEach?: boolean; outside?: boolean; maxWaiting?: number; rowsOf?: Row[] } = {},
 ): Promise<{ part: PartPointer; payloads: ConvertSegmentPayload[]; outcomes: SegmentOutcome[] }> {
   const w = createPartWriter({
     root,
@@ -104,8 +104,9 @@ async function stageWithSegments(
     logger: silentLogger(),
   });
   let convertedEarly = false;
-  for (let i = 0; i < rows.length; i++) {
-    await w.write(rows[i]!);
+  const staged = o.rowsOf ?? rows;
+  for (let i = 0; i < staged.length; i++) {
+    await w.write(staged[i]!);
     if (i % 500 === 499) {
       // As a download does, gives gzip and the file's writes time to catch up.
       await new Promise((r) => setTimeout(r, 6));
@@ -125,9 +126,9 @@ async function stageWithSegments(
     }
   }
   await announcer.settle();
-  const staged = await w.finish();
+  const done = await w.finish();
   expect(convertedEarly).toBe(true);
-  return { part: { dataset: 'facts_full', ticker: 'BIG', status: 'done', ...staged }, payloads, outcomes };
+  return { part: { dataset: 'facts_full', ticker: 'BIG', status: 'done', ...done }, payloads, outcomes };
 }
 
 /** The uncompressed file a segment's payload names by its size. */
@@ -488,6 +489,17 @@ describe('a Parquet-only part staged with its segments outside the gzip', () => 
     );
     expect(await readdir(join(root, 'facts_full')).catch(() => [])).toEqual([]);
     // The staged file goes too, so that a retried snapshot fetches the part again.
+    await expect(stat(join(root, part.file!))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('fails, removing the staged file, when a converted segment no longer fits the statement (a field seen after it)', async () => {
+    const root = await newRoot();
+    const later = rows.map((r, i) => (i >= ROWS - 100 ? { ...r, seen_late: i } : r));
+    const { part } = await stageWithSegments(root, { outside: true, convertEach: true, rowsOf: later });
+    // A part staged whole would redo segment 0 from its gzip; here its rows are only in a stale Parquet.
+    await expect(publish(root, part)).rejects.toThrow(
+      /part facts_full\/BIG: rows \[0, 8192\) were staged outside its gzip, in a segment, and its Parquet was made by another statement.*--retry/,
+    );
     await expect(stat(join(root, part.file!))).rejects.toThrow(/ENOENT/);
   });
 

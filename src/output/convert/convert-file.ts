@@ -67,7 +67,7 @@ export async function convertFile(o: ConvertFileOptions): Promise<{ tolerantReas
   const holes = o.holes ?? [];
   const lost = gaps.flatMap((g) => holes.filter((h) => h.skip < g.skip + g.take && g.skip < h.skip + h.take));
   if (lost.length > 0)
-    throw new OutputError(
+    throw new RowsOutsideGzipError(
       'OUTPUT_FAILED',
       `${o.to}: rows ${lost.map((h) => `[${h.skip}, ${h.skip + h.take})`).join(', ')} of ${source.file} were staged outside its gzip and no usable segment holds them`,
     );
@@ -194,13 +194,16 @@ async function joinPieces(
 }
 
 /**
- * The file cannot be converted again from its staged rows alone: some are only in segments'
- * Parquet. Not retried as is: the parts are fetched again (staged whole) by a retried snapshot.
+ * An output file cannot be converted again from its staged rows alone: some are only in segments'
+ * Parquet. The publisher removes such parts' staged files, so a retried snapshot fetches them
+ * again, staged whole.
  */
+export class RowsOutsideGzipError extends OutputError {}
+
 function outsideGzip(o: ConvertFileOptions, why: string, cause: unknown): OutputError {
-  return new OutputError(
+  return new RowsOutsideGzipError(
     'OUTPUT_FAILED',
-    `${o.to}: ${why}, and rows ${(o.holes ?? []).map((h) => `[${h.skip}, ${h.skip + h.take})`).join(', ')} of ${o.source.file} were staged outside its gzip (only in segments), so it cannot be converted again from the staged rows; publish with convert_while_staging off, or NDJSON among the formats`,
+    `${o.to}: ${why}, and rows ${(o.holes ?? []).map((h) => `[${h.skip}, ${h.skip + h.take})`).join(', ')} of ${o.source.file} were staged outside its gzip (only in segments), so it cannot be converted again from the staged rows`,
     { cause },
   );
 }

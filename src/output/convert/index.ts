@@ -23,6 +23,7 @@ export {
   type SegmentOutcome,
   type SegmentRequest,
 } from './early-segments.js';
+export { RowsOutsideGzipError } from './convert-file.js';
 export { EXACT_DECIMAL_MACROS, valueMismatchCondition } from './exact-decimal-sql.js';
 export { readSchemaRegistry, resolveSchema, type SchemaRegistryFile } from './schema-registry.js';
 export { convertSegment } from './early-segments.js';

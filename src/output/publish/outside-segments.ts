@@ -48,7 +48,10 @@ export async function segmentsOfPart(part: CheckedPart, o: OutsideSegmentsOption
     if (usable(g) !== undefined) continue;
     const plain = plainSegmentPath(part.path, stagingId, g.skip, g.take);
     const size = (await stat(plain).catch(() => undefined))?.size;
-    let why = `neither its Parquet nor its plain file ${plain} is there`;
+    const other = listed.some((s) => s.skip === g.skip && s.take === g.take);
+    let why = other
+      ? `its Parquet was made by another statement (field kinds seen after it changed the dataset's) and its plain file is gone`
+      : `neither its Parquet nor its plain file ${plain} is there`;
     if (size === g.bytes) {
       try {
         made.push(await convertPlain(part, g, plain, o));
@@ -101,10 +104,15 @@ async function convertPlain(
  */
 async function lostRows(part: CheckedPart, g: SegmentRows, why: string): Promise<OutputError> {
   const label = `${part.pointer.dataset}/${part.pointer.ticker}`;
-  await rm(part.path, { force: true });
-  await rm(fieldsSidecarPath(part.path), { force: true });
+  await removeStagedPart(part.path);
   return new OutputError(
     'OUTPUT_FAILED',
-    `part ${label}: rows [${g.skip}, ${g.skip + g.take}) were staged outside its gzip, in a segment, and ${why}; its staged file is removed, so a retried snapshot (--retry) fetches the part again`,
+    `part ${label}: rows [${g.skip}, ${g.skip + g.take}) were staged outside its gzip, in a segment, and ${why}; its staged file is removed, so a retried snapshot (--retry) fetches the part again, staged whole`,
   );
+}
+
+/** Removes a staged part and its sidecar: its job's pointer no longer matches, so it is fetched again. */
+export async function removeStagedPart(path: string): Promise<void> {
+  await rm(path, { force: true });
+  await rm(fieldsSidecarPath(path), { force: true });
 }

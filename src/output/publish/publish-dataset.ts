@@ -15,6 +15,7 @@ import { buildDir, dataFileName, partitionRelDir, toPosix, type ManifestFile } f
 import {
   conversionSignature,
   resolveSchema,
+  RowsOutsideGzipError,
   writeDatasetFiles,
   type BuiltFile,
   type DuckSession,
@@ -25,7 +26,7 @@ import { checkStagedPart, kindsToNames, mergeFieldKinds, type CheckedPart } from
 import { fsyncDir } from '../storage/index.js';
 import { packKept, planReuse, reusedFromFiles, type ReuseSource } from './reuse-plan.js';
 import { packedUnits, rebuiltUnit, wholeUnit, type Unit } from './reused-files.js';
-import { segmentsOfPart } from './outside-segments.js';
+import { removeStagedPart, segmentsOfPart } from './outside-segments.js';
 import { GZIP_SHARE_OF_PLAIN } from '../staging/index.js';
 
 export interface DatasetPublishContext {
@@ -183,6 +184,9 @@ async function convertStaged(
   );
   try {
     return await writeStaged(c, dataset, resolved, checked, observed, dir, scratchDir, segmentsOf);
+  } catch (err: unknown) {
+    if (!(err instanceof RowsOutsideGzipError)) throw err;
+    throw await restageOutside(checked, err);
   } finally {
     await rm(outside.scratchDir, { recursive: true, force: true });
   }
@@ -247,6 +251,24 @@ async function writeStaged(
       (t) => `${dataset}/${t.file}: a value did not fit its column type and is kept in _extra (${t.reason})`,
     ),
   };
+}
+
+/**
+ * Some rows only segments hold are needed again (a value that does not fit, segments that do not
+ * join): the parts staged outside their gzip lose their staged files, so that `--retry` fetches
+ * them again, staged whole (jobs/export-part/fetch-and-stage.ts), and can convert every row.
+ */
+async function restageOutside(
+  checked: readonly CheckedPart[],
+  err: RowsOutsideGzipError,
+): Promise<OutputError> {
+  const outside = checked.filter((x) => x.gzipFrom > 0);
+  for (const x of outside) await removeStagedPart(x.path);
+  return new OutputError(
+    'OUTPUT_FAILED',
+    `${err.message}; the staged files of ${outside.map((x) => `${x.pointer.dataset}/${x.pointer.ticker}`).join(', ')} are removed, so a retried snapshot (--retry) fetches them again, staged whole`,
+    { cause: err },
+  );
 }
 
 /** The reused companies' files: whole source files, then the rebuilt rest, as units. */
