@@ -503,6 +503,38 @@ describe('a Parquet-only part staged with its segments outside the gzip', () => 
     await expect(stat(join(root, part.file!))).rejects.toThrow(/ENOENT/);
   });
 
+  it('stages a part with no whole segment byte for byte as a part staged whole', async () => {
+    const root = await newRoot();
+    const few = rows.slice(0, SEG - 1);
+    const stage = async (ticker: string, outside: boolean): Promise<PartPointer> => {
+      const w = createPartWriter({
+        root,
+        snapshotId: SNAP,
+        dataset: 'facts_full',
+        ticker,
+        lineage: { snapshotId: SNAP, fetchedAt: FETCHED, requestedTicker: 'SMALL' },
+        chunkBytes: 64 * 1024,
+        memberBytes: 512 * 1024,
+        plainSegmentRows: SEG,
+        ...(outside ? { segmentsOutsideGzip: true } : {}),
+      });
+      for (const r of few) await w.write(r);
+      return { dataset: 'facts_full', ticker, status: 'done', ...(await w.finish()) };
+    };
+    const [outside, whole] = [await stage('OUT', true), await stage('WHOLE', false)];
+    expect(await readFile(join(root, outside.file!))).toEqual(await readFile(join(root, whole.file!)));
+    expect(outside).toMatchObject({ rows: whole.rows, bytes: whole.bytes, sha256: whole.sha256 });
+    const sidecar = async (p: PartPointer): Promise<Record<string, unknown>> => {
+      const { staging_id: _id, ...rest } = JSON.parse(
+        await readFile(join(root, p.file!.replace(/\.ndjson\.gz$/, '.fields.json')), 'utf8'),
+      ) as Record<string, unknown>;
+      return rest;
+    };
+    expect(await sidecar(outside)).toEqual(await sidecar(whole));
+    expect((await sidecar(outside)).members).not.toEqual([]);
+    expect(await plainLeft(outside, root)).toEqual([]);
+  });
+
   it('keeps every row in the gzip when the part is not staged outside it (its output includes NDJSON)', async () => {
     const root = await newRoot();
     const { part, payloads } = await stageWithSegments(root, { plain: true, convertEach: true });

@@ -5,7 +5,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { rename, unlink } from 'node:fs/promises';
+import { open, rename, rm, unlink } from 'node:fs/promises';
+import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { Transform, type TransformOptions } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -36,6 +37,7 @@ import {
   MAX_WAITING_PLAIN_FILES,
   PlainSegmentFiles,
   type KeptSegment,
+  plainSegmentPath,
 } from './plain-segments.js';
 
 export interface Lineage {
@@ -158,6 +160,12 @@ class NdjsonPartWriter implements PartWriter {
    * segments' files only, then the first row of the first segment that got no file.
    */
   private gzipFrom: number | undefined = 0;
+  /**
+   * Staged outside the gzip, until the first segment is whole: the chunks (bytes, rows) its file
+   * got. A part that ends before (no whole segment) is gzipped from that file at finish, chunk
+   * for chunk, so a small part is staged byte for byte as when staged whole.
+   */
+  private firstChunks: { bytes: number; rows: number }[] | undefined;
   private failure: Error | undefined;
   private state: 'open' | 'finishing' | 'finished' | 'aborted' = 'open';
 
@@ -230,7 +238,10 @@ class NdjsonPartWriter implements PartWriter {
           : undefined,
       );
       this.nextCut = this.plainRows;
-      if (outside) this.gzipFrom = undefined;
+      if (outside) {
+        this.gzipFrom = undefined;
+        this.firstChunks = [];
+      }
     }
   }
 
@@ -264,11 +275,11 @@ class NdjsonPartWriter implements PartWriter {
     });
   }
 
-  /** Ends the current member and starts the next at the next row to be flushed. */
-  private nextMember(): void {
+  /** Ends the current member and starts the next at `row` (the next row to be flushed). */
+  private nextMember(row = this.flushedRows): void {
     const prev = this.gzip;
     this.gzip = this.newMember();
-    this.memberRows.push(this.flushedRows);
+    this.memberRows.push(row);
     this.memberIn = 0;
     this.queued.push(this.gzip);
     prev.end();
@@ -397,6 +408,7 @@ class NdjsonPartWriter implements PartWriter {
     this.used = 0;
     // Chunks hold whole lines, so a member starts at a row.
     if (this.memberIn >= this.memberBytes) this.nextMember();
+    this.noteFirstChunk(chunk.length, this.bufRows);
     this.flushedRows += this.bufRows;
     this.bufRows = 0;
     const disk = this.writePlain(chunk);
@@ -429,6 +441,47 @@ class NdjsonPartWriter implements PartWriter {
     return this.plain.write(chunk, cuts);
   }
 
+  /** Records a chunk of the first segment (before writePlain); none once a segment starts after it. */
+  private noteFirstChunk(bytes: number, rows: number): void {
+    if (this.firstChunks === undefined) return;
+    if (this.cuts.length > 0 || this.gzipFrom !== undefined) this.firstChunks = undefined;
+    else this.firstChunks.push({ bytes, rows });
+  }
+
+  /**
+   * A part staged outside the gzip that never filled its first segment: its rows, in its plain
+   * file only, go to the gzip after all, in the chunks they were written in (so members start at
+   * the same rows), and the file goes. Reads one chunk at a time.
+   */
+  private async gzipFirstSegment(chunks: readonly { bytes: number; rows: number }[]): Promise<void> {
+    const [seg] = (await this.plain?.keep(this.count)) ?? [];
+    const file = plainSegmentPath(this.finalPath, this.stagingId, 0, this.count);
+    if (seg === undefined || seg.bytes !== chunks.reduce((n, c) => n + c.bytes, 0))
+      throw new OutputError('OUTPUT_FAILED', `staging ${this.rel}: ${file} does not hold the part's rows`);
+    const fh = await open(file, 'r');
+    try {
+      let row = 0;
+      for (const [i, c] of chunks.entries()) {
+        const buf = Buffer.allocUnsafe(c.bytes);
+        if ((await fh.read(buf, 0, c.bytes, null)).bytesRead !== c.bytes)
+          throw new OutputError('OUTPUT_FAILED', `staging ${this.rel}: ${file} is short`);
+        if (i === chunks.length - 1) {
+          if (this.memberIn >= this.memberBytes && c.bytes > 0) this.nextMember(row);
+          this.gzip.end(buf);
+          break;
+        }
+        if (this.memberIn >= this.memberBytes) this.nextMember(row);
+        this.memberIn += c.bytes;
+        if (!this.gzip.write(buf)) await once(this.gzip, 'drain');
+        row += c.rows;
+      }
+    } finally {
+      await fh.close();
+    }
+    await rm(file, { force: true });
+    this.gzipFrom = 0;
+  }
+
   /**
    * The chunk's lines the gzip gets (after writePlain): all of them, or for a part staged outside
    * it, none while the segments' files take them, then those from where the files ended.
@@ -458,17 +511,21 @@ class NdjsonPartWriter implements PartWriter {
       if (this.failure) throw this.failure;
       const last = this.buf.subarray(0, this.used);
       if (this.memberIn >= this.memberBytes && last.length > 0) this.nextMember();
+      this.noteFirstChunk(last.length, this.bufRows);
       this.flushedRows += this.bufRows;
       this.bufRows = 0;
       this.used = 0;
       await this.writePlain(last);
+      const small = this.firstChunks;
       // The last member's end ends the file (forward()), once every member before it is written.
-      this.gzip.end(this.forGzip(last));
+      if (small !== undefined) await this.gzipFirstSegment(small);
+      else this.gzip.end(this.forGzip(last));
       await this.done;
       // The segments never queued (the last ones, whole or not) are converted at publish: from
       // the gzip, or (staged outside it) from their files, which are kept.
       let kept: KeptSegment[] | undefined;
-      if (this.opts.segmentsOutsideGzip === true) kept = await this.plain?.keep(this.count);
+      if (small !== undefined) kept = undefined;
+      else if (this.opts.segmentsOutsideGzip === true) kept = await this.plain?.keep(this.count);
       else await this.plain?.finish();
       if (this.failure) throw this.failure;
       if (this.memberSizes.length !== this.memberRows.length + 1)
