@@ -96,30 +96,11 @@ export async function checkStagedPart(
   // Awaited by whoever publishes; until then a rejection is not an unhandled one.
   hashed.catch(() => undefined);
   if (opts.hashLater !== true) await hashed;
-  const sidecar = await readFieldsSidecar(fieldsSidecarPath(path));
-  let rows: number;
-  let fields: FieldKinds;
-  let maxLineChars: number | undefined;
-  let members: MemberStart[] = [];
-  let stagingId: string | undefined;
-  let gzipFrom = 0;
-  let segments: SegmentRows[] = [];
-  if (sidecar !== undefined && (pointer.sha256 === undefined || sidecar.sha256 === pointer.sha256)) {
-    rows = sidecar.rows;
-    fields = sidecar.fields;
-    maxLineChars = sidecar.maxLineChars;
-    // Trusted only for the very file it describes, and only inside it.
-    members = (sidecar.members ?? []).filter((m) => m.row < rows && m.offset < size);
-    stagingId = sidecar.stagingId;
-    gzipFrom = sidecar.gzipFrom ?? 0;
-    segments = sidecar.segments ?? [];
-  } else {
-    // No sidecar of this very file (another attempt's, or none): read the rows themselves.
-    const scanned = await scanFieldKinds(path);
-    rows = scanned.rows;
-    fields = scanned.fields;
-    maxLineChars = scanned.maxLineChars;
-  }
+  const { rows, fields, maxLineChars, members, stagingId, gzipFrom, segments } = await describe(
+    path,
+    pointer,
+    size,
+  );
   if (rows !== pointer.rows) {
     throw new OutputError(
       'OUTPUT_FAILED',
@@ -139,6 +120,29 @@ export async function checkStagedPart(
     segments,
     hashed,
   };
+}
+
+type Described = Omit<CheckedPart, 'pointer' | 'path' | 'bytes' | 'hashed'>;
+
+/** What the file holds: from its own sidecar, or (none of this very file) by reading the rows. */
+async function describe(path: string, pointer: PartPointer, size: number): Promise<Described> {
+  const sidecar = await readFieldsSidecar(fieldsSidecarPath(path));
+  if (sidecar !== undefined && (pointer.sha256 === undefined || sidecar.sha256 === pointer.sha256)) {
+    const rows = sidecar.rows;
+    return {
+      rows,
+      fields: sidecar.fields,
+      maxLineChars: sidecar.maxLineChars,
+      // Trusted only for the very file it describes, and only inside it.
+      members: (sidecar.members ?? []).filter((m) => m.row < rows && m.offset < size),
+      stagingId: sidecar.stagingId,
+      gzipFrom: sidecar.gzipFrom ?? 0,
+      segments: sidecar.segments ?? [],
+    };
+  }
+  // No sidecar of this very file (another attempt's, or none): read the rows themselves.
+  const scanned = await scanFieldKinds(path);
+  return { ...scanned, members: [], stagingId: undefined, gzipFrom: 0, segments: [] as SegmentRows[] };
 }
 
 /** Rejects with OUTPUT_FAILED when the file's sha256 is not the one its pointer reported. */
