@@ -36,6 +36,7 @@ import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../../src/types.js';
 import { syntheticFactRow } from '../helpers/synthetic-rows.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
+import { followSnapshot } from '../../src/pipeline/queue/follow.js';
 
 type Row = Record<string, unknown>;
 const DATE = '2026-11-25';
@@ -617,5 +618,67 @@ describe('a big part exported by the pipeline', () => {
     const [part] = await h.ctx.store.parts(spec.id);
     expect(part).toMatchObject({ rows: BIG });
     expect(part!.bytes).toBeGreaterThan(100_000);
+  });
+});
+
+describe('a Parquet-only part whose segments went missing before publishing', () => {
+  const BIG = 30_000;
+  let h: PipelineHarness;
+  beforeAll(async () => {
+    h = await startPipelineHarness({
+      emulator: { syntheticLargeRows: BIG },
+      config: { 'output.row_group_rows': GROUP, 'output.formats': ['parquet'] },
+    });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('fails the publish naming the rows, and --retry fetches the part again, staged whole, and publishes every row', async () => {
+    const spec = h.spec(['SYNBIG'], ['facts_full'], 'segments-gone');
+    // Only a parts worker: the part is staged, its segments wait for a control worker.
+    const parts = await h.startWorkers({ parts: true, control: false });
+    await h.ctx.enqueue(spec);
+    let pointer: PartPointer | undefined;
+    for (let i = 0; i < 600 && pointer?.status !== 'done'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      pointer = await h.ctx.store.getPart(spec.id, 'facts_full', 'SYNBIG');
+    }
+    expect(pointer?.status).toBe('done');
+    // Behind the exporter's back: every segment's plain file (and any Parquet) goes.
+    await rm(segmentsDir(join(h.outDir, pointer!.file!)), { recursive: true, force: true });
+    await h.startWorkers({ parts: false, control: true });
+    const failed = await followSnapshot(h.ctx.store, spec.id, { pollMs: 100 });
+    expect(failed.state).toBe('failed');
+    // The first publish attempt names the rows and removes the staged file; a retried attempt of
+    // the publish job then finds the file missing, as for any staged file gone.
+    expect(failed.message).toMatch(
+      /part facts_full\/SYNBIG: (rows \[0, 8192\) were staged outside its gzip|staged file \S+SYNBIG\.ndjson\.gz is missing)/,
+    );
+    expect(failed.manifest).toBeNull();
+    await parts.close(2000);
+    await h.startWorkers({ parts: true, control: false });
+
+    const retried = await h.runToEnd(spec, { retry: true });
+    expect(retried.message ?? retried.state).toBe('published');
+    const again = (await h.ctx.snapshotsQueue.getJobs(['completed']))
+      .filter((j) => j.name === CONVERT_SEGMENT_JOB)
+      .map((j) => j.data as ConvertSegmentPayload)
+      .filter((p) => p.snapshotId === spec.id);
+    // The retried attempt (another staging id) staged every row in the gzip.
+    const ids = [...new Set(again.map((p) => p.stagingId))];
+    expect(ids).toHaveLength(2);
+    const plainOnlyByAttempt = ids.map((id) =>
+      again.filter((p) => p.stagingId === id).every((p) => p.plainOnly === true),
+    );
+    expect(plainOnlyByAttempt.sort()).toEqual([false, true]);
+    const retriedPart = await h.ctx.store.getPart(spec.id, 'facts_full', 'SYNBIG');
+    expect(retriedPart!.bytes).toBeGreaterThan(100_000);
+    const manifest = JSON.parse(await readFile(retried.manifest!, 'utf8')) as { files: { path: string }[] };
+    const files = manifest.files.map((f) => `'${join(h.outDir, f.path)}'`).join(', ');
+    const [stats] = await duck.all(
+      `SELECT count(*)::INTEGER AS n, count(DISTINCT fact_key)::INTEGER AS keys FROM read_parquet([${files}])`,
+    );
+    expect(stats).toEqual({ n: BIG, keys: BIG });
   });
 });
