@@ -57,10 +57,12 @@ export function createConvertSegmentProcessor(deps: ConvertSegmentDeps): Convert
     // Published, failed or stopped: its staging is gone or about to be; nothing would use the segment.
     const state = await deps.store.state(p.snapshotId);
     if (state !== 'running') {
-      // A failed or stopped snapshot keeps its staging for --retry: the segment's plain file goes now.
-      await deps.discard?.(segmentRequestOf(p)).catch((err: unknown) => {
-        log.debug({ reason: coerceError(err).message }, "could not remove the segment's plain file");
-      });
+      // A failed or stopped snapshot keeps its staging for --retry: the segment's plain file goes
+      // now, unless it holds the segment's only rows (which a retried publish converts).
+      if (p.plainOnly !== true)
+        await deps.discard?.(segmentRequestOf(p)).catch((err: unknown) => {
+          log.debug({ reason: coerceError(err).message }, "could not remove the segment's plain file");
+        });
       const outcome: SegmentOutcome = { status: 'skipped', reason: `snapshot is ${state ?? 'gone'}` };
       log.debug({ reason: outcome.reason }, 'segment skipped');
       return outcome;
@@ -88,5 +90,6 @@ export function segmentRequestOf(p: ConvertSegmentPayload): SegmentRequest {
     fields: p.fields,
     maxLineChars: p.maxLineChars,
     ...(p.plainBytes === undefined ? {} : { plainBytes: p.plainBytes }),
+    ...(p.plainOnly === true ? { plainOnly: true } : {}),
   };
 }

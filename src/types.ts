@@ -143,6 +143,12 @@ export interface WrittenPrefix {
   /** Field kinds of every row written so far (the prefix's and more). */
   fields: FieldKinds;
   maxLineChars: number;
+  /**
+   * Rows below this are not in the gzip file but only in their segments' files (a part staged
+   * with `segmentsOutsideGzip`): the file's first member starts at this row, offset 0.
+   * @defaultValue 0: the gzip holds every row
+   */
+  gzipFrom?: number;
 }
 
 /** What a converter needs to convert rows [skip, skip + take) of a part being staged. */
@@ -168,6 +174,12 @@ export interface SegmentRequest {
    * read instead of the gzip bytes if it holds exactly this many. @defaultValue none: the gzip bytes
    */
   plainBytes?: number;
+  /**
+   * The segment's rows are in its uncompressed file only (not in the gzip part): never read the
+   * gzip for them, and keep the file unless the conversion succeeds (publishing converts it then).
+   * @defaultValue false
+   */
+  plainOnly?: boolean;
 }
 
 export type SegmentOutcome =

@@ -102,6 +102,7 @@ async function stage(
     fetchedAt,
     // Each segment's rows also uncompressed, for its conversion to read without gunzip.
     ...(early === undefined ? {} : { plainSegmentRows: early.segmentRows }),
+    ...(early !== undefined && (await parquetOnly(a)) ? { segmentsOutsideGzip: true } : {}),
   });
   const fingerprint = p.dataset === CHANGE_DATASET ? new CatalogFingerprint() : undefined;
   const segments = early === undefined ? undefined : segmentAnnouncer(a, early, writer);
@@ -122,6 +123,19 @@ async function stage(
   if (digest !== undefined && digest !== null) pointer.fingerprint = digest;
   if (note !== undefined && pointer.message === undefined) pointer.message = note;
   return pointer;
+}
+
+/**
+ * Published as Parquet alone: a segment's Parquet replaces its rows, so they need no gzip
+ * (docs/output.md "What a staged part is"). NDJSON output is converted from every staged row.
+ * A part staged before (its pointer done, its staged file gone: a publish that could not use
+ * its segments removed it) is staged whole this time, so that the retried publish can redo it.
+ */
+async function parquetOnly(a: PartAttempt): Promise<boolean> {
+  const { store } = a.deps;
+  const formats = (await store.view(a.p.snapshotId))?.spec.formats ?? [];
+  if (formats.length !== 1 || formats[0] !== 'parquet') return false;
+  return (await store.getPart(a.p.snapshotId, a.p.dataset, a.key))?.status !== 'done';
 }
 
 /** Big parts of fixed-schema datasets are converted in segments while they are staged. */

@@ -169,6 +169,7 @@ async function writerFactory(storages: StoragePool, opts: OutputPortOptions): Pr
           ...writerOpts,
           root: req.root,
           ...(req.plainSegmentRows === undefined ? {} : { plainSegmentRows: req.plainSegmentRows }),
+          ...(req.segmentsOutsideGzip === true ? { segmentsOutsideGzip: true } : {}),
         });
   };
 }

@@ -6,6 +6,7 @@
  * Redis, the emulator over HTTP) with a big synthetic company.
  */
 import { cp, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -35,6 +36,7 @@ import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../../src/types.js';
 import { syntheticFactRow } from '../helpers/synthetic-rows.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
+import { followSnapshot } from '../../src/pipeline/queue/follow.js';
 
 type Row = Record<string, unknown>;
 const DATE = '2026-11-25';
@@ -72,7 +74,7 @@ const requestOf = segmentRequestOf;
  */
 async function stageWithSegments(
   root: string,
-  o: { plain?: boolean; convertEach?: boolean } = {},
+  o: { plain?: boolean; convertEach?: boolean; outside?: boolean; maxWaiting?: number; rowsOf?: Row[] } = {},
 ): Promise<{ part: PartPointer; payloads: ConvertSegmentPayload[]; outcomes: SegmentOutcome[] }> {
   const w = createPartWriter({
     root,
@@ -82,7 +84,9 @@ async function stageWithSegments(
     lineage: { snapshotId: SNAP, fetchedAt: FETCHED, requestedTicker: 'BIG' },
     chunkBytes: 64 * 1024,
     memberBytes: 512 * 1024,
-    ...(o.plain === true ? { plainSegmentRows: segmentRows(GROUP) } : {}),
+    ...(o.plain === true || o.outside === true ? { plainSegmentRows: segmentRows(GROUP) } : {}),
+    ...(o.outside === true ? { segmentsOutsideGzip: true } : {}),
+    ...(o.maxWaiting === undefined ? {} : { maxWaitingPlainFiles: o.maxWaiting }),
   });
   const outcomes: SegmentOutcome[] = [];
   const payloads: ConvertSegmentPayload[] = [];
@@ -101,8 +105,9 @@ async function stageWithSegments(
     logger: silentLogger(),
   });
   let convertedEarly = false;
-  for (let i = 0; i < rows.length; i++) {
-    await w.write(rows[i]!);
+  const staged = o.rowsOf ?? rows;
+  for (let i = 0; i < staged.length; i++) {
+    await w.write(staged[i]!);
     if (i % 500 === 499) {
       // As a download does, gives gzip and the file's writes time to catch up.
       await new Promise((r) => setTimeout(r, 6));
@@ -122,9 +127,9 @@ async function stageWithSegments(
     }
   }
   await announcer.settle();
-  const staged = await w.finish();
+  const done = await w.finish();
   expect(convertedEarly).toBe(true);
-  return { part: { dataset: 'facts_full', ticker: 'BIG', status: 'done', ...staged }, payloads, outcomes };
+  return { part: { dataset: 'facts_full', ticker: 'BIG', status: 'done', ...done }, payloads, outcomes };
 }
 
 /** The uncompressed file a segment's payload names by its size. */
@@ -411,6 +416,135 @@ describe('segments converted while staging', () => {
   });
 });
 
+/** Rows in a staged part's gzip file, and the sidecar's record of where they start. */
+async function stagedRows(root: string, part: PartPointer): Promise<{ lines: number; gzipFrom: unknown }> {
+  const path = join(root, part.file!);
+  const text = gunzipSync(await readFile(path)).toString('utf8');
+  const sidecar = JSON.parse(await readFile(path.replace(/\.ndjson\.gz$/, '.fields.json'), 'utf8')) as {
+    gzip_from?: number;
+  };
+  return { lines: text === '' ? 0 : text.split('\n').length - 1, gzipFrom: sidecar.gzip_from };
+}
+
+describe('a Parquet-only part staged with its segments outside the gzip', () => {
+  const SEG = segmentRows(GROUP);
+  let plain: { digest: string; n: number; used: number };
+  let whole: PartPointer;
+  beforeAll(async () => {
+    const root = await newRoot();
+    whole = await stagePlain(root);
+    plain = await publish(root, whole);
+  });
+
+  it('gzips no row of a segment that has its file, and publishes the same rows as a part staged whole', async () => {
+    const root = await newRoot();
+    const { part, payloads, outcomes } = await stageWithSegments(root, { outside: true, convertEach: true });
+    expect(payloads.length).toBe(Math.floor(ROWS / SEG));
+    expect(payloads.every((p) => p.plainOnly === true && p.cut.end === 0)).toBe(true);
+    expect(outcomes.map((x) => x.status === 'converted' && x.read)).toEqual(payloads.map(() => 'plain'));
+    // Every row is in a segment (the last, partial one in its plain file): the gzip holds none.
+    expect(await stagedRows(root, part)).toEqual({ lines: 0, gzipFrom: ROWS });
+    expect(part.rows).toBe(ROWS);
+    expect(part.bytes).toBeLessThan(100);
+    expect(whole.bytes).toBeGreaterThan(100_000);
+    const partial = ROWS % SEG;
+    expect(await plainLeft(part, root)).toEqual([
+      expect.stringMatching(new RegExp(`-${ROWS - partial}-${partial}\\.ndjson$`)),
+    ]);
+    // The partial segment is converted at publish from its file: the same rows in the same order.
+    expect(await publish(root, part)).toEqual({ ...plain, used: payloads.length + 1 });
+  });
+
+  it('converts at publish the segments whose conversion failed or never ran, from their plain files; the gzip holds the rest', async () => {
+    const root = await newRoot();
+    const { part, payloads } = await stageWithSegments(root, { outside: true, maxWaiting: 2 });
+    // Segment 0 converted while staging; 1 and 2 wait with their files, so 3 got none: the gzip
+    // holds every row from segment 3 on, and segment 3's job reads it from there.
+    expect(payloads.map((p) => p.plainOnly === true)).toEqual([true, true, true, false]);
+    expect(payloads[3]!.plainBytes).toBeUndefined();
+    expect(await stagedRows(root, part)).toEqual({ lines: ROWS - 3 * SEG, gzipFrom: 3 * SEG });
+    // Segment 1's conversion fails (its file not as announced): its file stays for publishing.
+    const failed = await convertSegment(
+      { ...requestOf(payloads[1]!), plainBytes: payloads[1]!.plainBytes! + 1 },
+      { rowGroupRows: GROUP },
+    );
+    expect(failed.status === 'skipped' && failed.reason).toMatch(/does not hold/);
+    expect((await plainLeft(part, root)).length).toBe(2);
+    expect(await convertSegment(requestOf(payloads[3]!), { rowGroupRows: GROUP })).toMatchObject({
+      status: 'converted',
+      read: 'gzip',
+    });
+    const published = await publish(root, part);
+    expect(published).toEqual({ ...plain, used: 4 });
+  });
+
+  it('fails naming the part and the rows when a segment is in neither its Parquet nor its plain file, and publishes nothing', async () => {
+    const root = await newRoot();
+    const { part, payloads } = await stageWithSegments(root, { outside: true });
+    // Staged outside the gzip, four files may wait (MAX_WAITING_OUTSIDE_GZIP): every segment got one.
+    expect(payloads.map((p) => p.plainOnly === true)).toEqual([true, true, true, true]);
+    expect(await stagedRows(root, part)).toEqual({ lines: 0, gzipFrom: ROWS });
+    await rm(plainOf(root, payloads[1]!));
+    await expect(publish(root, part)).rejects.toThrow(
+      new RegExp(`part facts_full/BIG: rows \\[${SEG}, ${2 * SEG}\\) were staged outside its gzip.*--retry`),
+    );
+    expect(await readdir(join(root, 'facts_full')).catch(() => [])).toEqual([]);
+    // The staged file goes too, so that a retried snapshot fetches the part again.
+    await expect(stat(join(root, part.file!))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('fails, removing the staged file, when a converted segment no longer fits the statement (a field seen after it)', async () => {
+    const root = await newRoot();
+    const later = rows.map((r, i) => (i >= ROWS - 100 ? { ...r, seen_late: i } : r));
+    const { part } = await stageWithSegments(root, { outside: true, convertEach: true, rowsOf: later });
+    // A part staged whole would redo segment 0 from its gzip; here its rows are only in a stale Parquet.
+    await expect(publish(root, part)).rejects.toThrow(
+      /part facts_full\/BIG: rows \[0, 8192\) were staged outside its gzip, in a segment, and its Parquet was made by another statement.*--retry/,
+    );
+    await expect(stat(join(root, part.file!))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('stages a part with no whole segment byte for byte as a part staged whole', async () => {
+    const root = await newRoot();
+    const few = rows.slice(0, SEG - 1);
+    const stage = async (ticker: string, outside: boolean): Promise<PartPointer> => {
+      const w = createPartWriter({
+        root,
+        snapshotId: SNAP,
+        dataset: 'facts_full',
+        ticker,
+        lineage: { snapshotId: SNAP, fetchedAt: FETCHED, requestedTicker: 'SMALL' },
+        chunkBytes: 64 * 1024,
+        memberBytes: 512 * 1024,
+        plainSegmentRows: SEG,
+        ...(outside ? { segmentsOutsideGzip: true } : {}),
+      });
+      for (const r of few) await w.write(r);
+      return { dataset: 'facts_full', ticker, status: 'done', ...(await w.finish()) };
+    };
+    const [outside, whole] = [await stage('OUT', true), await stage('WHOLE', false)];
+    expect(await readFile(join(root, outside.file!))).toEqual(await readFile(join(root, whole.file!)));
+    expect(outside).toMatchObject({ rows: whole.rows, bytes: whole.bytes, sha256: whole.sha256 });
+    const sidecar = async (p: PartPointer): Promise<Record<string, unknown>> => {
+      const { staging_id: _id, ...rest } = JSON.parse(
+        await readFile(join(root, p.file!.replace(/\.ndjson\.gz$/, '.fields.json')), 'utf8'),
+      ) as Record<string, unknown>;
+      return rest;
+    };
+    expect(await sidecar(outside)).toEqual(await sidecar(whole));
+    expect((await sidecar(outside)).members).not.toEqual([]);
+    expect(await plainLeft(outside, root)).toEqual([]);
+  });
+
+  it('keeps every row in the gzip when the part is not staged outside it (its output includes NDJSON)', async () => {
+    const root = await newRoot();
+    const { part, payloads } = await stageWithSegments(root, { plain: true, convertEach: true });
+    expect(payloads.some((p) => p.plainOnly === true)).toBe(false);
+    expect(await stagedRows(root, part)).toEqual({ lines: ROWS, gzipFrom: undefined });
+    expect(part.rows).toBe(ROWS);
+  });
+});
+
 describe('a big part exported by the pipeline', () => {
   const BIG = 30_000;
   let h: PipelineHarness;
@@ -435,8 +569,14 @@ describe('a big part exported by the pipeline', () => {
     const rec = await h.runToEnd(h.spec(['SYNBIG'], ['facts_full'], 'segments-e2e'));
     expect(rec.state).toBe('published');
     const jobs = (await h.ctx.snapshotsQueue.getJobs(['completed'])).filter(
-      (j) => j.name === CONVERT_SEGMENT_JOB,
+      (j) =>
+        j.name === CONVERT_SEGMENT_JOB && (j.data as ConvertSegmentPayload).snapshotId === 'segments-e2e',
     );
+    // Published as Parquet alone: the first segment's rows went to its plain file only.
+    expect(
+      (jobs.find((j) => (j.data as ConvertSegmentPayload).skip === 0)?.data as ConvertSegmentPayload)
+        .plainOnly,
+    ).toBe(true);
     const outcomes = jobs.map((j) => j.returnvalue as { status: string; read?: string });
     // Bounded in Redis like every job: by the configured age and count, failed ones too.
     for (const j of jobs)
@@ -456,6 +596,86 @@ describe('a big part exported by the pipeline', () => {
       .filter((f) => f.path.endsWith('.parquet'))
       .map((f) => `'${join(h.outDir, f.path)}'`)
       .join(', ');
+    const [stats] = await duck.all(
+      `SELECT count(*)::INTEGER AS n, count(DISTINCT fact_key)::INTEGER AS keys FROM read_parquet([${files}])`,
+    );
+    expect(stats).toEqual({ n: BIG, keys: BIG });
+  });
+
+  it('stages every row in the gzip when NDJSON is among the formats', async () => {
+    const spec = {
+      ...h.spec(['SYNBIG'], ['facts_full'], 'segments-e2e-ndjson'),
+      formats: ['ndjson', 'parquet'],
+    };
+    const rec = await h.runToEnd(spec as ReturnType<PipelineHarness['spec']>);
+    expect(rec.state).toBe('published');
+    const payloads = (await h.ctx.snapshotsQueue.getJobs(['completed']))
+      .filter((j) => j.name === CONVERT_SEGMENT_JOB)
+      .map((j) => j.data as ConvertSegmentPayload)
+      .filter((p) => p.snapshotId === spec.id);
+    expect(payloads.length).toBeGreaterThanOrEqual(2);
+    expect(payloads.some((p) => p.plainOnly === true)).toBe(false);
+    const [part] = await h.ctx.store.parts(spec.id);
+    expect(part).toMatchObject({ rows: BIG });
+    expect(part!.bytes).toBeGreaterThan(100_000);
+  });
+});
+
+describe('a Parquet-only part whose segments went missing before publishing', () => {
+  const BIG = 30_000;
+  let h: PipelineHarness;
+  beforeAll(async () => {
+    h = await startPipelineHarness({
+      emulator: { syntheticLargeRows: BIG },
+      config: { 'output.row_group_rows': GROUP, 'output.formats': ['parquet'] },
+    });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('fails the publish naming the rows, and --retry fetches the part again, staged whole, and publishes every row', async () => {
+    const spec = h.spec(['SYNBIG'], ['facts_full'], 'segments-gone');
+    // Only a parts worker: the part is staged, its segments wait for a control worker.
+    const parts = await h.startWorkers({ parts: true, control: false });
+    await h.ctx.enqueue(spec);
+    let pointer: PartPointer | undefined;
+    for (let i = 0; i < 600 && pointer?.status !== 'done'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      pointer = await h.ctx.store.getPart(spec.id, 'facts_full', 'SYNBIG');
+    }
+    expect(pointer?.status).toBe('done');
+    // Behind the exporter's back: every segment's plain file (and any Parquet) goes.
+    await rm(segmentsDir(join(h.outDir, pointer!.file!)), { recursive: true, force: true });
+    await h.startWorkers({ parts: false, control: true });
+    const failed = await followSnapshot(h.ctx.store, spec.id, { pollMs: 100 });
+    expect(failed.state).toBe('failed');
+    // The first publish attempt names the rows and removes the staged file; a retried attempt of
+    // the publish job then finds the file missing, as for any staged file gone.
+    expect(failed.message).toMatch(
+      /part facts_full\/SYNBIG: (rows \[0, 8192\) were staged outside its gzip|staged file \S+SYNBIG\.ndjson\.gz is missing)/,
+    );
+    expect(failed.manifest).toBeNull();
+    await parts.close(2000);
+    await h.startWorkers({ parts: true, control: false });
+
+    const retried = await h.runToEnd(spec, { retry: true });
+    expect(retried.message ?? retried.state).toBe('published');
+    const again = (await h.ctx.snapshotsQueue.getJobs(['completed']))
+      .filter((j) => j.name === CONVERT_SEGMENT_JOB)
+      .map((j) => j.data as ConvertSegmentPayload)
+      .filter((p) => p.snapshotId === spec.id);
+    // The retried attempt (another staging id) staged every row in the gzip.
+    const ids = [...new Set(again.map((p) => p.stagingId))];
+    expect(ids).toHaveLength(2);
+    const plainOnlyByAttempt = ids.map((id) =>
+      again.filter((p) => p.stagingId === id).every((p) => p.plainOnly === true),
+    );
+    expect(plainOnlyByAttempt.sort()).toEqual([false, true]);
+    const retriedPart = await h.ctx.store.getPart(spec.id, 'facts_full', 'SYNBIG');
+    expect(retriedPart!.bytes).toBeGreaterThan(100_000);
+    const manifest = JSON.parse(await readFile(retried.manifest!, 'utf8')) as { files: { path: string }[] };
+    const files = manifest.files.map((f) => `'${join(h.outDir, f.path)}'`).join(', ');
     const [stats] = await duck.all(
       `SELECT count(*)::INTEGER AS n, count(DISTINCT fact_key)::INTEGER AS keys FROM read_parquet([${files}])`,
     );

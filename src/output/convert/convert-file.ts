@@ -39,6 +39,13 @@ export interface ConvertFileOptions {
    * here. @defaultValue none
    */
   ready?: readonly Piece[];
+  /**
+   * Rows of `source.file`'s numbering its bytes do not hold (parts staged with their segments
+   * outside the gzip, row-cuts.ts `joinedMembers`): `ready` must cover them, and such a file is
+   * never converted whole again (tolerantly, or when segments do not join): it fails instead.
+   * @defaultValue none
+   */
+  holes?: readonly { skip: number; take: number }[];
   dataset: DatasetName;
   logger: Logger;
 }
@@ -57,9 +64,16 @@ export async function convertFile(o: ConvertFileOptions): Promise<{ tolerantReas
   const gaps = gapsBetween(ready, source);
   if (gaps === undefined)
     throw new OutputError('OUTPUT_FAILED', `${o.to}: the segments given overlap or lie outside the file`);
+  const holes = o.holes ?? [];
+  const lost = gaps.flatMap((g) => holes.filter((h) => h.skip < g.skip + g.take && g.skip < h.skip + h.take));
+  if (lost.length > 0)
+    throw new RowsOutsideGzipError(
+      'OUTPUT_FAILED',
+      `${o.to}: rows ${lost.map((h) => `[${h.skip}, ${h.skip + h.take})`).join(', ')} of ${source.file} were staged outside its gzip and no usable segment holds them`,
+    );
   const sessions = [o.duck, ...o.rangeDucks];
   const ranges = rangesOf(o, gaps, sessions.length);
-  const whole = ready.length === 0 && ranges.length === 1;
+  const whole = ready.length === 0 && ranges.length === 1 && holes.length === 0;
   const rangePaths = whole ? [] : ranges.map((_, i) => `${o.to}.range-${i}`);
   const scratch: string[] = [];
   try {
@@ -75,6 +89,7 @@ export async function convertFile(o: ConvertFileOptions): Promise<{ tolerantReas
       if (err instanceof OutputError) throw err; // not a value that does not fit
       // A value did not fit its column (or the input is malformed): redo the file keeping such values in _extra.
       const reason = coerceError(err).message.split('\n')[0] ?? 'conversion failed';
+      if (holes.length > 0) throw outsideGzip(o, `a value does not fit its column (${reason})`, err);
       o.logger.warn(
         { dataset: o.dataset, file: o.to, reason },
         'strict conversion failed; converting tolerantly',
@@ -163,6 +178,7 @@ async function joinPieces(
     );
   } catch (err: unknown) {
     if (ready.length === 0) throw err;
+    if ((o.holes ?? []).length > 0) throw outsideGzip(o, 'its segments do not join', err);
     // Segments are an optimisation: one that does not join (another writer's file) is redone here.
     o.logger.warn(
       { dataset: o.dataset, file: o.to, reason: coerceError(err).message },
@@ -175,6 +191,21 @@ async function joinPieces(
     'file converted in row ranges',
   );
   return {};
+}
+
+/**
+ * An output file cannot be converted again from its staged rows alone: some are only in segments'
+ * Parquet. The publisher removes such parts' staged files, so a retried snapshot fetches them
+ * again, staged whole.
+ */
+export class RowsOutsideGzipError extends OutputError {}
+
+function outsideGzip(o: ConvertFileOptions, why: string, cause: unknown): OutputError {
+  return new RowsOutsideGzipError(
+    'OUTPUT_FAILED',
+    `${o.to}: ${why}, and rows ${(o.holes ?? []).map((h) => `[${h.skip}, ${h.skip + h.take})`).join(', ')} of ${o.source.file} were staged outside its gzip (only in segments), so it cannot be converted again from the staged rows`,
+    { cause },
+  );
 }
 
 /** The row ranges of the file that `ready` does not hold, or undefined when `ready` is not a set of disjoint ranges inside it. */

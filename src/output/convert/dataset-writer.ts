@@ -212,6 +212,7 @@ async function convertSlice(
       source,
       ready,
       members: joined.members,
+      holes: joined.holes,
       to: parquetPath,
       scratch: (i) => join(o.scratchDir, `range-${index}-${i}.ndjson.gz`),
       duck: o.duck,

@@ -118,8 +118,9 @@ export async function convertSegment(
   const tmp = join(dir, `${name}.parquet.tmp`);
   const path = join(dir, `${name}.parquet`);
   const spill = join(dir, `${name}.duckdb_tmp`);
-  // The plain file goes whatever happens: converted, skipped or failed (plain-segments.ts ownership).
-  const leftovers = [plain, scratch, tmp, spill];
+  // The plain file goes whatever happens: converted, skipped or failed (plain-segments.ts
+  // ownership); unless it holds the only copy of the rows (plainOnly), then only once converted.
+  const leftovers = req.plainOnly === true ? [scratch, tmp, spill] : [plain, scratch, tmp, spill];
   try {
     const input = fixedSchemaInput(req.dataset, mergeFieldKinds([req.fields]), req.snapshotId);
     if (input === undefined)
@@ -144,6 +145,7 @@ export async function convertSegment(
       signature: conversionSignature(input, s.compression, s.rowGroupRows),
     };
     await writeFileAtomic(join(dir, `${name}.json`), `${JSON.stringify(meta)}\n`);
+    if (req.plainOnly === true) await rm(plain, { force: true });
     return {
       status: 'converted',
       path,
@@ -170,6 +172,12 @@ async function segmentSource(
   const maxLineBytes = maxLineBytesFor(req.maxLineChars);
   if (req.plainBytes !== undefined && (await stat(plain).catch(() => undefined))?.size === req.plainBytes)
     return { file: plain, skip: 0, take: req.take, total: req.take, maxLineBytes, compression: 'none' };
+  // Its rows are nowhere else: publishing converts the file once it is whole (or fails naming it).
+  if (req.plainOnly === true)
+    return {
+      status: 'skipped',
+      reason: `${plain} does not hold the segment's ${req.plainBytes ?? '?'} bytes`,
+    };
   const from = await readableSource(req);
   if (typeof from !== 'string') return from;
   await mkdir(dirname(scratch), { recursive: true });

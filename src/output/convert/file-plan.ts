@@ -14,6 +14,18 @@ export interface PlannedPart {
   rows: number;
   /** Staged (gzip NDJSON) bytes. */
   bytes: number;
+  /**
+   * What the part's rows would take staged whole, when some are staged outside the gzip (its
+   * segments): sizes the files instead of `bytes`. @defaultValue bytes
+   */
+  planBytes?: number | undefined;
+  /** Where the staged file's first row held is (row-cuts.ts `joinedMembers`). @defaultValue 0 */
+  gzipFrom?: number | undefined;
+  /**
+   * Row ranges a file must not be split inside: the segments of rows staged outside the gzip,
+   * which only whole segments' Parquet holds. @defaultValue none
+   */
+  unsplittable?: readonly { skip: number; take: number }[] | undefined;
   /** Longest staged line in UTF-16 code units; undefined when unknown. */
   maxLineChars?: number | undefined;
   /** Where the staged file's gzip members after the first start: row and byte offset. */
@@ -92,7 +104,8 @@ export function nextSlice(
       continue;
     }
     // Split this part: as many rows as the budget holds, at least one row per file.
-    const n = take === 0 ? Math.max(1, Math.floor(left / perRow(p))) : Math.floor(left / perRow(p));
+    const want = take === 0 ? Math.max(1, Math.floor(left / perRow(p))) : Math.floor(left / perRow(p));
+    const n = splitAt(p, row, want, take === 0);
     if (n > 0) {
       files.push(p.path);
       total += p.rows;
@@ -106,7 +119,19 @@ export function nextSlice(
 }
 
 function perRow(p: PlannedPart): number {
-  return p.rows === 0 ? 0 : Math.max(p.bytes, 1) / p.rows;
+  return p.rows === 0 ? 0 : Math.max(p.planBytes ?? p.bytes, 1) / p.rows;
+}
+
+/**
+ * Rows to take from `row` so that the split falls outside the part's unsplittable ranges: back to
+ * the range's start, or (when that takes nothing and the file must take something) on to its end.
+ */
+function splitAt(p: PlannedPart, row: number, n: number, atLeastOne: boolean): number {
+  const end = row + n;
+  const inside = (p.unsplittable ?? []).find((r) => r.skip < end && end < r.skip + r.take);
+  if (inside === undefined) return n;
+  if (inside.skip > row || !atLeastOne) return Math.max(0, inside.skip - row);
+  return inside.skip + inside.take - row;
 }
 
 /** The companies of a slice and their rows' place in its file, in row order. */

@@ -13,8 +13,9 @@ import type { DatasetName, OutputFormat, PartPointer } from '../../types.js';
 import type { DatasetSchema } from '../../datasets/index.js';
 import { buildDir, dataFileName, partitionRelDir, toPosix, type ManifestFile } from '../catalog/index.js';
 import {
-  listSegments,
+  conversionSignature,
   resolveSchema,
+  RowsOutsideGzipError,
   writeDatasetFiles,
   type BuiltFile,
   type DuckSession,
@@ -25,6 +26,8 @@ import { checkStagedPart, kindsToNames, mergeFieldKinds, type CheckedPart } from
 import { fsyncDir } from '../storage/index.js';
 import { packKept, planReuse, reusedFromFiles, type ReuseSource } from './reuse-plan.js';
 import { packedUnits, rebuiltUnit, wholeUnit, type Unit } from './reused-files.js';
+import { removeStagedPart, segmentsOfPart } from './outside-segments.js';
+import { GZIP_SHARE_OF_PLAIN } from '../staging/index.js';
 
 export interface DatasetPublishContext {
   root: string;
@@ -152,16 +155,53 @@ async function convertStaged(
   dir: string,
 ): Promise<{ units: Unit[]; warnings: string[] }> {
   const limit = pLimit(PART_READS);
+  const scratchDir = join(c.staging, '_scratch', dataset);
+  const input = {
+    schema: resolved.schema,
+    kinds: observed,
+    extraFields: [...resolved.extraFields.keys()],
+    snapshotId: c.snapshotId,
+  };
+  const outside = {
+    input,
+    signature: conversionSignature(input, c.compression, c.rowGroupRows),
+    duck: c.duck,
+    compression: c.compression,
+    rowGroupRows: c.rowGroupRows,
+    scratchDir: join(scratchDir, 'segments'),
+  };
+  // Parts staged outside their gzip convert their leftover segments here, one after another (one session).
+  const convertOne = pLimit(1);
   const segmentsOf = new Map<string, SegmentFile[]>(
     await Promise.all(
       checked.map((x) =>
-        limit(async (): Promise<[string, SegmentFile[] | undefined]> => [
+        (x.gzipFrom > 0 ? convertOne : limit)(async (): Promise<[string, SegmentFile[]]> => [
           x.path,
-          x.stagingId === undefined ? undefined : await listSegments(x.path, x.stagingId),
+          await segmentsOfPart(x, outside),
         ]),
       ),
-    ).then((pairs) => pairs.filter((e): e is [string, SegmentFile[]] => e[1] !== undefined)),
+    ),
   );
+  try {
+    return await writeStaged(c, dataset, resolved, checked, observed, dir, scratchDir, segmentsOf);
+  } catch (err: unknown) {
+    if (!(err instanceof RowsOutsideGzipError)) throw err;
+    throw await restageOutside(checked, err);
+  } finally {
+    await rm(outside.scratchDir, { recursive: true, force: true });
+  }
+}
+
+async function writeStaged(
+  c: DatasetPublishContext,
+  dataset: DatasetName,
+  resolved: Awaited<ReturnType<typeof resolveSchema>>,
+  checked: readonly CheckedPart[],
+  observed: ReadonlyMap<string, number>,
+  dir: string,
+  scratchDir: string,
+  segmentsOf: ReadonlyMap<string, SegmentFile[]>,
+): Promise<{ units: Unit[]; warnings: string[] }> {
   const built = await writeDatasetFiles({
     dataset,
     snapshotId: c.snapshotId,
@@ -176,11 +216,19 @@ async function convertStaged(
       maxLineChars: x.maxLineChars,
       members: x.members,
       segments: segmentsOf.get(x.path),
+      ...(x.gzipFrom === 0
+        ? {}
+        : {
+            gzipFrom: x.gzipFrom,
+            // Sized as if staged whole: the segments' rows at level-1 gzip's share of their text.
+            planBytes: x.bytes + x.segments.reduce((n, g) => n + g.bytes, 0) * GZIP_SHARE_OF_PLAIN,
+            unsplittable: x.segments,
+          }),
     })),
     formats: c.formats,
     dir,
     // One folder per dataset: datasets published at once (dataset-lanes.ts) never share a scratch file.
-    scratchDir: join(c.staging, '_scratch', dataset),
+    scratchDir,
     targetFileBytes: c.targetFileBytes,
     rowGroupRows: c.rowGroupRows,
     compression: c.compression,
@@ -203,6 +251,24 @@ async function convertStaged(
       (t) => `${dataset}/${t.file}: a value did not fit its column type and is kept in _extra (${t.reason})`,
     ),
   };
+}
+
+/**
+ * Some rows only segments hold are needed again (a value that does not fit, segments that do not
+ * join): the parts staged outside their gzip lose their staged files, so that `--retry` fetches
+ * them again, staged whole (jobs/export-part/fetch-and-stage.ts), and can convert every row.
+ */
+async function restageOutside(
+  checked: readonly CheckedPart[],
+  err: RowsOutsideGzipError,
+): Promise<OutputError> {
+  const outside = checked.filter((x) => x.gzipFrom > 0);
+  for (const x of outside) await removeStagedPart(x.path);
+  return new OutputError(
+    'OUTPUT_FAILED',
+    `${err.message}; the staged files of ${outside.map((x) => `${x.pointer.dataset}/${x.pointer.ticker}`).join(', ')} are removed, so a retried snapshot (--retry) fetches them again, staged whole`,
+    { cause: err },
+  );
 }
 
 /** The reused companies' files: whole source files, then the rebuilt rest, as units. */

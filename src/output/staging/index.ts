@@ -12,7 +12,12 @@ export {
   type StagedPart,
   type WrittenPrefix,
 } from './part-writer.js';
-export { MAX_WAITING_PLAIN_FILES, plainSegmentPath, segmentsDir } from './plain-segments.js';
+export {
+  GZIP_SHARE_OF_PLAIN,
+  MAX_WAITING_PLAIN_FILES,
+  plainSegmentPath,
+  segmentsDir,
+} from './plain-segments.js';
 export { checkAnyOutputRoot, checkOutputRoot } from './preflight.js';
 export {
   DEFAULT_ROW_GROUP_ROWS,
@@ -24,5 +29,5 @@ export {
   SKIP_COST,
   usableSegments,
 } from './row-cuts.js';
-export { type MemberStart, readFieldsSidecar } from './sidecar.js';
+export { type MemberStart, readFieldsSidecar, type SegmentRows } from './sidecar.js';
 export { type CheckedPart, checkStagedPart } from './staged-parts.js';

@@ -5,7 +5,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { rename, unlink } from 'node:fs/promises';
+import { open, rename, rm, unlink } from 'node:fs/promises';
+import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { Transform, type TransformOptions } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -31,7 +32,13 @@ import {
 } from '../catalog/index.js';
 import { RESERVED_NAMES } from '../../datasets/index.js';
 import { writeFieldsSidecar } from './sidecar.js';
-import { MAX_WAITING_PLAIN_FILES, PlainSegmentFiles } from './plain-segments.js';
+import {
+  MAX_WAITING_OUTSIDE_GZIP,
+  MAX_WAITING_PLAIN_FILES,
+  PlainSegmentFiles,
+  type KeptSegment,
+  plainSegmentPath,
+} from './plain-segments.js';
 
 export interface Lineage {
   snapshotId: string;
@@ -74,6 +81,14 @@ export interface PartWriterOptions {
    * @defaultValue MAX_WAITING_PLAIN_FILES (2)
    */
   maxWaitingPlainFiles?: number;
+  /**
+   * With `plainSegmentRows`: a segment's rows go to its plain file ONLY, not to the gzip part
+   * (a part published as Parquet alone: the segment's Parquet replaces them). From the first
+   * segment that gets no plain file on, every row goes to the gzip, which then holds the part's
+   * rows from that row on (the sidecar's `gzip_from`). docs/output.md "What a staged part is".
+   * @defaultValue false: the gzip holds every row
+   */
+  segmentsOutsideGzip?: boolean;
 }
 
 export type { PartWriter, StagedPart, WrittenPrefix };
@@ -140,6 +155,17 @@ class NdjsonPartWriter implements PartWriter {
   private readonly plainRows: number;
   private cuts: number[] = [];
   private nextCut = Infinity;
+  /**
+   * First row the gzip holds: 0, or with `segmentsOutsideGzip` undefined while rows go to the
+   * segments' files only, then the first row of the first segment that got no file.
+   */
+  private gzipFrom: number | undefined = 0;
+  /**
+   * Staged outside the gzip, until the first segment is whole: the chunks (bytes, rows) its file
+   * got. A part that ends before (no whole segment) is gzipped from that file at finish, chunk
+   * for chunk, so a small part is staged byte for byte as when staged whole.
+   */
+  private firstChunks: { bytes: number; rows: number }[] | undefined;
   private failure: Error | undefined;
   private state: 'open' | 'finishing' | 'finished' | 'aborted' = 'open';
 
@@ -198,13 +224,24 @@ class NdjsonPartWriter implements PartWriter {
     this.forward(this.gzip);
     this.plainRows = opts.plainSegmentRows ?? 0;
     if (this.plainRows > 0) {
+      const outside = opts.segmentsOutsideGzip === true;
       this.plain = new PlainSegmentFiles(
         this.finalPath,
         this.stagingId,
         this.plainRows,
-        opts.maxWaitingPlainFiles ?? MAX_WAITING_PLAIN_FILES,
+        opts.maxWaitingPlainFiles ?? (outside ? MAX_WAITING_OUTSIDE_GZIP : MAX_WAITING_PLAIN_FILES),
+        // The files hold rows written nowhere else: losing one fails the part.
+        outside
+          ? (err: unknown) => {
+              this.failure ??= localFault(`staging a segment of ${this.tmpPath} failed`, err);
+            }
+          : undefined,
       );
       this.nextCut = this.plainRows;
+      if (outside) {
+        this.gzipFrom = undefined;
+        this.firstChunks = [];
+      }
     }
   }
 
@@ -238,11 +275,11 @@ class NdjsonPartWriter implements PartWriter {
     });
   }
 
-  /** Ends the current member and starts the next at the next row to be flushed. */
-  private nextMember(): void {
+  /** Ends the current member and starts the next at `row` (the next row to be flushed). */
+  private nextMember(row = this.flushedRows): void {
     const prev = this.gzip;
     this.gzip = this.newMember();
-    this.memberRows.push(this.flushedRows);
+    this.memberRows.push(row);
     this.memberIn = 0;
     this.queued.push(this.gzip);
     prev.end();
@@ -260,18 +297,21 @@ class NdjsonPartWriter implements PartWriter {
     let k = 0;
     while (k < this.memberSizes.length && bytes + this.memberSizes[k]! <= onDisk)
       bytes += this.memberSizes[k++]!;
-    if (k === 0) return undefined;
+    // Rows only in segments' files count as written: their files say when they are complete (take).
+    const gzipFrom = this.gzipFrom ?? this.flushedRows;
+    if (k === 0 && gzipFrom === 0) return undefined;
     const fields = this.tracker.snapshot();
     fields.names = fields.names.map((n) => (RESERVED_NAMES.has(n) ? `_api${n}` : n));
     return {
       file: this.tmpPath,
       finalFile: this.finalPath,
       stagingId: this.stagingId,
-      rows: this.memberRows[k - 1]!,
+      rows: k === 0 ? gzipFrom : this.memberRows[k - 1]!,
       bytes,
       members: this.memberStarts().slice(0, k),
       fields,
       maxLineChars: this.maxLineChars,
+      ...(gzipFrom > 0 ? { gzipFrom } : {}),
     };
   }
 
@@ -368,11 +408,14 @@ class NdjsonPartWriter implements PartWriter {
     this.used = 0;
     // Chunks hold whole lines, so a member starts at a row.
     if (this.memberIn >= this.memberBytes) this.nextMember();
-    this.memberIn += chunk.length;
+    this.noteFirstChunk(chunk.length, this.bufRows);
     this.flushedRows += this.bufRows;
     this.bufRows = 0;
     const disk = this.writePlain(chunk);
-    if (this.gzip.write(chunk)) return disk;
+    const lines = this.forGzip(chunk);
+    if (lines.length === 0) return disk;
+    this.memberIn += lines.length;
+    if (this.gzip.write(lines)) return disk;
     const drained = new Promise<void>((resolve, reject) => {
       const onDrain = (): void => {
         this.gzip.off('error', onError);
@@ -390,10 +433,65 @@ class NdjsonPartWriter implements PartWriter {
 
   /** The chunk's lines to the segments' plain files, cut where `put` saw a segment start. */
   private writePlain(chunk: Buffer): Promise<void> | undefined {
-    if (this.plain === undefined) return undefined;
     const cuts = this.cuts;
     this.cuts = [];
+    // Once the gzip holds the rest of a part staged outside it, no segment gets a file.
+    if (this.plain === undefined || (this.opts.segmentsOutsideGzip === true && this.gzipFrom !== undefined))
+      return undefined;
     return this.plain.write(chunk, cuts);
+  }
+
+  /** Records a chunk of the first segment (before writePlain); none once a segment starts after it. */
+  private noteFirstChunk(bytes: number, rows: number): void {
+    if (this.firstChunks === undefined) return;
+    if (this.cuts.length > 0 || this.gzipFrom !== undefined) this.firstChunks = undefined;
+    else this.firstChunks.push({ bytes, rows });
+  }
+
+  /**
+   * A part staged outside the gzip that never filled its first segment: its rows, in its plain
+   * file only, go to the gzip after all, in the chunks they were written in (so members start at
+   * the same rows), and the file goes. Reads one chunk at a time.
+   */
+  private async gzipFirstSegment(chunks: readonly { bytes: number; rows: number }[]): Promise<void> {
+    const [seg] = (await this.plain?.keep(this.count)) ?? [];
+    const file = plainSegmentPath(this.finalPath, this.stagingId, 0, this.count);
+    if (seg === undefined || seg.bytes !== chunks.reduce((n, c) => n + c.bytes, 0))
+      throw new OutputError('OUTPUT_FAILED', `staging ${this.rel}: ${file} does not hold the part's rows`);
+    const fh = await open(file, 'r');
+    try {
+      let row = 0;
+      for (const [i, c] of chunks.entries()) {
+        const buf = Buffer.allocUnsafe(c.bytes);
+        if ((await fh.read(buf, 0, c.bytes, null)).bytesRead !== c.bytes)
+          throw new OutputError('OUTPUT_FAILED', `staging ${this.rel}: ${file} is short`);
+        if (i === chunks.length - 1) {
+          if (this.memberIn >= this.memberBytes && c.bytes > 0) this.nextMember(row);
+          this.gzip.end(buf);
+          break;
+        }
+        if (this.memberIn >= this.memberBytes) this.nextMember(row);
+        this.memberIn += c.bytes;
+        if (!this.gzip.write(buf)) await once(this.gzip, 'drain');
+        row += c.rows;
+      }
+    } finally {
+      await fh.close();
+    }
+    await rm(file, { force: true });
+    this.gzipFrom = 0;
+  }
+
+  /**
+   * The chunk's lines the gzip gets (after writePlain): all of them, or for a part staged outside
+   * it, none while the segments' files take them, then those from where the files ended.
+   */
+  private forGzip(chunk: Buffer): Buffer {
+    if (this.gzipFrom !== undefined) return chunk;
+    const end = this.plain?.end;
+    if (end === undefined) return chunk.subarray(0, 0);
+    this.gzipFrom = end.row;
+    return chunk.subarray(end.offset);
   }
 
   /**
@@ -413,15 +511,23 @@ class NdjsonPartWriter implements PartWriter {
       if (this.failure) throw this.failure;
       const last = this.buf.subarray(0, this.used);
       if (this.memberIn >= this.memberBytes && last.length > 0) this.nextMember();
+      this.noteFirstChunk(last.length, this.bufRows);
       this.flushedRows += this.bufRows;
       this.bufRows = 0;
       this.used = 0;
       await this.writePlain(last);
+      const small = this.firstChunks;
       // The last member's end ends the file (forward()), once every member before it is written.
-      this.gzip.end(last);
+      if (small !== undefined) await this.gzipFirstSegment(small);
+      else this.gzip.end(this.forGzip(last));
       await this.done;
-      // The segments never queued (the last ones, whole or not) are converted at publish.
-      await this.plain?.finish();
+      // The segments never queued (the last ones, whole or not) are converted at publish: from
+      // the gzip, or (staged outside it) from their files, which are kept.
+      let kept: KeptSegment[] | undefined;
+      if (small !== undefined) kept = undefined;
+      else if (this.opts.segmentsOutsideGzip === true) kept = await this.plain?.keep(this.count);
+      else await this.plain?.finish();
+      if (this.failure) throw this.failure;
       if (this.memberSizes.length !== this.memberRows.length + 1)
         throw new OutputError('OUTPUT_FAILED', `staging ${this.rel}: a gzip member was not written`);
       await fsyncFile(this.tmpPath);
@@ -436,6 +542,7 @@ class NdjsonPartWriter implements PartWriter {
         maxLineChars: this.maxLineChars,
         members: this.memberStarts(),
         stagingId: this.stagingId,
+        ...(kept === undefined ? {} : { gzipFrom: this.gzipFrom ?? this.count, segments: kept }),
       });
       await rename(this.tmpPath, this.finalPath);
       await fsyncDir(dirname(this.finalPath));

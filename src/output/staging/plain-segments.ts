@@ -8,9 +8,15 @@
  *
  * Ownership: a file belongs to the writer until the segment is queued (take()); then to the
  * conversion, which removes it. finish() removes the files never taken; abort() every file.
+ *
+ * `required` (a part staged with `segmentsOutsideGzip`): the files ARE the segments' rows, not a
+ * copy. A write error fails the part (onError); the first segment that gets no file (the cap)
+ * ends the files: write() says where in the chunk, and every row from there goes to the gzip
+ * tail. finish() keeps every file (the conversion removes a file only once converted; publish
+ * converts the rest) and names the last, partial segment by its real row count.
  */
 import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { PlainSegment } from '../../types.js';
 
@@ -37,6 +43,20 @@ export function plainSegmentPath(finalFile: string, stagingId: string, skip: num
  */
 export const MAX_WAITING_PLAIN_FILES = 2;
 
+/**
+ * The same cap for a part staged with its segments outside the gzip, where a segment with no file
+ * is not a cheaper read but every later row gzipped: on a loaded 2-core box conversions fell
+ * behind by 2 around the fifth of ten segments, gzipping half of SYNBIG's rows.
+ */
+export const MAX_WAITING_OUTSIDE_GZIP = 4;
+
+/**
+ * Bytes of level-1 gzip per byte of staged text: one SYNBIG segment of facts rows, 118 MB of lines,
+ * gzips to 10.3 MB (docs/decisions.md "what the staged gzip … cost"). Sizes output files for a
+ * part whose segments were never gzipped as if they had been.
+ */
+export const GZIP_SHARE_OF_PLAIN = 0.087;
+
 /** Buffered bytes of a plain file past which the part writer waits for the disk. */
 const BACKLOG_BYTES = 4 * 1024 * 1024;
 
@@ -45,8 +65,23 @@ interface Entry {
   file: string;
   stream: WriteStream | undefined;
   bytes: number;
-  state: 'writing' | 'closing' | 'ready' | 'taken' | 'none';
+  /** `converted`: taken, and its conversion has removed the file. */
+  state: 'writing' | 'closing' | 'ready' | 'taken' | 'converted' | 'none';
   closed: Promise<void>;
+}
+
+/** A segment whose rows are in its file only (required mode), as the part's sidecar records it. */
+export interface KeptSegment {
+  skip: number;
+  take: number;
+  /** Size of its file when complete. */
+  bytes: number;
+}
+
+/** Where the files end in a chunk (required mode): its byte offset, and the first row with no file. */
+export interface FilesEnd {
+  offset: number;
+  row: number;
 }
 
 export class PlainSegmentFiles {
@@ -54,26 +89,50 @@ export class PlainSegmentFiles {
   /** Segment being written (the last entry), undefined before the first chunk. */
   private current: Entry | undefined;
   private failed = false;
+  /** Required mode: where the files ended (no segment after gets one). */
+  private ended: FilesEnd | undefined;
 
   constructor(
     private readonly finalFile: string,
     private readonly stagingId: string,
     private readonly segmentRows: number,
     private readonly maxWaiting: number,
+    /** Required mode: called once with the error that lost a file's rows. @defaultValue best effort */
+    private readonly required?: (err: unknown) => void,
   ) {}
+
+  /** Required mode: where the files ended, once a segment got none. */
+  get end(): FilesEnd | undefined {
+    return this.ended;
+  }
 
   /**
    * Appends a chunk of whole lines; `cuts` are the offsets in it where a segment starts (the first
-   * row of rows k × segmentRows). Resolves when the disk has caught up, if it is behind.
+   * row of rows k × segmentRows). Resolves when the disk has caught up, if it is behind. In
+   * required mode, stops at the first segment with no file (then `end` says where).
    */
   write(chunk: Buffer, cuts: readonly number[]): Promise<void> | undefined {
+    if (this.ended !== undefined) return undefined;
     let at = 0;
+    if (this.current === undefined && this.open(0).stream === undefined && this.required) {
+      this.ended = { offset: 0, row: 0 };
+      return undefined;
+    }
     for (const cut of cuts) {
       this.append(chunk.subarray(at, cut));
       this.nextSegment();
       at = cut;
+      if (this.required && this.current?.stream === undefined) {
+        this.ended = { offset: cut, row: this.current!.skip };
+        return this.backlog();
+      }
     }
     this.append(chunk.subarray(at));
+    return this.backlog();
+  }
+
+  /** Resolves when the disk has caught up with the file being written, if it is behind. */
+  private backlog(): Promise<void> | undefined {
     const s = this.current?.stream;
     // A destroyed stream (an error) emits nothing more: never wait on it.
     if (s === undefined || s.destroyed || s.writableLength < BACKLOG_BYTES) return undefined;
@@ -119,13 +178,15 @@ export class PlainSegmentFiles {
           resolve();
         });
       });
-      stream.on('error', () => {
+      stream.on('error', (err: unknown) => {
         this.failed = true;
+        this.required?.(err);
         if (e.state !== 'taken') e.state = 'none';
         void rm(file, { force: true });
       });
-    } catch {
+    } catch (err: unknown) {
       this.failed = true;
+      this.required?.(err);
     }
     return e;
   }
@@ -137,7 +198,7 @@ export class PlainSegmentFiles {
       if (e.state === 'ready' || e.state === 'closing') n++;
       else if (e.state === 'taken') {
         if (existsSync(e.file)) n++;
-        else e.state = 'none';
+        else e.state = 'converted';
       }
     }
     return n;
@@ -159,6 +220,33 @@ export class PlainSegmentFiles {
   /** The part is staged: the files never taken are removed (their rows are converted at publish). */
   async finish(): Promise<void> {
     await this.close((e) => e.state !== 'taken');
+  }
+
+  /**
+   * Required mode: the part of `rows` rows is staged; every file is kept, the last (partial)
+   * segment's renamed to its real row count. The segments, in order, with their files' sizes.
+   */
+  async keep(rows: number): Promise<KeptSegment[]> {
+    const last = this.current;
+    if (last?.stream !== undefined && last.state === 'writing') {
+      last.state = 'closing';
+      last.stream.end();
+    }
+    await Promise.all(this.entries.map((e) => e.closed));
+    const kept: KeptSegment[] = [];
+    for (const e of this.entries) {
+      if (e.stream === undefined) break;
+      if (e.state !== 'ready' && e.state !== 'taken' && e.state !== 'converted')
+        throw new Error(`the rows from ${e.skip} were not all written to ${e.file}`);
+      const take = Math.min(this.segmentRows, rows - e.skip);
+      if (take < this.segmentRows) {
+        const to = plainSegmentPath(this.finalFile, this.stagingId, e.skip, take);
+        await rename(e.file, to);
+        e.file = to;
+      }
+      kept.push({ skip: e.skip, take, bytes: e.bytes });
+    }
+    return kept;
   }
 
   /** The part is discarded: every file goes, taken or not (its segments name a staging id never published). */

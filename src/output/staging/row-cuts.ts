@@ -80,19 +80,21 @@ export function rowRanges(
  * The bytes of a staged file that hold a row range: from the gzip member the range starts in to
  * the first member past its end. `row` is the first row of those bytes, `rows` how many they hold.
  * Undefined when that is the whole file (no members recorded, or the range spans them all).
+ * `gzipFrom`: the first row the file holds (a part staged with its segments outside the gzip).
  */
 export function memberCut(
   members: readonly MemberStart[],
   r: { skip: number; take: number },
   total: number,
+  gzipFrom = 0,
 ): { offset: number; end: number | undefined; row: number; rows: number } | undefined {
-  let start: MemberStart = { row: 0, offset: 0 };
+  let start: MemberStart = { row: gzipFrom, offset: 0 };
   for (const m of members) {
     if (m.row > r.skip) break;
     start = m;
   }
   const after = members.find((m) => m.row >= r.skip + r.take);
-  if (start.offset === 0 && after === undefined) return undefined;
+  if (start.offset === 0 && start.row === 0 && after === undefined) return undefined;
   return {
     offset: start.offset,
     end: after?.offset,
@@ -128,21 +130,31 @@ export function usableSegments(
 /**
  * Member starts of staged files concatenated in order (one gzip stream: members concatenate):
  * each file after the first starts a member, and its own members move by the rows and bytes
- * before it. Also each file's first row in the concatenation.
+ * before it. Also each file's first row in the concatenation, and the rows no file's bytes hold
+ * (`holes`: rows [0, gzipFrom) of a part staged with its segments outside the gzip).
  */
 export function joinedMembers(
-  files: readonly { rows: number; bytes: number; members?: readonly MemberStart[] | undefined }[],
-): { members: MemberStart[]; firstRows: number[] } {
+  files: readonly {
+    rows: number;
+    bytes: number;
+    members?: readonly MemberStart[] | undefined;
+    gzipFrom?: number | undefined;
+  }[],
+): { members: MemberStart[]; firstRows: number[]; holes: { skip: number; take: number }[] } {
   const members: MemberStart[] = [];
   const firstRows: number[] = [];
+  const holes: { skip: number; take: number }[] = [];
   let row = 0;
   let offset = 0;
   for (const f of files) {
     firstRows.push(row);
-    if (offset > 0) members.push({ row, offset });
+    const from = f.gzipFrom ?? 0;
+    if (from > 0) holes.push({ skip: row, take: from });
+    // The file's bytes start at its first row held: one member start, even at offset 0.
+    if (offset > 0 || from > 0) members.push({ row: row + from, offset });
     for (const m of f.members ?? []) members.push({ row: row + m.row, offset: offset + m.offset });
     row += f.rows;
     offset += f.bytes;
   }
-  return { members, firstRows };
+  return { members, firstRows, holes };
 }

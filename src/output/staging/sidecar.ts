@@ -23,6 +23,21 @@ export interface FieldsSidecar {
   members?: MemberStart[];
   /** The staging attempt that wrote the file (PartWriter.stagingId); absent in older sidecars. */
   stagingId?: string;
+  /**
+   * A part staged with its segments outside the gzip: the first row the gzip file holds (its first
+   * member starts there; `rows`, `members` and the rows of `segments` count from the part's first
+   * row). @defaultValue 0: the gzip holds every row
+   */
+  gzipFrom?: number;
+  /** The segments holding rows [0, gzipFrom), in order: rows and the size of each one's plain file. */
+  segments?: SegmentRows[];
+}
+
+/** Rows [skip, skip + take) of a part, in a segment's plain file of `bytes` bytes (or its Parquet). */
+export interface SegmentRows {
+  skip: number;
+  take: number;
+  bytes: number;
 }
 
 export interface MemberStart {
@@ -39,6 +54,9 @@ interface SidecarJson {
   /** [row, offset] pairs. */
   members?: [number, number][];
   staging_id?: string;
+  gzip_from?: number;
+  /** [skip, take, bytes] triples. */
+  segments?: [number, number, number][];
 }
 
 export async function writeFieldsSidecar(path: string, s: FieldsSidecar): Promise<void> {
@@ -50,6 +68,8 @@ export async function writeFieldsSidecar(path: string, s: FieldsSidecar): Promis
     ...(s.maxLineChars === undefined ? {} : { max_line_chars: s.maxLineChars }),
     ...(s.members === undefined ? {} : { members: s.members.map((m) => [m.row, m.offset]) }),
     ...(s.stagingId === undefined ? {} : { staging_id: s.stagingId }),
+    ...(s.gzipFrom === undefined ? {} : { gzip_from: s.gzipFrom }),
+    ...(s.segments === undefined ? {} : { segments: s.segments.map((g) => [g.skip, g.take, g.bytes]) }),
   };
   await writeFileAtomic(path, `${JSON.stringify(json)}\n`);
 }
@@ -74,10 +94,34 @@ export async function readFieldsSidecar(path: string): Promise<FieldsSidecar | u
         : {}),
       ...memberStartsOf(j.members),
       ...(typeof j.staging_id === 'string' && j.staging_id !== '' ? { stagingId: j.staging_id } : {}),
+      ...segmentsOf(j),
     };
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Where the gzip starts and the segments before it. Unlike member starts these are not optional
+ * hints: a sidecar whose segments do not tile rows [0, gzip_from) exactly is rejected whole.
+ */
+function segmentsOf(j: SidecarJson): { gzipFrom?: number; segments?: SegmentRows[] } {
+  if (j.gzip_from === undefined && j.segments === undefined) return {};
+  const from = j.gzip_from;
+  if (!Number.isSafeInteger(from) || from! < 0 || from! > j.rows || !Array.isArray(j.segments))
+    throw new Error('bad gzip_from');
+  const segments: SegmentRows[] = [];
+  let at = 0;
+  for (const g of j.segments) {
+    if (!Array.isArray(g) || g.length !== 3 || !g.every((n) => Number.isSafeInteger(n) && n >= 0))
+      throw new Error('bad segment');
+    const [skip, take, bytes] = g;
+    if (skip !== at || take <= 0) throw new Error('segments do not tile');
+    segments.push({ skip, take, bytes });
+    at = skip + take;
+  }
+  if (at !== from) throw new Error('segments do not reach gzip_from');
+  return { gzipFrom: from!, segments };
 }
 
 /** Member starts as written, or none when they are not increasing pairs of whole numbers. */

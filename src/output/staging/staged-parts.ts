@@ -9,7 +9,7 @@ import type { PartPointer } from '../../types.js';
 import type { FieldKinds } from './field-kinds.js';
 import { hashFile, isAbsent, retryRead, type ReadRetryOptions } from '../storage/index.js';
 import { fieldsSidecarPath } from '../catalog/index.js';
-import { readFieldsSidecar, scanFieldKinds, type MemberStart } from './sidecar.js';
+import { readFieldsSidecar, scanFieldKinds, type MemberStart, type SegmentRows } from './sidecar.js';
 
 export interface CheckedPart {
   pointer: PartPointer;
@@ -24,6 +24,12 @@ export interface CheckedPart {
   members: MemberStart[];
   /** The staging attempt that wrote the file (from its own sidecar), which its segments name. */
   stagingId: string | undefined;
+  /**
+   * Staged with its segments outside the gzip: rows [0, gzipFrom) are in `segments` (each one's
+   * Parquet, or its plain file until converted), the file holds the rest. 0 and none otherwise.
+   */
+  gzipFrom: number;
+  segments: SegmentRows[];
   /**
    * Settles once the file's sha256 is checked against its pointer: rejects with OUTPUT_FAILED when it
    * differs. Already settled unless `hashLater`; nothing made from the file may be published first.
@@ -90,33 +96,53 @@ export async function checkStagedPart(
   // Awaited by whoever publishes; until then a rejection is not an unhandled one.
   hashed.catch(() => undefined);
   if (opts.hashLater !== true) await hashed;
-  const sidecar = await readFieldsSidecar(fieldsSidecarPath(path));
-  let rows: number;
-  let fields: FieldKinds;
-  let maxLineChars: number | undefined;
-  let members: MemberStart[] = [];
-  let stagingId: string | undefined;
-  if (sidecar !== undefined && (pointer.sha256 === undefined || sidecar.sha256 === pointer.sha256)) {
-    rows = sidecar.rows;
-    fields = sidecar.fields;
-    maxLineChars = sidecar.maxLineChars;
-    // Trusted only for the very file it describes, and only inside it.
-    members = (sidecar.members ?? []).filter((m) => m.row < rows && m.offset < size);
-    stagingId = sidecar.stagingId;
-  } else {
-    // No sidecar of this very file (another attempt's, or none): read the rows themselves.
-    const scanned = await scanFieldKinds(path);
-    rows = scanned.rows;
-    fields = scanned.fields;
-    maxLineChars = scanned.maxLineChars;
-  }
+  const { rows, fields, maxLineChars, members, stagingId, gzipFrom, segments } = await describe(
+    path,
+    pointer,
+    size,
+  );
   if (rows !== pointer.rows) {
     throw new OutputError(
       'OUTPUT_FAILED',
       `part ${label}: staged file ${pointer.file} holds ${rows} rows, its pointer says ${pointer.rows}`,
     );
   }
-  return { pointer, path, rows, bytes: size, fields, maxLineChars, members, stagingId, hashed };
+  return {
+    pointer,
+    path,
+    rows,
+    bytes: size,
+    fields,
+    maxLineChars,
+    members,
+    stagingId,
+    gzipFrom,
+    segments,
+    hashed,
+  };
+}
+
+type Described = Omit<CheckedPart, 'pointer' | 'path' | 'bytes' | 'hashed'>;
+
+/** What the file holds: from its own sidecar, or (none of this very file) by reading the rows. */
+async function describe(path: string, pointer: PartPointer, size: number): Promise<Described> {
+  const sidecar = await readFieldsSidecar(fieldsSidecarPath(path));
+  if (sidecar !== undefined && (pointer.sha256 === undefined || sidecar.sha256 === pointer.sha256)) {
+    const rows = sidecar.rows;
+    return {
+      rows,
+      fields: sidecar.fields,
+      maxLineChars: sidecar.maxLineChars,
+      // Trusted only for the very file it describes, and only inside it.
+      members: (sidecar.members ?? []).filter((m) => m.row < rows && m.offset < size),
+      stagingId: sidecar.stagingId,
+      gzipFrom: sidecar.gzipFrom ?? 0,
+      segments: sidecar.segments ?? [],
+    };
+  }
+  // No sidecar of this very file (another attempt's, or none): read the rows themselves.
+  const scanned = await scanFieldKinds(path);
+  return { ...scanned, members: [], stagingId: undefined, gzipFrom: 0, segments: [] as SegmentRows[] };
 }
 
 /** Rejects with OUTPUT_FAILED when the file's sha256 is not the one its pointer reported. */

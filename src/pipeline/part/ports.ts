@@ -68,6 +68,11 @@ export interface PartWriterRequest {
    * file of their own under a local root (PartWriterOptions.plainSegmentRows). @defaultValue none
    */
   plainSegmentRows?: number;
+  /**
+   * With `plainSegmentRows`: segments' rows are not gzipped too (PartWriterOptions
+   * segmentsOutsideGzip): the part is published as Parquet alone. @defaultValue false
+   */
+  segmentsOutsideGzip?: boolean;
 }
 
 export type { SegmentOutcome, SegmentRequest, WrittenPrefix };

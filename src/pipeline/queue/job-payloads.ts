@@ -142,6 +142,8 @@ const convertSegmentSchema = z
     maxLineChars: count,
     /** Size of the segment's uncompressed file (plainSegmentPath), when the part writer wrote one. */
     plainBytes: count.optional(),
+    /** The rows are in that file only (staged outside the gzip): `cut` names no bytes. */
+    plainOnly: z.literal(true).optional(),
   })
   .refine((p) => p.fields.names.length === p.fields.kinds.length, 'fields: names and kinds differ in length')
   .refine(
@@ -152,9 +154,13 @@ const convertSegmentSchema = z
     'file: must be a staged part of the snapshot under outDir (and its temporary name)',
   )
   .refine(
-    (p) => p.cut.end > p.cut.offset && p.cut.row <= p.skip && p.skip + p.take <= p.cut.row + p.cut.rows,
+    (p) =>
+      (p.plainOnly === true || p.cut.end > p.cut.offset) &&
+      p.cut.row <= p.skip &&
+      p.skip + p.take <= p.cut.row + p.cut.rows,
     'cut: must hold rows [skip, skip + take) in bytes [offset, end)',
-  );
+  )
+  .refine((p) => p.plainOnly !== true || p.plainBytes !== undefined, 'plainOnly: needs plainBytes');
 
 export type ExportPartPayload = z.infer<typeof exportPartSchema>;
 export type ConvertSegmentPayload = z.infer<typeof convertSegmentSchema>;

@@ -56,7 +56,10 @@ export class SegmentAnnouncer {
       const plain = this.o.writer.takePlainSegment?.(this.next);
       if (plain === 'pending') return;
       const range = { skip: this.next, take: size };
-      const cut = memberCut(w.members, range, w.rows);
+      // Rows staged outside the gzip are only in the plain file (never cut from the gzip).
+      const plainOnly = this.next + size <= (w.gzipFrom ?? 0);
+      if (plainOnly && plain === undefined) continue;
+      const cut = plainOnly ? undefined : memberCut(w.members, range, w.rows, w.gzipFrom);
       const payload: ConvertSegmentPayload = {
         v: 1,
         snapshotId: this.o.snapshotId,
@@ -67,13 +70,15 @@ export class SegmentAnnouncer {
         stagingId: w.stagingId,
         ...range,
         // A whole prefix (no cut) is every complete member: bytes [0, w.bytes).
-        cut:
-          cut === undefined
+        cut: plainOnly
+          ? { offset: 0, end: 0, row: range.skip, rows: range.take }
+          : cut === undefined
             ? { offset: 0, end: w.bytes, row: 0, rows: w.rows }
             : { offset: cut.offset, end: cut.end ?? w.bytes, row: cut.row, rows: cut.rows },
         fields: { names: [...w.fields.names], kinds: [...w.fields.kinds] },
         maxLineChars: w.maxLineChars,
         ...(plain === undefined ? {} : { plainBytes: plain.bytes }),
+        ...(plainOnly ? { plainOnly: true as const } : {}),
       };
       this.queued.push(
         this.o.early.enqueue(payload).catch((err: unknown) => {

@@ -1,0 +1,118 @@
+/**
+ * The rows a part staged outside its gzip (part-writer.ts `segmentsOutsideGzip`) holds only in its
+ * segments. Before the dataset's files are converted, each such segment must have Parquet made
+ * by the statement those files are converted with: a segment still in its plain file (its
+ * conversion failed or was skipped, or never ran, like the last, partial one) is converted here.
+ * A segment in neither fails the publish, naming the part and the rows: never a shorter file.
+ */
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { coerceError, OutputError } from '../../errors.js';
+import {
+  copyStatement,
+  listSegments,
+  maxLineBytesFor,
+  sqlString,
+  type ConvertInput,
+  type DuckSession,
+  type ParquetCompression,
+  type SegmentFile,
+} from '../convert/index.js';
+import { plainSegmentPath, type CheckedPart, type SegmentRows } from '../staging/index.js';
+import { fieldsSidecarPath } from '../catalog/index.js';
+
+export interface OutsideSegmentsOptions {
+  /** What the dataset's files are converted with, and its signature (early-segments.ts). */
+  input: Omit<ConvertInput, 'mode'>;
+  signature: string;
+  duck: DuckSession;
+  compression: ParquetCompression;
+  rowGroupRows: number;
+  /** Folder for the segments converted here (removed with the publish's scratch files). */
+  scratchDir: string;
+}
+
+/**
+ * The segments publishing uses for `part`: those listed for its staging attempt, plus one made
+ * here for each segment outside the gzip that has no usable Parquet.
+ */
+export async function segmentsOfPart(part: CheckedPart, o: OutsideSegmentsOptions): Promise<SegmentFile[]> {
+  const stagingId = part.stagingId;
+  if (stagingId === undefined) return [];
+  let listed = await listSegments(part.path, stagingId);
+  if (part.gzipFrom === 0) return listed;
+  const usable = (g: SegmentRows): SegmentFile | undefined =>
+    listed.find((s) => s.skip === g.skip && s.take === g.take && s.signature === o.signature);
+  const made: SegmentFile[] = [];
+  for (const g of part.segments) {
+    if (usable(g) !== undefined) continue;
+    const plain = plainSegmentPath(part.path, stagingId, g.skip, g.take);
+    const size = (await stat(plain).catch(() => undefined))?.size;
+    const other = listed.some((s) => s.skip === g.skip && s.take === g.take);
+    let why = other
+      ? `its Parquet was made by another statement (field kinds seen after it changed the dataset's) and its plain file is gone`
+      : `neither its Parquet nor its plain file ${plain} is there`;
+    if (size === g.bytes) {
+      try {
+        made.push(await convertPlain(part, g, plain, o));
+        continue;
+      } catch (err: unknown) {
+        why = `its plain file does not convert (${coerceError(err).message.split('\n')[0] ?? ''})`;
+      }
+    } else if (size !== undefined) why = `its plain file ${plain} has ${size} bytes, not ${g.bytes}`;
+    // Its conversion job may have ended (and removed the plain file) meanwhile.
+    listed = await listSegments(part.path, stagingId);
+    if (usable(g) === undefined) throw await lostRows(part, g, why);
+  }
+  return [...listed, ...made].sort((a, b) => a.skip - b.skip);
+}
+
+/** Converts a segment's plain file into a Parquet file of the scratch folder, strictly. */
+async function convertPlain(
+  part: CheckedPart,
+  g: SegmentRows,
+  plain: string,
+  o: OutsideSegmentsOptions,
+): Promise<SegmentFile> {
+  await mkdir(o.scratchDir, { recursive: true });
+  const to = join(o.scratchDir, `${basename(part.path, '.ndjson.gz')}-${part.stagingId}-${g.skip}.parquet`);
+  const source = {
+    file: plain,
+    skip: 0,
+    take: g.take,
+    total: g.take,
+    maxLineBytes: maxLineBytesFor(part.maxLineChars),
+    compression: 'none' as const,
+  };
+  try {
+    await o.duck.run(
+      copyStatement({ ...o.input, mode: 'strict' }, source, to, o.compression, o.rowGroupRows),
+    );
+    const counted = await o.duck.all(`SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(to)})`);
+    if (Number(counted[0]?.n) !== g.take)
+      throw new Error(`converted ${String(counted[0]?.n)} rows, expected ${g.take}`);
+  } catch (err: unknown) {
+    await rm(to, { force: true });
+    throw err;
+  }
+  return { skip: g.skip, take: g.take, path: to, signature: o.signature };
+}
+
+/**
+ * The part cannot be published: some of its rows are nowhere usable. Its staged file goes too, so
+ * that a retried snapshot fetches the part again (as when a staged file is missing).
+ */
+async function lostRows(part: CheckedPart, g: SegmentRows, why: string): Promise<OutputError> {
+  const label = `${part.pointer.dataset}/${part.pointer.ticker}`;
+  await removeStagedPart(part.path);
+  return new OutputError(
+    'OUTPUT_FAILED',
+    `part ${label}: rows [${g.skip}, ${g.skip + g.take}) were staged outside its gzip, in a segment, and ${why}; its staged file is removed, so a retried snapshot (--retry) fetches the part again, staged whole`,
+  );
+}
+
+/** Removes a staged part and its sidecar: its job's pointer no longer matches, so it is fetched again. */
+export async function removeStagedPart(path: string): Promise<void> {
+  await rm(path, { force: true });
+  await rm(fieldsSidecarPath(path), { force: true });
+}
