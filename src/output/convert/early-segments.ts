@@ -24,6 +24,7 @@ import { openDuck, parquetCodec, sqlString, type DuckDbOptions, type ParquetComp
 import {
   mergeFieldKinds,
   plainSegmentPath,
+  segmentMetaPath,
   readFieldsSidecar,
   segmentsDir,
   DEFAULT_ROW_GROUP_ROWS,
@@ -119,7 +120,8 @@ export async function convertSegment(
   const path = join(dir, `${name}.parquet`);
   const spill = join(dir, `${name}.duckdb_tmp`);
   // The plain file goes whatever happens: converted, skipped or failed (plain-segments.ts
-  // ownership); unless it holds the only copy of the rows (plainOnly), then only once converted.
+  // ownership); unless it holds the only copy of the rows (plainOnly): then it stays until the
+  // publish, which converts it again if the kinds of later rows or parts made this Parquet stale.
   const leftovers = req.plainOnly === true ? [scratch, tmp, spill] : [plain, scratch, tmp, spill];
   try {
     const input = fixedSchemaInput(req.dataset, mergeFieldKinds([req.fields]), req.snapshotId);
@@ -144,8 +146,7 @@ export async function convertSegment(
       take: req.take,
       signature: conversionSignature(input, s.compression, s.rowGroupRows),
     };
-    await writeFileAtomic(join(dir, `${name}.json`), `${JSON.stringify(meta)}\n`);
-    if (req.plainOnly === true) await rm(plain, { force: true });
+    await writeFileAtomic(segmentMetaPath(plain), `${JSON.stringify(meta)}\n`);
     return {
       status: 'converted',
       path,

@@ -16,6 +16,7 @@ export {
   GZIP_SHARE_OF_PLAIN,
   MAX_WAITING_PLAIN_FILES,
   plainSegmentPath,
+  segmentMetaPath,
   segmentsDir,
 } from './plain-segments.js';
 export { checkAnyOutputRoot, checkOutputRoot } from './preflight.js';

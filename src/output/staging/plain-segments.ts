@@ -36,6 +36,11 @@ export function plainSegmentPath(finalFile: string, stagingId: string, skip: num
   return join(segmentsDir(finalFile), `${stagingId}-${skip}-${take}.ndjson`);
 }
 
+/** The meta a converted segment writes beside its Parquet (early-segments.ts), named like its plain file. */
+export function segmentMetaPath(plainFile: string): string {
+  return plainFile.replace(/\.ndjson$/, '.json');
+}
+
 /**
  * Plain files written and not yet converted, per part, before the next segment gets none (its
  * conversion reads the gzip part instead): with the one being written, at most three segments'
@@ -136,9 +141,15 @@ export class PlainSegmentFiles {
     const s = this.current?.stream;
     // A destroyed stream (an error) emits nothing more: never wait on it.
     if (s === undefined || s.destroyed || s.writableLength < BACKLOG_BYTES) return undefined;
+    // Whichever comes first removes the other: a listener left per wait piled up on the stream.
     return new Promise<void>((resolve) => {
-      s.once('drain', resolve);
-      s.once('close', resolve);
+      const done = (): void => {
+        s.off('drain', done);
+        s.off('close', done);
+        resolve();
+      };
+      s.once('drain', done);
+      s.once('close', done);
     });
   }
 
@@ -191,13 +202,16 @@ export class PlainSegmentFiles {
     return e;
   }
 
-  /** Files closed and not yet converted (a taken file is gone once its conversion ends). */
+  /**
+   * Files closed and not yet converted. A taken file is converted once it is gone or, when it
+   * holds the only copy of its rows (kept until the publish), once its segment's meta is written.
+   */
   private waiting(): number {
     let n = 0;
     for (const e of this.entries) {
       if (e.state === 'ready' || e.state === 'closing') n++;
       else if (e.state === 'taken') {
-        if (existsSync(e.file)) n++;
+        if (existsSync(e.file) && !existsSync(segmentMetaPath(e.file))) n++;
         else e.state = 'converted';
       }
     }
