@@ -26,7 +26,7 @@ import { checkStagedPart, kindsToNames, mergeFieldKinds, type CheckedPart } from
 import { fsyncDir } from '../storage/index.js';
 import { packKept, planReuse, reusedFromFiles, type ReuseSource } from './reuse-plan.js';
 import { packedUnits, rebuiltUnit, wholeUnit, type Unit } from './reused-files.js';
-import { removeStagedPart, segmentsOfPart } from './outside-segments.js';
+import { removeStagedPart, segmentsOfPart, type OutsideSegmentsOptions } from './outside-segments.js';
 import { GZIP_SHARE_OF_PLAIN } from '../staging/index.js';
 
 export interface DatasetPublishContext {
@@ -183,7 +183,7 @@ async function convertStaged(
     ),
   );
   try {
-    return await writeStaged(c, dataset, resolved, checked, observed, dir, scratchDir, segmentsOf);
+    return await writeStaged(c, dataset, input, checked, dir, scratchDir, segmentsOf);
   } catch (err: unknown) {
     if (!(err instanceof RowsOutsideGzipError)) throw err;
     throw await restageOutside(checked, err);
@@ -195,19 +195,16 @@ async function convertStaged(
 async function writeStaged(
   c: DatasetPublishContext,
   dataset: DatasetName,
-  resolved: Awaited<ReturnType<typeof resolveSchema>>,
+  input: OutsideSegmentsOptions['input'],
   checked: readonly CheckedPart[],
-  observed: ReadonlyMap<string, number>,
   dir: string,
   scratchDir: string,
   segmentsOf: ReadonlyMap<string, SegmentFile[]>,
 ): Promise<{ units: Unit[]; warnings: string[] }> {
   const built = await writeDatasetFiles({
     dataset,
+    ...input,
     snapshotId: c.snapshotId,
-    schema: resolved.schema,
-    kinds: observed,
-    extraFields: [...resolved.extraFields.keys()],
     parts: checked.map((x) => ({
       path: x.path,
       ticker: x.pointer.ticker,
