@@ -357,7 +357,8 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
     }
     curls.push(await curlSeconds(url));
   }
-  const load = `load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] ?? NaN).toFixed(1)} after (2 cores)`;
+  // The Node in the figure: V8's young generation and native memory differ between 20 and 24.
+  const load = `load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] ?? NaN).toFixed(1)} after (2 cores); Node ${process.version}`;
   // Every download is the same body: a different byte count means one of them was not whole.
   const sizes = new Set(curls.map((c) => c.bytes));
   if (sizes.size !== 1) throw new Error(`curl downloads differ in size: ${[...sizes].join(', ')} bytes`);

@@ -32,6 +32,7 @@ import {
 } from '../catalog/index.js';
 import { RESERVED_NAMES } from '../../datasets/index.js';
 import { writeFieldsSidecar } from './sidecar.js';
+import { ChunkPool, type ChunkLease } from './chunk-pool.js';
 import {
   MAX_WAITING_OUTSIDE_GZIP,
   MAX_WAITING_PLAIN_FILES,
@@ -106,6 +107,12 @@ function isoOf(value: string | Date | number, what: string): string {
 
 const HIGH_WATER_MARK = 1 << 20;
 
+/**
+ * Chunks kept for reuse per part: about as many as can be in flight at once at the default 256 KiB
+ * (a plain file's 4 MiB backlog and zlib's 1 MiB high-water mark); more are left to the GC.
+ */
+const MAX_FREE_CHUNKS = 24;
+
 /** One NDJSON line to stage: serialised (with its suffix), or a row's received text (without). */
 type Line = string | Uint8Array;
 
@@ -118,6 +125,7 @@ class NdjsonPartWriter implements PartWriter {
   private readonly suffix: string;
   private readonly suffixBytes: Buffer;
   private readonly chunkBytes: number;
+  private readonly pool: ChunkPool;
   private readonly tracker = new FieldTracker();
   /** The member being written; members after the first wait in `queued` for their turn. */
   private gzip: Gzip;
@@ -188,7 +196,8 @@ class NdjsonPartWriter implements PartWriter {
     });
     this.suffixBytes = Buffer.from(this.suffix, 'utf8');
     this.chunkBytes = opts.chunkBytes ?? 262_144;
-    this.buf = Buffer.allocUnsafe(this.chunkBytes);
+    this.pool = new ChunkPool(this.chunkBytes, MAX_FREE_CHUNKS);
+    this.buf = this.pool.take();
     try {
       mkdirSync(dirname(this.finalPath), { recursive: true });
     } catch (err: unknown) {
@@ -402,20 +411,25 @@ class NdjsonPartWriter implements PartWriter {
   }
 
   private flush(): Promise<void> | void {
-    const chunk = this.buf.subarray(0, this.used);
-    // The stream keeps the chunk until zlib has read it: the next lines go to a fresh buffer.
-    this.buf = Buffer.allocUnsafe(this.chunkBytes);
+    const full = this.buf;
+    const chunk = full.subarray(0, this.used);
+    // The streams keep the chunk until written: the next lines go to another buffer, and this one
+    // returns to the pool when the plain file and zlib are done with it.
+    const lease = this.pool.lease(full);
+    this.buf = this.pool.take();
     this.used = 0;
     // Chunks hold whole lines, so a member starts at a row.
     if (this.memberIn >= this.memberBytes) this.nextMember();
     this.noteFirstChunk(chunk.length, this.bufRows);
     this.flushedRows += this.bufRows;
     this.bufRows = 0;
-    const disk = this.writePlain(chunk);
+    const disk = this.writePlain(chunk, lease);
     const lines = this.forGzip(chunk);
-    if (lines.length === 0) return disk;
+    const toGzip = lines.length > 0 ? lease.hold() : undefined;
+    lease.end();
+    if (toGzip === undefined) return disk;
     this.memberIn += lines.length;
-    if (this.gzip.write(lines)) return disk;
+    if (this.gzip.write(lines, toGzip)) return disk;
     const drained = new Promise<void>((resolve, reject) => {
       const onDrain = (): void => {
         this.gzip.off('error', onError);
@@ -432,13 +446,13 @@ class NdjsonPartWriter implements PartWriter {
   }
 
   /** The chunk's lines to the segments' plain files, cut where `put` saw a segment start. */
-  private writePlain(chunk: Buffer): Promise<void> | undefined {
+  private writePlain(chunk: Buffer, lease?: ChunkLease): Promise<void> | undefined {
     const cuts = this.cuts;
     this.cuts = [];
     // Once the gzip holds the rest of a part staged outside it, no segment gets a file.
     if (this.plain === undefined || (this.opts.segmentsOutsideGzip === true && this.gzipFrom !== undefined))
       return undefined;
-    return this.plain.write(chunk, cuts);
+    return this.plain.write(chunk, cuts, lease);
   }
 
   /** Records a chunk of the first segment (before writePlain); none once a segment starts after it. */

@@ -19,6 +19,7 @@ import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node
 import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { PlainSegment } from '../../types.js';
+import type { ChunkLease } from './chunk-pool.js';
 
 /** The folder holding the segments (and their plain files) of the staged part at `stagedFile`. */
 export function segmentsDir(stagedFile: string): string {
@@ -114,9 +115,10 @@ export class PlainSegmentFiles {
   /**
    * Appends a chunk of whole lines; `cuts` are the offsets in it where a segment starts (the first
    * row of rows k × segmentRows). Resolves when the disk has caught up, if it is behind. In
-   * required mode, stops at the first segment with no file (then `end` says where).
+   * required mode, stops at the first segment with no file (then `end` says where). Each write
+   * of a piece of the chunk holds `lease` until the disk has it.
    */
-  write(chunk: Buffer, cuts: readonly number[]): Promise<void> | undefined {
+  write(chunk: Buffer, cuts: readonly number[], lease?: ChunkLease): Promise<void> | undefined {
     if (this.ended !== undefined) return undefined;
     let at = 0;
     if (this.current === undefined && this.open(0).stream === undefined && this.required) {
@@ -124,7 +126,7 @@ export class PlainSegmentFiles {
       return undefined;
     }
     for (const cut of cuts) {
-      this.append(chunk.subarray(at, cut));
+      this.append(chunk.subarray(at, cut), lease);
       this.nextSegment();
       at = cut;
       if (this.required && this.current?.stream === undefined) {
@@ -132,7 +134,7 @@ export class PlainSegmentFiles {
         return this.backlog();
       }
     }
-    this.append(chunk.subarray(at));
+    this.append(chunk.subarray(at), lease);
     return this.backlog();
   }
 
@@ -153,12 +155,12 @@ export class PlainSegmentFiles {
     });
   }
 
-  private append(piece: Buffer): void {
+  private append(piece: Buffer, lease: ChunkLease | undefined): void {
     if (piece.length === 0) return;
     const e = this.current ?? this.open(0);
     if (e.stream === undefined || e.state !== 'writing') return;
     e.bytes += piece.length;
-    e.stream.write(piece);
+    e.stream.write(piece, lease?.hold());
   }
 
   /** Closes the segment being written (it becomes ready once on disk) and starts the next. */
