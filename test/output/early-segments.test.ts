@@ -5,8 +5,8 @@
  * skipped with its reason. Real files, real DuckDB; the last block runs the whole pipeline (real
  * Redis, the emulator over HTTP) with a big synthetic company.
  */
-import { cp, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
-import { gunzipSync } from 'node:zlib';
+import { cp, mkdtemp, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -22,6 +22,7 @@ import {
   type SegmentRequest,
 } from '../../src/output/convert/early-segments.js';
 import { MAX_WAITING_PLAIN_FILES, plainSegmentPath } from '../../src/output/staging/index.js';
+import { writeWholeText } from '../../src/output/convert/whole-text.js';
 import { createPartWriter, publishSnapshot } from '../../src/output/index.js';
 import { segmentRows } from '../../src/output/staging/row-cuts.js';
 import { baseSchema } from '../../src/datasets/index.js';
@@ -507,6 +508,70 @@ describe('a Parquet-only part staged with its segments outside the gzip', () => 
     const expected = await publish(wholeRoot, await stagePlain(wholeRoot, 'BIG', later));
     // The same digest of every value; every segment (the partial one too) made again at publish.
     expect(await publish(root, part)).toEqual({ ...expected, used: outcomes.length + 1 });
+  });
+
+  it('publishes a value that does not fit its column, kept in _extra, reading its segment from the plain file', async () => {
+    const BAD = SEG + 7; // in the second segment, converted at publish
+    const bad = rows.map((r, i) => (i === BAD ? { ...r, period_end: '2024-02-30' } : r));
+    const root = await newRoot();
+    const { part } = await stageWithSegments(root, { outside: true, rowsOf: bad });
+    expect(await stagedRows(root, part)).toEqual({ lines: 0, gzipFrom: ROWS });
+    const wholeRoot = await newRoot();
+    const expected = await publish(wholeRoot, await stagePlain(wholeRoot, 'BIG', bad));
+    // No --retry: every row, the bad one tolerantly, as the same rows staged whole publish.
+    const got = await publish(root, part);
+    expect({ digest: got.digest, n: got.n }).toEqual({ digest: expected.digest, n: ROWS });
+    const [row] = await duck.all(
+      `SELECT CAST(period_end AS VARCHAR) AS period_end, _extra FROM read_parquet('${root}/facts_full/*/*/*.parquet') WHERE fact_key = '${String(bad[BAD]!.fact_key)}'`,
+    );
+    expect(row?.period_end).toBeNull();
+    expect(JSON.parse(String(row?._extra))).toMatchObject({ period_end: '2024-02-30' });
+  });
+
+  it('converts from the plain files an output file whose segments do not join', async () => {
+    const root = await newRoot();
+    const { part } = await stageWithSegments(root, { outside: true, convertEach: true });
+    // Another writer's footer on the first segment's Parquet (its meta still says usable).
+    const dir = segmentsDir(join(root, part.file!));
+    const first = (await readdir(dir))
+      .filter((n) => n.endsWith('.parquet'))
+      .sort((a, b) => {
+        const skip = (n: string): number => Number(/-(\d+)-\d+\.parquet$/.exec(n)?.[1]);
+        return skip(a) - skip(b);
+      })[0]!;
+    const path = join(dir, first);
+    await duck.run(
+      `COPY (SELECT * FROM read_parquet('${path}')) TO '${path}.other' (FORMAT parquet, ${parquetCodec('zstd')}, ROW_GROUP_SIZE ${GROUP}, KV_METADATA {writer: 'other'})`,
+    );
+    await rename(`${path}.other`, path);
+    const got = await publish(root, part);
+    expect({ digest: got.digest, n: got.n }).toEqual({ digest: plain.digest, n: ROWS });
+  });
+
+  it('writes every row as gzip text from the plain files and the tail, or nothing when a plain file is not whole', async () => {
+    const root = await newRoot();
+    const text = (from: number, to: number): string =>
+      rows
+        .slice(from, to)
+        .map((r) => JSON.stringify(r))
+        .join('\n') + '\n';
+    const a = join(root, 'a.ndjson');
+    const b = join(root, 'b.ndjson');
+    const tail = join(root, 'tail.ndjson.gz');
+    await writeFile(a, text(0, 3));
+    await writeFile(b, text(3, 5));
+    await writeFile(tail, gzipSync(text(5, 9)));
+    const plainFiles = [
+      { path: a, bytes: Buffer.byteLength(text(0, 3)) },
+      { path: b, bytes: Buffer.byteLength(text(3, 5)) },
+    ];
+    const to = join(root, 'whole.ndjson.gz');
+    expect(await writeWholeText([{ file: tail }, { file: tail, plain: plainFiles }], to)).toBe(true);
+    expect(gunzipSync(await readFile(to)).toString('utf8')).toBe(text(5, 9) + text(0, 9));
+    await truncate(b, 10);
+    const short = join(root, 'short.ndjson.gz');
+    expect(await writeWholeText([{ file: tail, plain: plainFiles }], short)).toBe(false);
+    await expect(stat(short)).rejects.toThrow(/ENOENT/);
   });
 
   it('stages a part with no whole segment byte for byte as a part staged whole', async () => {

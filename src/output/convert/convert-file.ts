@@ -2,7 +2,8 @@
  * Converts the staged rows of one output file into typed Parquet: in one DuckDB COPY, or in row
  * ranges on several sessions at once whose files are concatenated without re-encoding
  * (parquet-concat.ts). Strict first; when a value does not fit its column, the whole file again in
- * one tolerant COPY that keeps such values in `_extra`.
+ * one tolerant COPY that keeps such values in `_extra`. Rows staged outside the gzip that no
+ * segment holds usably are read from their plain files (whole-text.ts).
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -41,11 +42,17 @@ export interface ConvertFileOptions {
   ready?: readonly Piece[];
   /**
    * Rows of `source.file`'s numbering its bytes do not hold (parts staged with their segments
-   * outside the gzip, row-cuts.ts `joinedMembers`): `ready` must cover them, and such a file is
-   * never converted whole again (tolerantly, or when segments do not join): it fails instead.
-   * @defaultValue none
+   * outside the gzip, row-cuts.ts `joinedMembers`): `ready` should cover them. When it does not,
+   * or the file must be converted from every row (a value that does not fit, segments that do
+   * not join), the rows come from `wholeText`, and without it the file fails. @defaultValue none
    */
   holes?: readonly { skip: number; take: number }[];
+  /**
+   * Writes every row of `source.file`'s numbering, holes included, as staged gzip text into the
+   * given path (whole-text.ts); resolves false when some rows are no longer there.
+   * @defaultValue none: a file with holes that must be converted from every row fails
+   */
+  wholeText?: (to: string) => Promise<boolean>;
   dataset: DatasetName;
   logger: Logger;
 }
@@ -67,9 +74,9 @@ export async function convertFile(o: ConvertFileOptions): Promise<{ tolerantReas
   const holes = o.holes ?? [];
   const lost = gaps.flatMap((g) => holes.filter((h) => h.skip < g.skip + g.take && g.skip < h.skip + h.take));
   if (lost.length > 0)
-    throw new RowsOutsideGzipError(
-      'OUTPUT_FAILED',
-      `${o.to}: rows ${lost.map((h) => `[${h.skip}, ${h.skip + h.take})`).join(', ')} of ${source.file} were staged outside its gzip and no usable segment holds them`,
+    return await fromWholeText(
+      o,
+      `no usable segment holds rows ${lost.map((h) => `[${h.skip}, ${h.skip + h.take})`).join(', ')}`,
     );
   const sessions = [o.duck, ...o.rangeDucks];
   const ranges = rangesOf(o, gaps, sessions.length);
@@ -89,7 +96,7 @@ export async function convertFile(o: ConvertFileOptions): Promise<{ tolerantReas
       if (err instanceof OutputError) throw err; // not a value that does not fit
       // A value did not fit its column (or the input is malformed): redo the file keeping such values in _extra.
       const reason = coerceError(err).message.split('\n')[0] ?? 'conversion failed';
-      if (holes.length > 0) throw outsideGzip(o, `a value does not fit its column (${reason})`, err);
+      if (holes.length > 0) return await fromWholeText(o, `a value does not fit its column (${reason})`, err);
       o.logger.warn(
         { dataset: o.dataset, file: o.to, reason },
         'strict conversion failed; converting tolerantly',
@@ -178,7 +185,7 @@ async function joinPieces(
     );
   } catch (err: unknown) {
     if (ready.length === 0) throw err;
-    if ((o.holes ?? []).length > 0) throw outsideGzip(o, 'its segments do not join', err);
+    if ((o.holes ?? []).length > 0) return await fromWholeText(o, 'its segments do not join', err);
     // Segments are an optimisation: one that does not join (another writer's file) is redone here.
     o.logger.warn(
       { dataset: o.dataset, file: o.to, reason: coerceError(err).message },
@@ -194,16 +201,51 @@ async function joinPieces(
 }
 
 /**
- * An output file cannot be converted again from its staged rows alone: some are only in segments'
- * Parquet. The publisher removes such parts' staged files, so a retried snapshot fetches them
- * again, staged whole.
+ * Converts a file with holes from every row, the holes read from their parts' plain files
+ * (`wholeText`): strict, then tolerant when a value does not fit, as a part staged whole is.
+ */
+async function fromWholeText(
+  o: ConvertFileOptions,
+  why: string,
+  cause?: unknown,
+): Promise<{ tolerantReason?: string }> {
+  const path = `${o.to}.whole.ndjson.gz`;
+  try {
+    if (o.wholeText === undefined || !(await o.wholeText(path)))
+      throw outsideGzip(o, why, 'are not all in their plain files any more', cause);
+    o.logger.warn(
+      { dataset: o.dataset, file: o.to, reason: why },
+      "converting the file from every staged row, the segments' rows from their plain files",
+    );
+    try {
+      return await convertFile({
+        ...o,
+        source: { ...o.source, file: path },
+        members: [],
+        ready: [],
+        holes: [],
+        wholeText: undefined,
+      });
+    } catch (err: unknown) {
+      if (err instanceof OutputError) throw err;
+      throw outsideGzip(o, why, `do not convert from their plain files (${coerceError(err).message})`, err);
+    }
+  } finally {
+    await rm(path, { force: true });
+  }
+}
+
+/**
+ * An output file cannot be converted from its staged rows: some are only in segments, and their
+ * plain files are gone or do not convert. The publisher removes such parts' staged files, so a
+ * retried snapshot fetches them again, staged whole.
  */
 export class RowsOutsideGzipError extends OutputError {}
 
-function outsideGzip(o: ConvertFileOptions, why: string, cause: unknown): OutputError {
+function outsideGzip(o: ConvertFileOptions, why: string, plain: string, cause: unknown): OutputError {
   return new RowsOutsideGzipError(
     'OUTPUT_FAILED',
-    `${o.to}: ${why}, and rows ${(o.holes ?? []).map((h) => `[${h.skip}, ${h.skip + h.take})`).join(', ')} of ${o.source.file} were staged outside its gzip (only in segments), so it cannot be converted again from the staged rows`,
+    `${o.to}: ${why}, and rows ${(o.holes ?? []).map((h) => `[${h.skip}, ${h.skip + h.take})`).join(', ')} of ${o.source.file} were staged outside its gzip and ${plain}, so it cannot be converted from the staged rows`,
     { cause },
   );
 }

@@ -11,6 +11,7 @@ import { coerceError, OutputError } from '../../errors.js';
 import type { DatasetName, OutputFormat } from '../../types.js';
 import { maxLineBytesFor, ndjsonSelect, type ConvertInput, type ConvertSource } from './convert-sql.js';
 import { convertFile } from './convert-file.js';
+import { writeWholeText } from './whole-text.js';
 import { sqlString, type DuckSession, type ParquetCompression } from './duckdb.js';
 import { nextSlice, sliceCompanies, type Cursor, type FileSlice, type PlannedPart } from './file-plan.js';
 import { concatFiles, fsyncFile, hashFile } from '../storage/index.js';
@@ -213,6 +214,15 @@ async function convertSlice(
       ready,
       members: joined.members,
       holes: joined.holes,
+      ...(joined.holes.length > 0
+        ? {
+            wholeText: (to: string) =>
+              writeWholeText(
+                slice.files.map((f) => ({ file: f, plain: plan.byPath.get(f)?.plainText })),
+                to,
+              ),
+          }
+        : {}),
       to: parquetPath,
       scratch: (i) => join(o.scratchDir, `range-${index}-${i}.ndjson.gz`),
       duck: o.duck,

@@ -26,6 +26,11 @@ export interface PlannedPart {
    * which only whole segments' Parquet holds. @defaultValue none
    */
   unsplittable?: readonly { skip: number; take: number }[] | undefined;
+  /**
+   * The plain files holding rows [0, gzipFrom) in row order, each with its complete size: read
+   * when the file must be converted from every row (whole-text.ts). @defaultValue none
+   */
+  plainText?: readonly { path: string; bytes: number }[] | undefined;
   /** Longest staged line in UTF-16 code units; undefined when unknown. */
   maxLineChars?: number | undefined;
   /** Where the staged file's gzip members after the first start: row and byte offset. */

@@ -3,11 +3,14 @@
  * segments. Before the dataset's files are converted, each such segment must have Parquet made
  * by the statement those files are converted with: a segment still in its plain file (its
  * conversion failed or was skipped, or never ran, like the last, partial one) is converted here.
- * A segment in neither fails the publish, naming the part and the rows: never a shorter file.
+ * One whose plain file does not convert strictly (a value that does not fit) is left to the
+ * conversion of its output file, which reads every row. A segment in neither file fails the
+ * publish, naming the part and the rows: never a shorter file.
  */
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { coerceError, OutputError } from '../../errors.js';
+import type { Logger } from '../../log.js';
 import {
   copyStatement,
   listSegments,
@@ -30,6 +33,8 @@ export interface OutsideSegmentsOptions {
   rowGroupRows: number;
   /** Folder for the segments converted here (removed with the publish's scratch files). */
   scratchDir: string;
+  /** Says why a segment is left to its output file's conversion. @defaultValue silent */
+  log?: Logger;
 }
 
 /**
@@ -55,11 +60,21 @@ export async function segmentsOfPart(part: CheckedPart, o: OutsideSegmentsOption
     if (size === g.bytes) {
       try {
         made.push(await convertPlain(part, g, plain, o));
-        continue;
       } catch (err: unknown) {
-        why = `its plain file does not convert (${coerceError(err).message.split('\n')[0] ?? ''})`;
+        // A value that does not fit its column: the output file holding these rows is converted
+        // from every row, these from the plain file, tolerantly (convert-file.ts).
+        o.log?.warn(
+          {
+            part: `${part.pointer.dataset}/${part.pointer.ticker}`,
+            rows: [g.skip, g.skip + g.take],
+            reason: coerceError(err).message.split('\n')[0],
+          },
+          'a segment does not convert strictly from its plain file; its output file is converted from every row',
+        );
       }
-    } else if (size !== undefined) why = `its plain file ${plain} has ${size} bytes, not ${g.bytes}`;
+      continue;
+    }
+    if (size !== undefined) why = `its plain file ${plain} has ${size} bytes, not ${g.bytes}`;
     // Its conversion job may have ended (and removed the plain file) meanwhile.
     listed = await listSegments(part.path, stagingId);
     if (usable(g) === undefined) throw await lostRows(part, g, why);

@@ -27,7 +27,7 @@ import { fsyncDir } from '../storage/index.js';
 import { packKept, planReuse, reusedFromFiles, type ReuseSource } from './reuse-plan.js';
 import { packedUnits, rebuiltUnit, wholeUnit, type Unit } from './reused-files.js';
 import { removeStagedPart, segmentsOfPart, type OutsideSegmentsOptions } from './outside-segments.js';
-import { GZIP_SHARE_OF_PLAIN } from '../staging/index.js';
+import { GZIP_SHARE_OF_PLAIN, plainSegmentPath } from '../staging/index.js';
 
 export interface DatasetPublishContext {
   root: string;
@@ -169,6 +169,7 @@ async function convertStaged(
     compression: c.compression,
     rowGroupRows: c.rowGroupRows,
     scratchDir: join(scratchDir, 'segments'),
+    log: c.log,
   };
   // Parts staged outside their gzip convert their leftover segments here, one after another (one session).
   const convertOne = pLimit(1);
@@ -220,6 +221,7 @@ async function writeStaged(
             // Sized as if staged whole: the segments' rows at level-1 gzip's share of their text.
             planBytes: x.bytes + x.segments.reduce((n, g) => n + g.bytes, 0) * GZIP_SHARE_OF_PLAIN,
             unsplittable: x.segments,
+            plainText: plainTextOf(x),
           }),
     })),
     formats: c.formats,
@@ -344,4 +346,16 @@ async function listDeep(dir: string): Promise<string[]> {
     else out.push(e.name);
   }
   return out;
+}
+
+/** The plain files of a part's rows staged outside its gzip, when its segments cover [0, gzipFrom) in order. */
+function plainTextOf(x: CheckedPart): { path: string; bytes: number }[] | undefined {
+  const id = x.stagingId;
+  let at = 0;
+  for (const g of x.segments) {
+    if (g.skip !== at) return undefined;
+    at += g.take;
+  }
+  if (id === undefined || at !== x.gzipFrom) return undefined;
+  return x.segments.map((g) => ({ path: plainSegmentPath(x.path, id, g.skip, g.take), bytes: g.bytes }));
 }
