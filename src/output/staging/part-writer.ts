@@ -34,6 +34,7 @@ import { RESERVED_NAMES } from '../../datasets/index.js';
 import { writeFieldsSidecar } from './sidecar.js';
 import { ChunkPool, type ChunkLease } from './chunk-pool.js';
 import {
+  BACKLOG_BYTES,
   MAX_WAITING_OUTSIDE_GZIP,
   MAX_WAITING_PLAIN_FILES,
   PlainSegmentFiles,
@@ -108,10 +109,13 @@ function isoOf(value: string | Date | number, what: string): string {
 const HIGH_WATER_MARK = 1 << 20;
 
 /**
- * Chunks kept for reuse per part: about as many as can be in flight at once at the default 256 KiB
- * (a plain file's 4 MiB backlog and zlib's 1 MiB high-water mark); more are left to the GC.
+ * Chunks kept for reuse per part: as many as can be in flight at once (a plain file's backlog and
+ * zlib's high-water mark, each past its limit by a chunk), so that none in steady use is made
+ * anew; 24 at the default 256 KiB. More returned at once are left to the GC.
  */
-const MAX_FREE_CHUNKS = 24;
+export function maxFreeChunks(chunkBytes: number): number {
+  return Math.ceil((BACKLOG_BYTES + HIGH_WATER_MARK) / chunkBytes) + 4;
+}
 
 /** One NDJSON line to stage: serialised (with its suffix), or a row's received text (without). */
 type Line = string | Uint8Array;
@@ -196,7 +200,7 @@ class NdjsonPartWriter implements PartWriter {
     });
     this.suffixBytes = Buffer.from(this.suffix, 'utf8');
     this.chunkBytes = opts.chunkBytes ?? 262_144;
-    this.pool = new ChunkPool(this.chunkBytes, MAX_FREE_CHUNKS);
+    this.pool = new ChunkPool(this.chunkBytes, maxFreeChunks(this.chunkBytes));
     this.buf = this.pool.take();
     try {
       mkdirSync(dirname(this.finalPath), { recursive: true });

@@ -64,7 +64,7 @@ export const MAX_WAITING_OUTSIDE_GZIP = 4;
 export const GZIP_SHARE_OF_PLAIN = 0.087;
 
 /** Buffered bytes of a plain file past which the part writer waits for the disk. */
-const BACKLOG_BYTES = 4 * 1024 * 1024;
+export const BACKLOG_BYTES = 4 * 1024 * 1024;
 
 interface Entry {
   skip: number;
