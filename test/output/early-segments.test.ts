@@ -528,6 +528,18 @@ describe('a Parquet-only part staged with its segments outside the gzip', () => 
     expect(JSON.parse(String(row?._extra))).toMatchObject({ period_end: '2024-02-30' });
   });
 
+  it('publishes a value that does not fit in the gzip tail, converting the file from the plain files and the tail', async () => {
+    const BAD = ROWS - 10; // in the tail: with two files waiting, the gzip holds rows from segment 3 on
+    const bad = rows.map((r, i) => (i === BAD ? { ...r, period_end: '2024-02-30' } : r));
+    const root = await newRoot();
+    const { part } = await stageWithSegments(root, { outside: true, maxWaiting: 2, rowsOf: bad });
+    expect(await stagedRows(root, part)).toEqual({ lines: ROWS - 3 * SEG, gzipFrom: 3 * SEG });
+    const wholeRoot = await newRoot();
+    const expected = await publish(wholeRoot, await stagePlain(wholeRoot, 'BIG', bad));
+    const got = await publish(root, part);
+    expect({ digest: got.digest, n: got.n }).toEqual({ digest: expected.digest, n: ROWS });
+  });
+
   it('converts from the plain files an output file whose segments do not join', async () => {
     const root = await newRoot();
     const { part } = await stageWithSegments(root, { outside: true, convertEach: true });
