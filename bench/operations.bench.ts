@@ -1,7 +1,8 @@
 /**
  * Operations figures (issue 14): the cost of Prometheus metrics on part throughput (unlimited key,
  * 2,000 small parts, with and without metrics, alternating, median of 3 each), and the start-up
- * time of the CLI entry compiled (as in the image) against through tsx.
+ * time of the CLI entry compiled (as in the image) against through tsx; (issue 27) Redis's time
+ * per read of a snapshot's view at 1,000 and 10,000 companies (support/snapshot-view.ts).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -19,6 +20,7 @@ import { createMetrics } from '../src/metrics/metrics.js';
 import { openExporter, parseCompany, runSnapshot } from '../src/pipeline/index.js';
 import { median } from './support/stats.js';
 import type { BenchResult } from './support/types.js';
+import { snapshotViewCost } from './support/snapshot-view.js';
 
 const repo = join(import.meta.dirname, '..');
 const COMPANIES = 2000;
@@ -159,5 +161,5 @@ async function startup(): Promise<BenchResult[]> {
 }
 
 export async function run(): Promise<BenchResult[]> {
-  return [await metricsOverhead(), ...(await startup())];
+  return [await metricsOverhead(), ...(await startup()), ...(await snapshotViewCost())];
 }

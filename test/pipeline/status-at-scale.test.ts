@@ -6,6 +6,7 @@
  * count either. Bytes are counted on the connection (real Redis), never timed.
  */
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
@@ -181,5 +182,32 @@ describe('run --wait and the status page at 10,000 companies', () => {
     expect([followSmall.polls, followBig.polls]).toEqual([1, 1]);
     expect(followBig.bytes).toBeLessThan(4_000);
     expect(Math.abs(followBig.bytes - followSmall.bytes)).toBeLessThan(200);
+  });
+  it('reads the record inside Redis field by field, never copying the company list there', async () => {
+    const s = spec('scale-fields', COMPANIES);
+    expect(await ctx.store.create(s)).toBe(true);
+    // MONITOR shows the commands a script runs too: what the view's EVAL reads of the record.
+    const monitor = await new Redis(inject('redisUrl')).monitor();
+    const seen: string[][] = [];
+    const key = `:snapshot:${s.id}`;
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[1]?.endsWith(key) === true) seen.push(args);
+    });
+    try {
+      const view = await ctx.store.view(s.id);
+      expect(view?.total).toBe(2 * COMPANIES);
+      expect(view?.progress.series_catalog?.total).toBe(COMPANIES);
+      for (let i = 0; i < 100 && !seen.some((a) => a[0]?.toUpperCase() === 'HMGET'); i++)
+        await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      monitor.disconnect();
+    }
+    const commands = seen.map((a) => a[0]!.toUpperCase());
+    expect(commands).toContain('HMGET');
+    // The list is the hash's one big field: no command of the view returns it.
+    expect(commands.filter((c) => c === 'HGETALL' || c === 'HVALS')).toEqual([]);
+    const fields = seen.filter((a) => a[0]?.toUpperCase() === 'HMGET').flatMap((a) => a.slice(2));
+    expect(fields).toContain('spec');
+    expect(fields).not.toContain('companies');
   });
 });
