@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalStorage } from '../../src/output/storage/local-storage.js';
 import { openStorage } from '../../src/output/storage/open-storage.js';
+import { removeTempDir } from '../../src/output/storage/fs-util.js';
 
 let tmp: string;
 beforeAll(async () => {
@@ -97,5 +98,35 @@ describe('output.s3 settings', () => {
     expect(() => loadConfig({ cwd: tmp, env: { FILINGS_EXPORT_S3_CHECKSUMS: 'sometimes' } })).toThrow(
       /output\.s3\.checksums.*must be when_supported or when_required/,
     );
+  });
+});
+
+describe('removeTempDir', () => {
+  it('removes the folder and everything in it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fx-temp-'));
+    await writeFile(join(dir, 'a'), 'x');
+    const warned: string[] = [];
+    await removeTempDir(dir, { warn: (f) => warned.push(f.dir) });
+    await expect(stat(dir)).rejects.toThrow(/ENOENT/);
+    expect(warned).toEqual([]);
+  });
+
+  it('asks Node to retry a removal that raced a file being written, and never throws: it names the folder left', async () => {
+    const calls: { maxRetries: number }[] = [];
+    const warned: { dir: string; reason: string }[] = [];
+    const busy = Object.assign(new Error("ENOTEMPTY: directory not empty, rmdir '/tmp/x/_snapshots/s1'"), {
+      code: 'ENOTEMPTY',
+    });
+    await expect(
+      removeTempDir('/tmp/x', {
+        remove: (_path, opts) => {
+          calls.push(opts);
+          return Promise.reject(busy);
+        },
+        warn: (fields) => warned.push(fields),
+      }),
+    ).resolves.toBeUndefined();
+    expect(calls).toEqual([{ recursive: true, force: true, maxRetries: 3 }]);
+    expect(warned).toEqual([{ dir: '/tmp/x', reason: busy.message }]);
   });
 });

@@ -5,12 +5,19 @@
  * altered archive is refused with the reason, and the caller fetches the part instead. On a local
  * root the archive is checked where it lies and hard-linked (LocalStorage.linkFile), not copied.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StorageError } from '../../errors.js';
 import type { CarryOverRequest, CarryOverResult } from '../../types.js';
-import { hashFile, LocalStorage, isAbsent, retryRead, type Storage } from '../storage/index.js';
+import {
+  hashFile,
+  LocalStorage,
+  isAbsent,
+  removeTempDir,
+  retryRead,
+  type Storage,
+} from '../storage/index.js';
 import { fieldsSidecarPath, toPosix } from '../catalog/index.js';
 
 export type { CarryOverRequest, CarryOverResult };
@@ -46,7 +53,7 @@ export async function carryOverPart(storage: Storage, r: CarryOverRequest): Prom
     await storage.putFile(r.to, local);
     return { ok: true };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await removeTempDir(dir);
   }
 }
 

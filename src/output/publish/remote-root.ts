@@ -34,7 +34,14 @@ import {
 } from '../staging/index.js';
 import type { PublishOptions } from './publish.js';
 import { reusedFromFiles, sourceChanged, type ReuseSource } from './reuse-plan.js';
-import { isAbsent, retryRead, type ReadRetryOptions, joinKey, type Storage } from '../storage/index.js';
+import {
+  isAbsent,
+  joinKey,
+  removeTempDir,
+  retryRead,
+  type ReadRetryOptions,
+  type Storage,
+} from '../storage/index.js';
 
 /** Objects moved at once when downloading staged parts or deleting staging. */
 const CONCURRENCY = 4;
@@ -76,12 +83,12 @@ export function createRemotePartWriter(
           );
         return staged;
       } finally {
-        await rm(local, { recursive: true, force: true });
+        await removeTempDir(local);
       }
     },
     async abort(): Promise<void> {
       await inner.abort();
-      await rm(local, { recursive: true, force: true });
+      await removeTempDir(local);
     },
   };
 }
@@ -171,7 +178,9 @@ export async function publishToStorage(storage: Storage, o: RemotePublishOptions
     await storage.delete(staging.map((s) => s.key));
     return manifest;
   } finally {
-    await rm(local, { recursive: true, force: true });
+    // The snapshot is on the bucket by now, or the publish failed for its own reason: a temp
+    // folder left behind must change neither.
+    await removeTempDir(local, { warn: (fields, msg) => o.logger?.warn(fields, msg) });
   }
 }
 

@@ -1,6 +1,6 @@
 /** Durable file operations: a published file must survive a crash right after publishing. */
 import { createHash } from 'node:crypto';
-import { open, rename, writeFile, unlink, type FileHandle } from 'node:fs/promises';
+import { open, rename, rm, writeFile, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /** fsync a file (by path). */
@@ -125,4 +125,30 @@ export async function appendRanges(dst: FileHandle, ranges: readonly FileRange[]
     }
   }
   return bytes;
+}
+
+/** What removeTempDir needs: the removal (fs.promises.rm's shape) and where to say it failed. */
+export interface RemoveTempDirOptions {
+  /** @defaultValue fs.promises.rm */
+  remove?: (path: string, opts: { recursive: true; force: true; maxRetries: number }) => Promise<void>;
+  /** Told when the folder stays behind. @defaultValue silent */
+  warn?: (fields: { dir: string; reason: string }, msg: string) => void;
+}
+
+/**
+ * Removes a temp folder of this process's own work, retrying a removal that raced a file still
+ * being closed in it (ENOTEMPTY, EBUSY: Node's `maxRetries`). Never throws: work already done
+ * (a snapshot uploaded, a part stored) must not fail over a leftover temp folder, which is only
+ * disk in os.tmpdir(); the folder is named in a warning instead.
+ */
+export async function removeTempDir(dir: string, o: RemoveTempDirOptions = {}): Promise<void> {
+  const remove = o.remove ?? rm;
+  try {
+    await remove(dir, { recursive: true, force: true, maxRetries: 3 });
+  } catch (err: unknown) {
+    o.warn?.(
+      { dir, reason: err instanceof Error ? err.message : String(err) },
+      'a temp folder could not be removed; it is left behind',
+    );
+  }
 }

@@ -10,6 +10,8 @@ export {
   fsyncDir,
   fsyncFile,
   hashFile,
+  removeTempDir,
+  type RemoveTempDirOptions,
   writeFileAtomic,
 } from './fs-util.js';
 export { LocalStorage } from './local-storage.js';
