@@ -348,14 +348,12 @@ async function listDeep(dir: string): Promise<string[]> {
   return out;
 }
 
-/** The plain files of a part's rows staged outside its gzip, when its segments cover [0, gzipFrom) in order. */
+/**
+ * The plain files of a part's rows staged outside its gzip, in row order (the sidecar reader
+ * refuses segments that do not tile [0, gzipFrom): sidecar.ts); none without a staging id.
+ */
 function plainTextOf(x: CheckedPart): { path: string; bytes: number }[] | undefined {
   const id = x.stagingId;
-  let at = 0;
-  for (const g of x.segments) {
-    if (g.skip !== at) return undefined;
-    at += g.take;
-  }
-  if (id === undefined || at !== x.gzipFrom) return undefined;
+  if (id === undefined) return undefined;
   return x.segments.map((g) => ({ path: plainSegmentPath(x.path, id, g.skip, g.take), bytes: g.bytes }));
 }

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { open, rename, rm, writeFile, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { coerceError } from '../../errors.js';
 
 /** fsync a file (by path). */
 export async function fsyncFile(path: string): Promise<void> {
@@ -147,7 +148,7 @@ export async function removeTempDir(dir: string, o: RemoveTempDirOptions = {}): 
     await remove(dir, { recursive: true, force: true, maxRetries: 3 });
   } catch (err: unknown) {
     o.warn?.(
-      { dir, reason: err instanceof Error ? err.message : String(err) },
+      { dir, reason: coerceError(err).message },
       'a temp folder could not be removed; it is left behind',
     );
   }

@@ -166,10 +166,10 @@ redis.call('HSET', KEYS[1], 'updated_at', ARGV[6])
 redis.call('EXPIRE', KEYS[2], ARGV[7])
 return 1`;
 
-// The record without its company list, for readers that poll (status, --wait, the dashboard).
-// The fields but the company list, by name: HGETALL would copy that list (~70 bytes a company)
+// The record without its company list, for readers that poll (status, --wait, the dashboard) and
+// every fixed-schema part job. Fields by name: HGETALL would copy the list (~70 bytes a company)
 // into Lua on every call, ~0.9 ms of Redis's one thread at 10,000 companies against ~15 µs this
-// way, and every part job and `status` poll reads the view (docs/decisions.md).
+// way (docs/decisions.md).
 const VIEW = `
 local want = {}
 for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
