@@ -45,7 +45,6 @@ function budgetFor(
 }
 
 const granted = (outcomes: AcquireOutcome[]): number => outcomes.filter((o) => o.kind === 'granted').length;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 afterAll(async () => {
   const r = connect();
@@ -118,13 +117,13 @@ describe('configured quotas under concurrency', () => {
 
 describe('quota periods follow the injected clock', () => {
   it('refuses at 23:59:59 UTC and grants again after midnight', async () => {
-    const clock = new TestClock(Date.UTC(2026, 10, 21, 23, 59, 58, 700));
+    const clock = new TestClock(Date.UTC(2026, 10, 21, 23, 59, 58, 700)).freeze();
     const budget = budgetFor('ffx_live_b2b_day', { requestsPerMinute: 1000, dailyQuota: 2 }, clock, 'day');
     expect((await budget.acquire('facts/full')).kind).toBe('granted');
     expect((await budget.acquire('facts/full')).kind).toBe('granted');
     const refused = await budget.acquire('facts/full');
     expect(refused).toMatchObject({ kind: 'quota', quota: 'daily', untilMs: Date.UTC(2026, 10, 22) });
-    await sleep(Date.UTC(2026, 10, 22) - clock.now() + 50);
+    clock.set(Date.UTC(2026, 10, 22, 0, 0, 0, 50));
     const next = await budget.acquire('facts/full');
     expect(next.kind).toBe('granted');
     if (next.kind === 'granted') expect(next.permit.day).toBe('2026-11-22');
@@ -137,7 +136,7 @@ describe('quota periods follow the injected clock', () => {
   });
 
   it('refuses on the last day of the month and grants again on the 1st', async () => {
-    const clock = new TestClock(Date.UTC(2026, 10, 30, 23, 59, 58, 700));
+    const clock = new TestClock(Date.UTC(2026, 10, 30, 23, 59, 58, 700)).freeze();
     const budget = budgetFor(
       'ffx_live_b2b_month',
       { requestsPerMinute: 1000, monthlyQuota: 2 },
@@ -148,7 +147,7 @@ describe('quota periods follow the injected clock', () => {
     const refused = await budget.acquire('facts/core');
     expect(refused).toMatchObject({ kind: 'quota', quota: 'monthly', untilMs: Date.UTC(2026, 11, 1) });
     if (refused.kind === 'quota') expect(refused.message).toContain('2026-12-01T00:00:00.000Z');
-    await sleep(Date.UTC(2026, 11, 1) - clock.now() + 50);
+    clock.set(Date.UTC(2026, 11, 1, 0, 0, 0, 50));
     expect((await budget.acquire('facts/core')).kind).toBe('granted');
     expect((await budget.describe()).monthly).toMatchObject({ period: '2026-12', used: 1 });
   });
@@ -168,7 +167,8 @@ describe("the server's quota 429 (real emulator)", () => {
     const apiKey = emulator.keys.quotaLimited; // key daily quota 3 (account daily 5)
     const client = new FilingsClient({ baseUrl: emulator.url, apiKey, clock });
     const budget = budgetFor(apiKey, { requestsPerMinute: 100 }, clock, 'server-quota');
-    clock.set(Date.UTC(2026, 10, 21, 23, 59, 57)); // after the emulator's start-up: midnight is 3 s away
+    // Frozen after the emulator's start-up: midnight comes only when the test moves the clock there.
+    clock.freeze().set(Date.UTC(2026, 10, 21, 23, 59, 57));
     try {
       const statuses: (number | string)[] = [];
       for (let i = 0; i < 6; i++) {
@@ -201,7 +201,7 @@ describe("the server's quota 429 (real emulator)", () => {
       expect(d.serverLimitPerMinute).toBe(1000);
 
       // The emulator's minute also ends at midnight: the gate stays quiet for the 1 s safety margin.
-      await sleep(Date.UTC(2026, 10, 22) + 1000 - clock.now() + 50);
+      clock.set(Date.UTC(2026, 10, 22) + 1000 + 50);
       const after = await budget.acquire('issuer/reference');
       expect(after.kind).toBe('granted');
       if (after.kind === 'granted') {
