@@ -77,7 +77,12 @@ describe('a snapshot flow', () => {
     // The BullMQ jobs may be gone (removeOnComplete); the record still holds the id.
     await h.ctx.partsQueue.remove(partJobId(spec.id, 'facts_full', 'AAPL'));
     expect((await h.ctx.enqueue(spec)).kind).toBe('exists');
-    await new Promise((r) => setTimeout(r, 300));
+    // Only a job can send a request: with no job left to run in either queue, none can come later.
+    for (const q of [h.ctx.partsQueue, h.ctx.snapshotsQueue])
+      expect(
+        await q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'),
+        q.name,
+      ).toEqual({ waiting: 0, active: 0, delayed: 0, prioritized: 0, 'waiting-children': 0 });
     expect((await h.stats()).total.requests).toBe(before);
     expect(await h.ctx.partsQueue.getJob(partJobId(spec.id, 'facts_full', 'AAPL'))).toBeUndefined();
   });
