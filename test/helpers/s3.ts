@@ -40,12 +40,15 @@ export async function startS3(bucket = 'test-bucket'): Promise<TestS3> {
   };
 }
 
-export type ProxyFault = 'none' | 'drop-once' | 'status-500-once';
+/** `dropEvery`: every request whose line it accepts is dropped, on a new or a kept-alive connection. */
+export type ProxyFault =
+  'none' | 'drop-once' | 'status-500-once' | { dropEvery: (requestLine: string) => boolean };
 
 /**
  * A TCP proxy that forwards to `target` and records each request line. With a fault set, the
  * first request whose line starts with `PUT ` is dropped after its headers (`drop-once`) or
- * answered with a 500 (`status-500-once`); later ones pass.
+ * answered with a 500 (`status-500-once`); later ones pass. `dropEvery` is a storage that keeps
+ * failing: the requests it picks never get an answer.
  */
 export interface FaultProxy {
   endpoint: string;
@@ -62,6 +65,14 @@ export async function startFaultProxy(target: string, fault: ProxyFault): Promis
     sockets.add(client);
     const upstream = createConnection(Number(url.port), url.hostname);
     sockets.add(upstream);
+    /** Drops the connection when `dropEvery` picks this request; true when it did. */
+    const dropsEvery = (line: string): boolean => {
+      if (typeof fault !== 'object' || !fault.dropEvery(line)) return false;
+      state.faultsInjected += 1;
+      upstream.destroy();
+      client.destroy();
+      return true;
+    };
     let head = '';
     let decided = false;
     client.on('data', (chunk: Buffer) => {
@@ -71,7 +82,13 @@ export async function startFaultProxy(target: string, fault: ProxyFault): Promis
         if (head.includes('\r\n')) {
           state.requests.push(line);
           decided = true;
-          if (fault !== 'none' && state.faultsInjected === 0 && line.startsWith('PUT ')) {
+          if (dropsEvery(line)) return;
+          if (
+            typeof fault === 'string' &&
+            fault !== 'none' &&
+            state.faultsInjected === 0 &&
+            line.startsWith('PUT ')
+          ) {
             state.faultsInjected += 1;
             upstream.destroy();
             if (fault === 'drop-once') client.destroy();
@@ -83,7 +100,9 @@ export async function startFaultProxy(target: string, fault: ProxyFault): Promis
           }
         }
       } else if (chunk.toString('latin1').match(/^[A-Z]+ \/\S* HTTP\/1\.1\r\n/)) {
-        state.requests.push(chunk.toString('latin1').split('\r\n')[0] ?? '');
+        const line = chunk.toString('latin1').split('\r\n')[0] ?? '';
+        state.requests.push(line);
+        if (dropsEvery(line)) return;
       }
       upstream.write(chunk);
     });

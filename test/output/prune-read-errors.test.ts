@@ -2,7 +2,8 @@
  * Prune deletes only what it can prove (issue 24): a published snapshot whose manifest is cut short
  * and whose pipeline record expired is kept and reported with the cause, on a local root and on an
  * s3:// root (real s3rver), through the real CLI; a storage that keeps failing stops prune before
- * anything is removed, with one line naming what could not be read.
+ * anything is removed, with one line naming what could not be read, and the CLI exits 1 with that
+ * line alone (an s3:// root behind a proxy that drops every read of one manifest).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat, truncate, utimes } from 'node:fs/promises';
@@ -17,7 +18,7 @@ import { openStorage } from '../../src/output/storage/open-storage.js';
 import type { Storage } from '../../src/output/storage/storage.js';
 import { latestPublishedBefore, readStoredText } from '../../src/output/catalog/stored-snapshots.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
-import { openTestStorage, s3rverEnv, startS3, type TestS3 } from '../helpers/s3.js';
+import { openTestStorage, s3rverEnv, startFaultProxy, startS3, type TestS3 } from '../helpers/s3.js';
 import { flakyReads } from '../helpers/flaky-storage.js';
 import { publishFactParts, stageFactParts } from '../helpers/synthetic-snapshot.js';
 
@@ -151,6 +152,39 @@ describe('prune on a storage whose reads keep failing', () => {
     expect(storage.state.failures).toBe(3);
     expect(waits).toHaveLength(2);
     expect(storage.state.deleted).toEqual([]);
+  });
+
+  it('through the CLI, on an s3:// root whose manifest reads are always dropped: one line, exit 1, nothing removed', async () => {
+    const s3 = await startS3();
+    const manifestRead = /^(GET|HEAD) \S*\/_snapshots\/f-1\/manifest\.json/;
+    const proxy = await startFaultProxy(s3.endpoint, { dropEvery: (line) => manifestRead.test(line) });
+    const root = `s3://${s3.bucket}/exports`;
+    const open = (r: string): Storage => openTestStorage(s3.endpoint, r);
+    const storage = open(root);
+    try {
+      await publish(root, open, 'f-1', '2026-11-20');
+      await publish(root, open, 'f-2', '2026-11-21');
+      const before = (await storage.list('')).map((o) => o.key);
+      // The AWS SDK warns on Node 20 in 9 lines of its own (Node >= 22 from 2027); the line is ours.
+      const res = await cli(root, ['prune', '--keep', '1'], {
+        ...s3rverEnv(proxy.endpoint),
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      });
+      expect(res.stdout).toBe('');
+      expect(res.stderr.trimEnd().split('\n'), res.stderr).toEqual([
+        expect.stringMatching(
+          /^filings-export: prune stopped, nothing removed: could not read \S*_snapshots\/f-1\/manifest\.json \(3 attempts\): /,
+        ),
+      ]);
+      expect(res.code).toBe(1);
+      // Each of the 3 attempts reached the storage and was dropped; f-1 would otherwise be removed.
+      expect(proxy.faultsInjected).toBeGreaterThanOrEqual(3);
+      expect((await storage.list('')).map((o) => o.key)).toEqual(before);
+    } finally {
+      await storage.close();
+      await proxy.close();
+      await s3.close();
+    }
   });
 
   it('a failure that passes within the attempts is no failure: the plan is the usual one', async () => {
