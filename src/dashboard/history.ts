@@ -108,6 +108,35 @@ export function monthUse(nights: readonly NightSummary[], now: number): MonthUse
   };
 }
 
+/** Where this month's pace ends it, as the burn-down draws and says it. */
+export interface MonthProjection {
+  /** Requests counted against the monthly quota so far. */
+  used: number;
+  /** The monthly quota, or null when none is known. */
+  limit: number | null;
+  /** Days after today until the month ends. */
+  daysLeft: number;
+  /** `used` plus the pace so far (per day, today counted whole) over the days left, rounded. */
+  projected: number;
+  /** The pace spends more than the quota before the month ends. */
+  runsOutFirst: boolean;
+}
+
+/**
+ * The burn-down's projection. The ledger's count (`ledger`) is the truth when there is one; without
+ * it, the requests the snapshot records add up to.
+ */
+export function monthProjection(
+  month: MonthUse,
+  ledger: { used: number; limit: number | null } | null,
+): MonthProjection {
+  const used = ledger?.used ?? month.perDay.slice(0, month.today).reduce((a, b) => a + b, 0);
+  const limit = ledger?.limit ?? null;
+  const daysLeft = month.daysInMonth - month.today;
+  const projected = Math.round(used + (used / month.today) * daysLeft);
+  return { used, limit, daysLeft, projected, runsOutFirst: limit !== null && projected > limit };
+}
+
 export async function nightsHistory(ctx: PipelineContext, now: number): Promise<NightsHistory> {
   const ids = await ctx.store.list(TIMELINE_NIGHTS);
   const limitReads = pLimit(4);

@@ -13,7 +13,7 @@ import {
   type PipelineContext,
   type SnapshotView,
 } from '../pipeline/index.js';
-import { nightsHistory, type NightsHistory } from './history.js';
+import { monthProjection, nightsHistory, type MonthProjection, type NightsHistory } from './history.js';
 
 export interface DashboardSnapshot {
   id: string;
@@ -43,6 +43,8 @@ export interface DashboardState {
   errors: { snapshot: string; dataset: string; company: string; message: string }[];
   /** The last 30 snapshots, the schedule's misses and this month's use, for the charts. */
   history: NightsHistory;
+  /** Where this month's pace ends it, against the ledger's monthly quota. */
+  burnDown: MonthProjection;
 }
 
 /** ETA from the pace so far: parts finished per ms since the snapshot was created. */
@@ -102,12 +104,15 @@ export async function dashboardState(ctx: PipelineContext, now: number, limit = 
       errors.push({ snapshot: id, dataset: p.dataset, company: p.ticker, message: p.message ?? 'failed' });
     }
   }
+  const budget = await describeKeyBudget(ctx);
+  const history = await nightsHistory(ctx, now);
   return {
     generatedAt: new Date(now).toISOString(),
     apiOutage: await outageStatus(ctx),
-    budget: await describeKeyBudget(ctx),
+    budget,
     snapshots,
     errors,
-    history: await nightsHistory(ctx, now),
+    history,
+    burnDown: monthProjection(history.month, budget?.monthly ?? null),
   };
 }

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
+import { dashboardState } from '../../src/dashboard/state.js';
 import { systemClock } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 
@@ -74,7 +75,16 @@ describe('the nights at a glance', () => {
     expect(await page.locator('#timeline svg rect.bar title').first().textContent()).toMatch(
       /^glance-1 \(published\): /,
     );
-    await expect.poll(() => page.locator('#burndown figcaption').textContent()).toMatch(/ of 5,000 \(/);
+    // The caption words the server's projection: used, quota, days left, the month's end at this pace.
+    const { burnDown } = await dashboardState(h.ctx, Date.now());
+    expect(burnDown).toMatchObject({ limit: 5000, runsOutFirst: false });
+    const num = (n: number): string => n.toLocaleString('en-US');
+    await expect
+      .poll(() => page.locator('#burndown figcaption').textContent())
+      .toContain(
+        `${num(burnDown.used)} requests used of 5,000 (${num(5000 - burnDown.used)} left), ` +
+          `${burnDown.daysLeft} days left; at this pace ${num(burnDown.projected)} by the month's end`,
+      );
     await expect.poll(() => page.locator('#timeline').textContent()).toContain('no nightly schedule set up');
 
     // A third snapshot: its progress bar's value increases across DOM reads.

@@ -4,7 +4,13 @@
  * snapshot records in a real Redis against a real BullMQ job scheduler.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { monthUse, nightsHistory, scheduledDates, type NightSummary } from '../../src/dashboard/history.js';
+import {
+  monthProjection,
+  monthUse,
+  nightsHistory,
+  scheduledDates,
+  type NightSummary,
+} from '../../src/dashboard/history.js';
 import { TestClock } from '../helpers/clock.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 
@@ -63,6 +69,60 @@ describe('monthUse', () => {
     expect(use.perDay[0]).toBe(42);
     expect(use.perDay[25]).toBe(35);
     expect(use.perDay.reduce((a, b) => a + b, 0)).toBe(77);
+  });
+});
+
+describe('monthProjection (the burn-down: "at this pace N", "runs out first")', () => {
+  // November 2026 has 30 days; on the 26th, 4 are left.
+  const month = monthUse(
+    [night('2026-11-02T02:00:00Z', 600), night('2026-11-26T02:00:00Z', 700)],
+    Date.parse('2026-11-26T12:00:00Z'),
+  );
+
+  it('carries the pace so far over the days left, from the ledger when there is one', () => {
+    // 1,300 in 26 days is 50 a day: 1,300 + 4 × 50 = 1,500, which the quota of 1,500 just holds.
+    expect(monthProjection(month, { used: 1300, limit: 1500 })).toEqual({
+      used: 1300,
+      limit: 1500,
+      daysLeft: 4,
+      projected: 1500,
+      runsOutFirst: false,
+    });
+    // One request fewer in the quota and the pace spends it before the month ends.
+    expect(monthProjection(month, { used: 1300, limit: 1499 })).toMatchObject({
+      projected: 1500,
+      runsOutFirst: true,
+    });
+    // The ledger is the truth: 2,600 used (other tools share the key) is 100 a day.
+    expect(monthProjection(month, { used: 2600, limit: null })).toEqual({
+      used: 2600,
+      limit: null,
+      daysLeft: 4,
+      projected: 3000,
+      runsOutFirst: false,
+    });
+  });
+
+  it("adds up the snapshots' requests without a ledger, and rounds the pace", () => {
+    expect(monthProjection(month, null)).toEqual({
+      used: 1300,
+      limit: null,
+      daysLeft: 4,
+      projected: 1500,
+      runsOutFirst: false,
+    });
+    // 1,000 in 26 days over 4 more: 1,153.8 rounds to 1,154.
+    expect(monthProjection(month, { used: 1000, limit: 1153 })).toMatchObject({
+      projected: 1154,
+      runsOutFirst: true,
+    });
+    // The last day of the month projects what is used.
+    const last = monthUse([], Date.parse('2026-11-30T23:00:00Z'));
+    expect(monthProjection(last, { used: 77, limit: 77 })).toMatchObject({
+      daysLeft: 0,
+      projected: 77,
+      runsOutFirst: false,
+    });
   });
 });
 
