@@ -6,7 +6,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../../src/infra/redis-server.js';
@@ -19,13 +19,25 @@ export const ALERTS_FILE = join(DEPLOY_DIR, 'prometheus', 'alerts.yml');
 export const ALERTS_TEST_FILE = join(DEPLOY_DIR, 'prometheus', 'alerts.test.yml');
 export const GRAFANA_FILE = join(DEPLOY_DIR, 'grafana', 'filings-export.json');
 
-/** Runs promtool; resolves with its exit code and output (it never rejects on a non-zero exit). */
-export async function promtool(args: string[]): Promise<{ code: number; output: string }> {
+/** What a test reads when a binary is missing, instead of an assertion on its empty output. */
+export function notInstalled(path: string): Error {
+  return new Error(
+    `${basename(path)} not installed: ${path} does not exist; install Debian's prometheus ` +
+      '(apt-get install prometheus; npm test does it as root) or set PROMETHEUS_BIN_DIR to the folder holding it',
+  );
+}
+
+/**
+ * Runs promtool; resolves with its exit code and output (it never rejects on a non-zero exit), and
+ * rejects when promtool is not installed.
+ */
+export async function promtool(args: string[], binary = PROMTOOL): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(PROMTOOL, args, { maxBuffer: 16 << 20 });
+    const { stdout, stderr } = await promisify(execFile)(binary, args, { maxBuffer: 16 << 20 });
     return { code: 0, output: stdout + stderr };
   } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
+    const e = err as { code?: number | string; stdout?: string; stderr?: string };
+    if (e.code === 'ENOENT') throw notInstalled(binary);
     return { code: typeof e.code === 'number' ? e.code : -1, output: `${e.stdout ?? ''}${e.stderr ?? ''}` };
   }
 }
@@ -63,8 +75,15 @@ export async function startPrometheus(target: string, ruleFiles: string[]): Prom
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let log = '';
+  let spawnError: Error | undefined;
   child.stderr?.on('data', (b: Buffer) => void (log += b.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', (err: NodeJS.ErrnoException) => {
+      spawnError = err.code === 'ENOENT' ? notInstalled(PROMETHEUS) : err;
+      resolve();
+    });
+  });
   const url = `http://127.0.0.1:${port}`;
   const close = async (): Promise<void> => {
     if (child.exitCode === null) child.kill('SIGTERM');
@@ -73,6 +92,10 @@ export async function startPrometheus(target: string, ruleFiles: string[]): Prom
   };
   // Ready when /-/ready answers 200; a process that exits first fails with its log.
   for (let i = 0; ; i++) {
+    if (spawnError !== undefined) {
+      await rm(dir, { recursive: true, force: true });
+      throw spawnError;
+    }
     if (child.exitCode !== null) throw new Error(`prometheus exited (${child.exitCode}):\n${log}`);
     const ready = await fetch(`${url}/-/ready`).then(
       (r) => r.ok,

@@ -1,7 +1,7 @@
 /**
  * The shipped alert rules (deploy/prometheus/alerts.yml) pass `promtool check rules`, their unit
  * tests (alerts.test.yml) pass `promtool test rules`, and those tests can fail: a rule with a
- * looser threshold is caught.
+ * looser threshold is caught. A missing promtool is named as such.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -42,6 +42,13 @@ describe('the alert rules', () => {
     const names = rules.groups.flatMap((g) => g.rules.map((r) => r.alert));
     expect(names).toHaveLength(7);
     expect(names.filter((n) => !tested.has(n))).toEqual([]);
+  });
+
+  it('say "promtool not installed" when it is missing, not that its empty output lacks SUCCESS', async () => {
+    const missing = join(tmpdir(), `fx-no-such-dir-${process.pid}`, 'promtool');
+    await expect(promtool(['check', 'rules', ALERTS_FILE], missing)).rejects.toThrow(
+      `promtool not installed: ${missing} does not exist; install Debian's prometheus`,
+    );
   });
 
   it('catch a rule that drifts: 28 h instead of 26 h fails the missed-night test', async () => {
