@@ -25,7 +25,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jobProcessors } from '../jobs/index.js';
 import { requireApiKey, type Config } from '../src/config/load.js';
@@ -40,6 +40,7 @@ import { parseCompany } from '../src/pipeline/record/universe.js';
 import { runSnapshot } from '../src/pipeline/run-snapshot.js';
 import { benchConfig } from './support/bench-config.js';
 import { curlDownload } from './support/curl-output.js';
+import { oneCompanyMissReason } from './support/miss-reasons.js';
 import { cpuSeconds } from './support/process-stats.js';
 import { startEmulatorProcess, type EmulatorProcess } from './support/emulator-process.js';
 import { bracketedDifferences, median } from './support/stats.js';
@@ -440,8 +441,7 @@ function changedFigures(o: {
       note:
         `${extraOne.toFixed(2)} s beyond a quiet night, the median over ${o.rounds.length} rounds of each one-company night ` +
         `minus the mean of the quiet nights either side of it (${extras.map((ms) => (ms / 1000).toFixed(2)).join(', ')} s); ${spread(o)}`,
-      whenMissed:
-        "what stays, read with each night's CPU in the note: the company's fetch and staging (~0.3 CPU s of the exporter) and its publish (~0.4 CPU s: its conversion, the rebuilds, `changes`) and the emulator serving it (~0.2 CPU s, what curl's download measures) on two cores the other catalogs keep busy; in the first round the rebuild of the full night's big file that held it; a round whose parts wait with no more CPU shows its budget waits in the note (a key without rate headers, like this bench's, has no quiet time at the window reset) (docs/decisions.md, 'A night where one company changed: bracketed by its quiet nights')",
+      whenMissed: oneCompanyMissReason({ ...o, cores: availableParallelism() }),
     },
     {
       group: 'nights',

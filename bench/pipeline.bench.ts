@@ -17,7 +17,7 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { loadConfig, requireApiKey, type Config } from '../src/config/load.js';
@@ -34,6 +34,7 @@ import { runSnapshot } from '../src/pipeline/run-snapshot.js';
 import { parseCompany } from '../src/pipeline/record/universe.js';
 import { benchConfig } from './support/bench-config.js';
 import { curlDownload } from './support/curl-output.js';
+import { endToEndMissReason } from './support/miss-reasons.js';
 import { cpuSeconds, peakRssMb, rssMb } from './support/process-stats.js';
 import { median } from './support/stats.js';
 import type { BenchResult } from './support/types.js';
@@ -358,7 +359,7 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
     curls.push(await curlSeconds(url));
   }
   // The Node in the figure: V8's young generation and native memory differ between 20 and 24.
-  const load = `load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] ?? NaN).toFixed(1)} after (2 cores); Node ${process.version}`;
+  const load = `load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] ?? NaN).toFixed(1)} after (${availableParallelism()} cores); Node ${process.version}`;
   // Every download is the same body: a different byte count means one of them was not whole.
   const sizes = new Set(curls.map((c) => c.bytes));
   if (sizes.size !== 1) throw new Error(`curl downloads differ in size: ${[...sizes].join(', ')} bytes`);
@@ -387,8 +388,15 @@ async function endToEnd(url: string, env: NodeJS.ProcessEnv, outDir: string): Pr
           `all staged at ${v.phases.map((p) => p.staged.toFixed(1)).join(' / ')} s, published at ${v.phases.map((p) => p.published.toFixed(1)).join(' / ')} s (log timestamps); ` +
           `CPU s of run --local ${v.cpus.map((c) => c.toFixed(1)).join(' / ')}, of the emulator serving it ${v.serverCpus.map((c) => c.toFixed(1)).join(' / ')} (user + system); ` +
           `${load}; compiled entry (build/); ${command}`,
-        whenMissed:
-          "on 2 cores the one process's ~13.5 CPU s per million rows (the main thread ~6.5 s parsing and staging; no gzip of the rows its segments hold, only of a tail when conversions fall four segments behind; ten DuckDB segments ~4.5 s, each reading its rows from an uncompressed file of its own; system ~2.9 s) and the emulator's 10-11 CPU s, which is all curl measures, put the last staged byte at about (13.5 + 10.8) / 2 = 12.2 s, and ~1.6 s of the run (start-up, mostly loading modules, to the first row; the last segment and the publish after the last byte) has no download beside it: docs/decisions.md, 'One process: a Parquet-only part's segment rows are not gzipped'",
+        whenMissed: endToEndMissReason({
+          cpu: v.cpus,
+          emulatorCpu: v.serverCpus,
+          staged: v.phases.map((p) => p.staged),
+          published: v.phases.map((p) => p.published),
+          wall: v.runs,
+          curl,
+          cores: availableParallelism(),
+        }),
       },
       {
         group: 'pipeline',
