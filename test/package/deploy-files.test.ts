@@ -109,17 +109,23 @@ describe('docker-compose.yml', () => {
   });
 });
 
+/** A base image on a version tag (never `latest`), optionally pinned by digest. */
+const VERSIONED_BASE = /^FROM \S+:(?!latest(?:[@ ]|$))[\w.-]+(@sha256:[0-9a-f]{64})?( AS \w+)?$/;
+
 describe('Dockerfile', () => {
   it('has no validator problems', async () => {
     const text = await read('Dockerfile');
     expect(validateDockerfile(text).map((d) => `${d.range.start.line + 1}: ${d.message}`)).toEqual([]);
   });
 
-  it('follows the image rules: pinned bases, npm ci --omit=dev, non-root, exec form, tini, HEALTHCHECK', async () => {
+  it('follows the image rules: versioned bases, npm ci --omit=dev, non-root, exec form, tini, HEALTHCHECK', async () => {
     const lines = await dockerLines();
     const froms = lines.filter((l) => l.startsWith('FROM '));
     expect(froms.length).toBeGreaterThanOrEqual(2); // multi-stage
-    for (const f of froms) expect(f, f).toMatch(/^FROM \S+:(?!latest)[\w.-]+( AS \w+)?$/);
+    for (const f of froms) expect(f, f).toMatch(VERSIONED_BASE);
+    // Pinning by digest, as docs/operations.md says how, keeps to the rules.
+    expect(`FROM node:24-bookworm-slim@sha256:${'0f'.repeat(32)} AS runtime`).toMatch(VERSIONED_BASE);
+    expect('FROM node:latest AS runtime').not.toMatch(VERSIONED_BASE);
     const stages = lines.join('\n').split(/^FROM /m);
     const final = stages[stages.length - 1] ?? '';
     expect(final).toMatch(/^USER (?!root)\w+/m);
@@ -135,7 +141,7 @@ describe('Dockerfile', () => {
   it('builds every stage on Node 24, the current LTS', async () => {
     const froms = (await dockerLines()).filter((l) => l.startsWith('FROM '));
     expect(froms.length).toBeGreaterThanOrEqual(2);
-    for (const f of froms) expect(f, f).toMatch(/^FROM node:24-[\w.-]+( AS \w+)?$/);
+    for (const f of froms) expect(f, f).toMatch(/^FROM node:24-[\w.-]+(@sha256:[0-9a-f]{64})?( AS \w+)?$/);
   });
 
   it('copies into the build stage every script the build imports (prepack runs scripts/build.mjs)', async () => {
