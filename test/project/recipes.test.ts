@@ -112,6 +112,15 @@ describe('recipe: add a job type (contract, definition, list)', () => {
     for (const t of JOB_TYPES) expect(exported, t.name).toContain(t);
   });
 
+  it('its test goes where the recipe says: an area folder, none at the top of test/', async () => {
+    const section = /^## Adding a job type\n\n([^]*?)\n## /m.exec(await text('CONTRIBUTING.md'))?.[1] ?? '';
+    const named = [...section.matchAll(/`(test\/[^`]*<name>-job\.test\.ts)`/g)].map((m) => m[1]);
+    expect(named.length).toBeGreaterThan(0);
+    for (const path of named) expect(path).toMatch(/^test\/<area>\/<name>-job\.test\.ts$/);
+    const top = await readdir(new URL('../', import.meta.url));
+    expect(top.filter((f) => f.endsWith('.test.ts'))).toEqual([]);
+  });
+
   it("docs/architecture.md's jobs/ row names every job file", async () => {
     const row = (await text('docs/architecture.md')).split('\n').find((l) => l.startsWith('| `jobs/` |'));
     const files = (await readdir(new URL('../../jobs/', import.meta.url))).filter(
