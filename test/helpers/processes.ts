@@ -57,18 +57,20 @@ export interface CliResult {
 
 /**
  * Runs `filings-export ARGS` to its end with `env` over the test's environment (LOG_LEVEL warn
- * unless given) and resolves with its exit and output; never rejects on a non-zero exit.
+ * unless given) less the `unset` variables, and resolves with its exit and output; never rejects on a non-zero exit.
  */
 export function runCli(
   args: readonly string[],
-  opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+  opts: { env?: NodeJS.ProcessEnv; unset?: readonly string[]; cwd?: string; timeoutMs?: number } = {},
 ): Promise<CliResult> {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...opts.env };
+  for (const name of opts.unset ?? []) delete env[name];
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [CLI_BIN, ...args],
       {
-        env: { ...process.env, LOG_LEVEL: 'warn', ...opts.env },
+        env,
         ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
         timeout: opts.timeoutMs ?? 120_000,
         maxBuffer: 64 * 1024 * 1024,
