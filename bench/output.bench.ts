@@ -30,6 +30,7 @@ import { syntheticFactRow } from '../test/helpers/synthetic-rows.js';
 import type { PartPointer } from '../src/types.js';
 import { runBenchChild } from './support/child-process.js';
 import type { BenchResult } from './support/types.js';
+import { counted } from '../src/counted.js';
 
 const CHILD_FLAG = '--output-bench-child';
 const MARK = 'OUTPUT_BENCH_RESULT ';
@@ -315,7 +316,7 @@ export async function run(): Promise<BenchResult[]> {
         name: 'publish: staged NDJSON -> typed zstd Parquet',
         value: rps(publish),
         unit: 'rows/s',
-        note: `${publish.files ?? 0} file(s), ${mb(publish.bytes)}; incl. _extra, hashes, fsync, manifest`,
+        note: `${counted(publish.files ?? 0, 'file')}, ${mb(publish.bytes)}; incl. _extra, hashes, fsync, manifest`,
       },
       {
         group: g,

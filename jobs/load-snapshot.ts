@@ -17,6 +17,7 @@ import {
 import type { Logger } from '../src/log.js';
 import type { Metrics } from '../src/metrics/metrics.js';
 import type { Clock } from '../src/types.js';
+import { counted } from '../src/counted.js';
 
 export interface LoadSnapshotDeps {
   /** Loads every published snapshot not yet loaded, up to `latest`, into output.load_into. */
@@ -63,7 +64,7 @@ export function createLoadSnapshotProcessor(deps: LoadSnapshotDeps): LoadSnapsho
       const message =
         acted.length === 0
           ? 'up to date'
-          : acted.map((d) => `${d.snapshotId} ${d.dataset} ${d.mode} ${d.rows} rows`).join('; ');
+          : acted.map((d) => `${d.snapshotId} ${d.dataset} ${d.mode} ${counted(d.rows, 'row')}`).join('; ');
       await deps.store.recordLoad(p.snapshotId, { outcome: 'loaded', atMs: deps.clock.now(), message });
       log.info({ loaded: acted.length }, `warehouse load: ${message}`);
       return { snapshotId: p.snapshotId, loaded };

@@ -20,6 +20,7 @@ import {
 import type { Metrics } from '../src/metrics/metrics.js';
 import type { Logger } from '../src/log.js';
 import { isDatasetName, type Clock, type PartPointer } from '../src/types.js';
+import { counted } from '../src/counted.js';
 
 export interface PublishSnapshotDeps {
   store: SnapshotStore;
@@ -164,7 +165,7 @@ async function refuseIncomplete(
   if (failed.length > 0 || missing > 0) {
     const first = failed[0];
     const message =
-      `${failed.length + Math.max(0, missing)} of ${p.total} parts failed` +
+      `${failed.length + Math.max(0, missing)} of ${counted(p.total, 'part')} failed` +
       (first ? ` (first: ${first.dataset} ${first.ticker}: ${first.message ?? 'failed'})` : '') +
       `; not published. Retry the failed parts with: filings-export run --snapshot-id ${p.snapshotId} --retry`;
     await store.transition(p.snapshotId, ['running'], 'failed', { message, finished: true });

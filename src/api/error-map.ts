@@ -21,6 +21,7 @@ import {
   type TransportCode,
 } from '../errors.js';
 import type { RateLimitState } from '../types.js';
+import { counted } from '../counted.js';
 
 /** Characters of a response body kept on an error. */
 export const BODY_EXCERPT_CHARS = 500;
@@ -160,7 +161,7 @@ function tooManyRequests(
   if ((quota === 'daily' || quota === 'monthly') && (scope === 'account' || scope === 'api_key')) {
     const limit = int(body?.limit);
     const used = int(body?.used);
-    const usage = limit !== undefined ? ` (${used ?? '?'} of ${limit} requests used)` : '';
+    const usage = limit !== undefined ? ` (${used ?? '?'} of ${counted(limit, 'request')} used)` : '';
     const who = scope === 'account' ? 'the account (all its keys together)' : 'this API key';
     const resets = quota === 'daily' ? 'at 00:00 UTC' : 'on the first day of the next month (UTC)';
     return new QuotaExceededError(say(`${quota} quota exceeded for ${who}${usage}; it resets ${resets}`), {
@@ -178,7 +179,7 @@ function tooManyRequests(
     f.rateLimit.retryAfterMs ?? (bodyRetry !== undefined ? bodyRetry * 1000 : undefined) ?? 60_000;
   const limit = int(body?.limit) ?? f.rateLimit.limit;
   const windowMs = int(body?.windowMs) ?? 60_000;
-  const per = limit !== undefined ? ` (${limit} requests per minute for this key)` : '';
+  const per = limit !== undefined ? ` (${counted(limit, 'request')} per minute for this key)` : '';
   return new RateLimitedError(
     say(
       `rate limit exceeded${per}; retry in ${Math.ceil(retryAfterMs / 1000)} s${body?.error === 'Rate limit exceeded' ? '' : ` (429 ${shown})`}`,

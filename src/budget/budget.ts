@@ -18,6 +18,7 @@ import {
   type QuotaSource,
   type QuotaUsage,
 } from './budget-types.js';
+import { counted } from '../counted.js';
 
 export interface BudgetOptions {
   /** ioredis client or a Redis URL. Only non-blocking commands: it can share the worker's client. */
@@ -483,7 +484,7 @@ function quotaMessage(
   const who = scope === 'account' ? 'account' : 'API key';
   const what =
     source === 'configured'
-      ? `configured ${quota} quota of ${limit} requests (${who}) is spent: ${used} used`
+      ? `configured ${quota} quota of ${counted(limit, 'request')} (${who}) is spent: ${used} used`
       : `server reports the ${who}'s ${quota} quota spent${limit >= 0 ? `: ${used >= 0 ? used : '?'} of ${limit} used` : ''}`;
   return `${what}; requests wait until ${new Date(untilMs).toISOString()} and then resume by themselves`;
 }

@@ -2,6 +2,7 @@ import { BudgetError } from '../errors.js';
 import { nextUtcMidnight } from './time.js';
 import { fastRampFactor, rampDurationMs } from './auto-rate.js';
 import { WINDOW_MS, type AutoRateState, type Plan, type PlanInput } from './budget-types.js';
+import { counted } from '../counted.js';
 
 const fmt = (n: number): string => n.toLocaleString('en-US');
 
@@ -104,7 +105,7 @@ function daysSpanned(
 function rateLine(input: PlanInput, ramping: boolean, expectedDurationMs: number): string {
   const { requests, state } = input;
   const auto = state.auto;
-  const line = `${fmt(requests)} requests ${ramping ? 'ramping from' : 'at'} ${fmt(state.effectiveRequestsPerMinute)} requests/min: about ${fmtDuration(expectedDurationMs)}`;
+  const line = `${counted(requests, 'request', 'requests', fmt(requests))} ${ramping ? 'ramping from' : 'at'} ${fmt(state.effectiveRequestsPerMinute)} requests/min: about ${fmtDuration(expectedDurationMs)}`;
   if (!auto) return line;
   // Before the first answer nobody knows whether the key reports its limit: say both outcomes.
   const headerless =

@@ -6,12 +6,14 @@ import { Command, CommanderError } from 'commander';
 import { FilingsExportError, coerceError } from '../errors.js';
 import type { CliApp } from './app.js';
 import { registerCommands } from './commands/index.js';
+import { HELP } from './help.js';
 
 /** Runs the CLI on `argv`; sets process.exitCode, never calls process.exit on success. */
 export async function runCli(argv: readonly string[], app: CliApp): Promise<void> {
   const program = new Command('filings-export')
     .description('Export the Filing Facts API into warehouse snapshots; emulate the API locally.')
     .showHelpAfterError()
+    .configureHelp(HELP)
     .exitOverride();
   registerCommands(program, app);
   try {

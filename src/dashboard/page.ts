@@ -5,6 +5,7 @@
  */
 import { BURN_DOWN_HTML, BURN_DOWN_SCRIPT } from './blocks/burn-down.js';
 import { CHARTS_CSS, CHARTS_SCRIPT } from './blocks/charts.js';
+import { COUNTED_SCRIPT } from '../counted.js';
 import { RUNNING_HTML, RUNNING_SCRIPT } from './blocks/running.js';
 import { TIMELINE_HTML, TIMELINE_SCRIPT } from './blocks/timeline.js';
 
@@ -42,7 +43,7 @@ ${BURN_DOWN_HTML}
 const token = new URLSearchParams(location.search).get('token');
 const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = String(text); if (cls) e.className = cls; return e; };
 const num = (n) => n === null || n === undefined ? '–' : Number(n).toLocaleString('en-US');
-function table(head, rows) {
+${COUNTED_SCRIPT}function table(head, rows) {
   const t = el('table'); const h = el('tr'); head.forEach((c) => h.append(el('th', c))); t.append(h);
   rows.forEach((r) => { const tr = el('tr'); r.forEach((c) => tr.append(el('td', c))); t.append(tr); });
   return t;

@@ -6,13 +6,13 @@
  * snapshot record, so state changes go through this server's own actions.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ConfigError, coerceError } from '../errors.js';
+import { listenOn } from '../listen.js';
 import type { Secret } from '../config/secret.js';
 import type { PipelineContext } from '../pipeline/index.js';
 import type { Clock } from '../types.js';
@@ -25,6 +25,8 @@ export interface DashboardOptions {
   port: number;
   /** Listening address. @defaultValue `127.0.0.1` */
   host?: string;
+  /** Where a person chooses the port, named when it is taken: `--port or dashboard.port`. */
+  portSetting?: string;
   /** Required for any non-loopback host, and for actions everywhere. @defaultValue none */
   token?: Secret;
   clock: Clock;
@@ -98,11 +100,13 @@ export async function startDashboard(opts: DashboardOptions): Promise<RunningDas
     res.status(500).json({ error: coerceError(err).message });
   });
 
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(opts.port, host, () => resolve(s));
-    s.once('error', reject);
-  });
-  const { port } = server.address() as AddressInfo;
+  // Not app.listen: Express 5 hands a listen error to the success callback.
+  const server: Server = createServer(app);
+  const { port } = await listenOn(
+    server,
+    { port: opts.port, host, ...(opts.portSetting ? { setting: opts.portSetting } : {}) },
+    (message, cause) => new ConfigError(`dashboard: ${message}`, { cause }),
+  );
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
     close: () =>

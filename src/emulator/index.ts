@@ -5,7 +5,6 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { EmulatorConfigError, toError } from './errors.js';
 import type { Logger } from './runtime.js';
 import { silentLogger } from './runtime.js';
@@ -14,6 +13,7 @@ import { Authenticator } from './auth/authenticator.js';
 import { loadKeysFile, parseKeysFile, type KeysFile } from './auth/keys-file.js';
 import { checkAsOf } from './data/index.js';
 import { defaultDataDir, loadStore, type DataStore } from './data/index.js';
+import { listenOn, type ListenAt } from '../listen.js';
 import { packagePath } from '../package-root.js';
 import { FaultPlan, seededRandom } from './faults/fault-plan.js';
 import { Limiter } from './limits/key-limiter.js';
@@ -46,6 +46,8 @@ export interface EmulatorOptions {
   port?: number;
   /** Listening address. @defaultValue `127.0.0.1` */
   host?: string;
+  /** Where a person chooses the port, named when it is taken (the CLI's `--port`). @defaultValue none */
+  portSetting?: string;
   /** Directory in the layout of data/sec (companyfacts/, submissions/, filings/, reference/). @defaultValue bundled data/sec */
   dataDir?: string;
   /** A keys-file object or a path to one. @defaultValue bundled config/emulator-keys.json */
@@ -137,7 +139,12 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     await owned?.close();
     throw err;
   }
-  const port = await listen(server, opts.port ?? DEFAULT_PORT, host, owned);
+  const at = {
+    port: opts.port ?? DEFAULT_PORT,
+    host,
+    ...(opts.portSetting ? { setting: opts.portSetting } : {}),
+  };
+  const port = await listen(server, at, owned);
   const url = `http://${shownHost(host)}:${port}`;
   if (publicUrl === '') publicUrl = url;
   logger.info({ url, companies: store.companies().length }, 'emulator listening');
@@ -232,26 +239,13 @@ function buildServer(opts: EmulatorOptions, parts: ServerParts): Server {
 }
 
 /** Listens and returns the port; a port that cannot be had closes the store we loaded and says why. */
-async function listen(
-  server: Server,
-  port: number,
-  host: string,
-  owned: DataStore | undefined,
-): Promise<number> {
+async function listen(server: Server, at: ListenAt, owned: DataStore | undefined): Promise<number> {
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    return (await listenOn(server, at, (message, cause) => new EmulatorConfigError(message, { cause }))).port;
   } catch (err: unknown) {
     await owned?.close();
-    const e = toError(err) as NodeJS.ErrnoException;
-    throw new EmulatorConfigError(`cannot listen on ${host}:${port}: ${e.code ?? e.message}`, { cause: e });
+    throw err;
   }
-  return (server.address() as AddressInfo).port;
 }
 
 /** The host of the URL clients use: loopback for a wildcard address, brackets for IPv6. */

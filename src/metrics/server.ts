@@ -4,8 +4,9 @@
  * to the given host (default loopback); closing it is part of the process's graceful shutdown.
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { ConfigError } from '../errors.js';
+import { listenOn } from '../listen.js';
 
 export interface MetricsServerOptions {
   registry: Registry;
@@ -13,6 +14,8 @@ export interface MetricsServerOptions {
   port: number;
   /** Listening address. @defaultValue `127.0.0.1` */
   host?: string;
+  /** Where a person chooses the port, named when it is taken: `--metrics-port or worker.metrics_port`. */
+  portSetting?: string;
   /** Resolves when the process can work (e.g. Redis answers PING); rejects with the reason. */
   readiness?: () => Promise<void>;
 }
@@ -51,11 +54,15 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Ru
   });
   // Scrapes are short: never let a slow client hold the process at shutdown.
   server.keepAliveTimeout = 1000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host ?? '127.0.0.1', () => resolve());
-  });
-  const { port, address } = server.address() as AddressInfo;
+  const { port, address } = await listenOn(
+    server,
+    {
+      port: opts.port,
+      host: opts.host ?? '127.0.0.1',
+      ...(opts.portSetting ? { setting: opts.portSetting } : {}),
+    },
+    (message, cause) => new ConfigError(`metrics endpoint: ${message}`, { cause }),
+  );
   const host = address.includes(':') ? `[${address}]` : address;
   return {
     url: `http://${host}:${port}`,

@@ -85,6 +85,7 @@ export async function serveMetrics(
   const server = await startMetricsServer({
     registry: metrics.registry,
     port: opts.port,
+    portSetting: '--metrics-port, or worker.metrics_port in the config',
     ...(opts.host !== undefined ? { host: opts.host } : {}),
     readiness: async () => {
       const pong = await ctx.redis.ping();

@@ -13,6 +13,7 @@ import type { Logger } from '../log.js';
 import type { Exporter } from './exporter.js';
 import { createProgressReporter, type SnapshotSpec, type SnapshotView } from './record/index.js';
 import type { RunningWorkers } from './worker-runner.js';
+import { counted } from '../counted.js';
 
 export interface RunSnapshotOptions {
   exporter: Exporter;
@@ -68,7 +69,7 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
     // The budget is planned for every request: a night on which every company changed still fits.
     plan = await exporter.budget.plan(requests, { allowMultiDay: o.allowMultiDay });
     say(
-      `plan: ${spec.reuse ? 'up to ' : ''}${requests} requests (${spec.companies.length} companies x ${spec.datasets.length} datasets: ${spec.datasets.join(', ')}); ${plan.message}`,
+      `plan: ${spec.reuse ? 'up to ' : ''}${counted(requests, 'request')} (${counted(spec.companies.length, 'company', 'companies')} x ${counted(spec.datasets.length, 'dataset')}: ${spec.datasets.join(', ')}); ${plan.message}`,
     );
     if (!o.allowMultiDay) assertPlanFits(plan);
   }
@@ -76,7 +77,7 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
   const outcome = await exporter.ctx.enqueue(spec, { retry: o.retry === true });
   switch (outcome.kind) {
     case 'created':
-      say(`snapshot ${spec.id}: enqueued ${requests} parts -> ${spec.outDir}`);
+      say(`snapshot ${spec.id}: enqueued ${counted(requests, 'part')} -> ${spec.outDir}`);
       break;
     case 'retried':
       say(`snapshot ${spec.id}: re-enqueued (parts already exported are reused)`);

@@ -7,6 +7,7 @@ import { budgetConfigFrom, budgetPrefix } from './budget-settings.js';
 import { outageStatus } from './record/index.js';
 import type { PipelineRecords } from './record/index.js';
 import { totals, type DatasetProgress, type QuotaWait, type SnapshotView } from './record/index.js';
+import { counted } from '../counted.js';
 
 /** `not reused` lines the text of `status` prints; `--json` lists them all. */
 const NOT_REUSED_SHOWN = 10;
@@ -141,12 +142,12 @@ export function formatStatus(r: StatusReport, nowMs: number = Date.now()): strin
     if (w.until !== r.waiting?.until) lines.push(`waited: ${w.message} (${w.since} -> ${w.until})`);
   if (r.requests.sent > 0)
     lines.push(
-      `requests: ${fmt(r.requests.sent)} sent, ${fmt(r.requests.rate_limited_429)} answered 429, ${fmt(r.requests.retried)} failed attempt(s) retried`,
+      `requests: ${fmt(r.requests.sent)} sent, ${fmt(r.requests.rate_limited_429)} answered 429, ${counted(r.requests.retried, 'failed attempt', 'failed attempts', fmt(r.requests.retried))} retried`,
     );
-  if (r.retries > 0) lines.push(`retried: ${r.retries} time(s)`);
+  if (r.retries > 0) lines.push(`retried: ${counted(r.retries, 'time')}`);
   if (r.incremental)
     lines.push(
-      `incremental: ${fmt(r.incremental.requests_saved)} part(s) carried over from ${r.incremental.reused_from} (requests saved); last full refresh ${r.incremental.full_refresh_date}`,
+      `incremental: ${counted(r.incremental.requests_saved, 'part', 'parts', fmt(r.incremental.requests_saved))} carried over from ${r.incremental.reused_from} (requests saved); last full refresh ${r.incremental.full_refresh_date}`,
     );
   for (const n of r.incremental?.not_reused.slice(0, NOT_REUSED_SHOWN) ?? [])
     lines.push(`  not reused: ${n}`);

@@ -13,6 +13,7 @@ import { CHANGE_SOURCES } from '../output/index.js';
 import type { Manifest, ManifestPart } from '../output/catalog/index.js';
 import type { LedgerRow } from './ledger.js';
 import { columnsSignature, type TableColumn } from './table-columns.js';
+import { counted } from '../counted.js';
 
 interface StepBase {
   dataset: DatasetName;
@@ -112,7 +113,7 @@ function planDataset(input: PlanInput, dataset: DatasetName): DatasetStep {
     kind: 'companies',
     replaced,
     companies,
-    reason: `${replaced.length} of ${companies.length} companies changed since ${held.snapshot_id}${replaced.length > 0 ? `: ${replaced.slice(0, 5).join(', ')}${replaced.length > 5 ? ', …' : ''}` : ''}`,
+    reason: `${replaced.length} of ${counted(companies.length, 'company', 'companies')} changed since ${held.snapshot_id}${replaced.length > 0 ? `: ${replaced.slice(0, 5).join(', ')}${replaced.length > 5 ? ', …' : ''}` : ''}`,
   };
 }
 

@@ -1,5 +1,6 @@
 /** The load report as the CLI prints it: one line per snapshot, one per dataset with its mode and why. */
 import type { LoadReport } from './load.js';
+import { counted } from '../counted.js';
 
 export function formatLoadReport(r: LoadReport): string {
   if (r.snapshots.length === 0) return `${r.target}: up to date, nothing to load\n`;
@@ -11,7 +12,7 @@ export function formatLoadReport(r: LoadReport): string {
     );
     for (const d of s.datasets)
       lines.push(
-        `  ${d.dataset.padEnd(16)} ${d.mode.padEnd(7)} ${r.dryRun || d.mode === 'skip' ? '' : `${d.rows} rows; `}${d.reason}`,
+        `  ${d.dataset.padEnd(16)} ${d.mode.padEnd(7)} ${r.dryRun || d.mode === 'skip' ? '' : `${counted(d.rows, 'row')}; `}${d.reason}`,
       );
   }
   return `${lines.join('\n')}\n`;

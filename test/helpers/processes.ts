@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { execFile, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 /** How a child process ended: its exit code, or the signal that ended it. */
 export type Ending = number | NodeJS.Signals;
@@ -42,4 +43,43 @@ export function spawnWorker(bin: string, args: string[], opts: SpawnOptions): Sp
     child.once('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal}): ${log}`)));
   });
   return { child, log: () => log, ready };
+}
+
+/** The program entry users run (build/ while it is current, which the test setup makes it). */
+export const CLI_BIN = fileURLToPath(new URL('../../bin/filings-export.mjs', import.meta.url));
+
+export interface CliResult {
+  /** Exit code; a process ended by a signal (or the timeout) reports the signal. */
+  code: Ending;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `filings-export ARGS` to its end with `env` over the test's environment (LOG_LEVEL warn
+ * unless given) less the `unset` variables, and resolves with its exit and output; never rejects on a non-zero exit.
+ */
+export function runCli(
+  args: readonly string[],
+  opts: { env?: NodeJS.ProcessEnv; unset?: readonly string[]; cwd?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...opts.env };
+  for (const name of opts.unset ?? []) delete env[name];
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [CLI_BIN, ...args],
+      {
+        env,
+        ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
+        timeout: opts.timeoutMs ?? 120_000,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+      (err, stdout, stderr) => {
+        const e = err as (Error & { code?: number | string; signal?: NodeJS.Signals | null }) | null;
+        const code: Ending = e === null ? 0 : typeof e.code === 'number' ? e.code : (e.signal ?? 'SIGKILL');
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
 }

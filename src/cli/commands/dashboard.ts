@@ -45,6 +45,7 @@ export async function run(o: DashboardCliOptions): Promise<void> {
       ctx,
       port: config.dashboard.port,
       host: config.dashboard.host,
+      portSetting: '--port, or dashboard.port in the config',
       ...(config.dashboard.token ? { token: config.dashboard.token } : {}),
       clock: systemClock,
     });

@@ -7,6 +7,7 @@
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Config, FlagOverride } from '../../config/load.js';
+import { counted, plural } from '../../counted.js';
 import type { DataStore, RunningEmulator } from '../../emulator/index.js';
 import type { PrivateRedis } from '../../infra/redis-server.js';
 import type { Company, Exporter, SnapshotView } from '../../pipeline/index.js';
@@ -43,16 +44,15 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
   try {
     const { env, flags } = await startMissingServices(o, m, store, started, out);
     const config = m.loadConfig({ ...(o.config !== undefined ? { configPath: o.config } : {}), env, flags });
-    const logger = m.createLogger({
-      level: config.log.level,
-      ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }),
-    });
+    // The demo is for people: readable lines on a terminal, a pipe or a file alike (not JSON for a
+    // log collector, as a worker writes), unless log.pretty is set to false.
+    const logger = m.createLogger({ level: config.log.level, pretty: config.log.pretty !== false });
     // The workers' routine info lines would drown the progress display: warnings and errors only.
     const workerLogger = config.log.level === 'info' ? logger.child({}, { level: 'warn' }) : logger;
     const companies = demoCompanies(o, store, m.parseCompany);
     const { id, date } = demoSnapshotName(new Date());
     out.say(
-      `demo: exporting ${companies.length} companies x ${config.datasets.join(', ')} as snapshot ${id}`,
+      `demo: exporting ${counted(companies.length, 'company', 'companies')} x ${config.datasets.join(', ')} as snapshot ${id}`,
     );
 
     exporter = await m.openExporter({
@@ -122,7 +122,6 @@ async function importDemoModules() {
     groupDigits: pipeline.groupDigits,
     queryAnnualRevenueTable: pipeline.queryAnnualRevenueTable,
     openExporter: pipeline.openExporter,
-    resultLine: pipeline.resultLine,
     runSnapshot: pipeline.runSnapshot,
     parseCompany: pipeline.parseCompany,
   };
@@ -212,7 +211,6 @@ function printSnapshot(
   s: { config: Config; record: SnapshotView; id: string; date: string; seconds: string },
 ): boolean {
   print('');
-  print(m.resultLine(s.record));
   if (s.record.state !== 'published') {
     print(`snapshot ${s.id} ${s.record.state}: ${s.record.message ?? ''}`);
     return false;
@@ -220,7 +218,7 @@ function printSnapshot(
   print(`snapshot ${s.id} published in ${s.seconds} s`);
   for (const [ds, p] of Object.entries(s.record.progress))
     print(
-      `  ${ds.padEnd(15)} ${m.groupDigits(String(p.rows)).padStart(10)} rows from ${p.done} companies${p.not_found ? ` (${p.not_found} not found)` : ''}`,
+      `  ${ds.padEnd(15)} ${m.groupDigits(String(p.rows)).padStart(10)} ${plural(p.rows, 'row')} from ${counted(p.done, 'company', 'companies')}${p.not_found ? ` (${p.not_found} not found)` : ''}`,
     );
   print(
     `  files:    ${shownPath(s.config.output.dir)}/<dataset>/snapshot_date=${s.date}/snapshot_id=${s.id}/`,

@@ -139,6 +139,7 @@ async function runEmulator(o: EmulatorCliOptions): Promise<void> {
     running = await startEmulator({
       port: o.port,
       host: o.host,
+      portSetting: '--port',
       dataDir: o.data,
       keys,
       rateLimitPerMinute: limitOption(o.rateLimit),

@@ -85,7 +85,13 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
   const metricsPort = o.metricsPort ?? config.worker.metrics_port;
   const served =
     o.local === true && metricsPort !== null
-      ? await serveMetrics(exporter, { port: metricsPort, host: config.worker.metrics_host })
+      ? // A port that cannot be had ends the command: close what holds it open.
+        await serveMetrics(exporter, { port: metricsPort, host: config.worker.metrics_host }).catch(
+          async (err: unknown) => {
+            await exporter.close();
+            throw err;
+          },
+        )
       : undefined;
   if (served) logger.info({ url: `${served.server.url}/metrics` }, 'metrics served');
   const abort = new AbortController();

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import type { CommonCliOptions } from '../command-support.js';
 import { configOption } from '../option-parsers.js';
+import { counted } from '../../counted.js';
 
 export interface ScheduleCliOptions extends CommonCliOptions {
   remove?: boolean;
@@ -63,7 +64,7 @@ export async function run(o: ScheduleCliOptions): Promise<void> {
     else
       process.stderr.write(
         `nightly scheduler ${info.id} ${info.replaced ? 'updated' : 'created'}: '${info.pattern}' (${info.tz}); ` +
-          `next run ${info.next ?? 'unknown'}; ${companies.length} companies x ${config.datasets.length} datasets -> ${config.output.dir}\n`,
+          `next run ${info.next ?? 'unknown'}; ${counted(companies.length, 'company', 'companies')} x ${counted(config.datasets.length, 'dataset')} -> ${config.output.dir}\n`,
       );
   } finally {
     await ctx.close();

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import type { CommonCliOptions } from '../command-support.js';
 import { configOption, positiveInt } from '../option-parsers.js';
+import { counted } from '../../counted.js';
 
 export interface StatusCliOptions extends CommonCliOptions {
   json?: boolean;
@@ -53,7 +54,7 @@ export async function run(snapshotId: string | undefined, o: StatusCliOptions): 
         if (!r) continue;
         const t = totals(r);
         process.stdout.write(
-          `  ${other.padEnd(40)} ${r.state.padEnd(10)} ${t.total - t.pending}/${t.total} parts  ${t.rows.toLocaleString('en-US')} rows  ${new Date(r.createdAtMs).toISOString()}\n`,
+          `  ${other.padEnd(40)} ${r.state.padEnd(10)} ${t.total - t.pending}/${counted(t.total, 'part')}  ${counted(t.rows, 'row', 'rows', t.rows.toLocaleString('en-US'))}  ${new Date(r.createdAtMs).toISOString()}\n`,
         );
       }
     }

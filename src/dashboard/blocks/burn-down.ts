@@ -13,8 +13,8 @@ function renderBurnDown(s) {
   const m = s.history.month, { used, limit, daysLeft, projected, runsOutFirst } = s.burnDown;
   let sum = 0;
   const days = m.perDay.slice(0, m.today).map((r, k) => { sum += r; return { day: k + 1, requests: r, total: sum }; });
-  const caption = 'Month ' + m.month + ': ' + num(used) + ' requests used' + (limit !== null ? ' of ' + num(limit) + ' (' + num(Math.max(0, limit - used)) + ' left)' : ', no monthly quota known')
-    + ', ' + daysLeft + ' days left; at this pace ' + num(projected) + ' by the month\\'s end'
+  const caption = 'Month ' + m.month + ': ' + counted(used, 'request', 'requests', num(used)) + ' used' + (limit !== null ? ' of ' + num(limit) + ' (' + num(Math.max(0, limit - used)) + ' left)' : ', no monthly quota known')
+    + ', ' + counted(daysLeft, 'day') + ' left; at this pace ' + num(projected) + ' by the month\\'s end'
     + (runsOutFirst ? ': the quota runs out first' : '');
   const chart = lineChart(caption, [[0, 0], ...days.map((d) => [d.day, d.total])], [[m.today, used], [m.daysInMonth, projected]], limit, m.daysInMonth);
   const t = table(['day', 'requests', 'month so far'], days.filter((d) => d.requests > 0).map((d) => [m.month + '-' + String(d.day).padStart(2, '0'), num(d.requests), num(d.total)]));

@@ -16,7 +16,7 @@ function renderRunning(s) {
     const pct = t.total ? Math.floor((100 * finished) / t.total) : 0;
     const minutesSoFar = (Date.parse(s.generatedAt) - Date.parse(snap.createdAt)) / 60000;
     const rate = minutesSoFar > 0 ? snap.requests / minutesSoFar : 0;
-    const text = num(finished) + ' of ' + num(t.total) + ' parts (' + pct + ' %) · ETA ' + (snap.eta || '–') + ' · ' + rate.toFixed(1) + ' requests/min';
+    const text = num(finished) + ' of ' + counted(t.total, 'part', 'parts', num(t.total)) + ' (' + pct + ' %) · ETA ' + (snap.eta || '–') + ' · ' + rate.toFixed(1) + ' requests/min';
     const bar = el('progress'); bar.max = Math.max(1, t.total); bar.value = finished; bar.setAttribute('aria-label', snap.id + ': ' + text);
     const row = el('div', undefined, 'run'); row.dataset.running = snap.id;
     row.append(el('strong', snap.id), ' ', bar, ' ', el('span', text, 'muted'));

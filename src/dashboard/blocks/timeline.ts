@@ -19,7 +19,7 @@ function renderTimeline(h) {
     : { label: i.night.id + ' (' + i.night.state + ')', value: value(i.night), cls: i.night.state });
   const charts = el('div', undefined, 'charts');
   charts.append(
-    barChart('Duration of the last ' + h.nights.length + ' snapshots (minutes)', bars((n) => (n.durationMs || 0) / 60000), (v) => v.toFixed(1) + ' min'),
+    barChart('Duration of the last ' + counted(h.nights.length, 'snapshot') + ' (minutes)', bars((n) => (n.durationMs || 0) / 60000), (v) => v.toFixed(1) + ' min'),
     barChart('Requests sent per snapshot', bars((n) => n.requests), num),
     barChart('Rows per snapshot', bars(rowsOf), num),
   );

@@ -28,6 +28,7 @@ import { packKept, planReuse, reusedFromFiles, type ReuseSource } from './reuse-
 import { packedUnits, rebuiltUnit, wholeUnit, type Unit } from './reused-files.js';
 import { removeStagedPart, segmentsOfPart, type OutsideSegmentsOptions } from './outside-segments.js';
 import { GZIP_SHARE_OF_PLAIN, plainSegmentPath } from '../staging/index.js';
+import { counted } from '../../counted.js';
 
 export interface DatasetPublishContext {
   root: string;
@@ -282,7 +283,7 @@ async function reusedUnits(
   if (source === undefined)
     throw new OutputError(
       'OUTPUT_FAILED',
-      `${dataset}: ${parts.length} part(s) are reused from ${parts[0]!.reusedFrom}'s files, but the publisher was given no source snapshot`,
+      `${dataset}: ${counted(parts.length, 'part')} reused from ${parts[0]!.reusedFrom}'s files, but the publisher was given no source snapshot`,
     );
   const before = source.manifest.datasets[dataset]?.columns ?? [];
   const sameColumns =

@@ -26,6 +26,7 @@ import {
   type StoredSnapshot,
 } from '../catalog/index.js';
 import type { ReadRetryOptions, Storage, StoredObject } from '../storage/index.js';
+import { counted } from '../../counted.js';
 
 /** What the pipeline knows of a snapshot that is not published. */
 export type PipelineState =
@@ -242,13 +243,13 @@ export function formatPrunePlan(plan: PrunePlan, root: string, dryRun: boolean):
   const lines = [`${root}:`];
   for (const a of plan.remove)
     lines.push(
-      `  ${verb} ${a.what === 'staging' ? 'staging of ' : ''}${a.snapshotId}: ${a.objects.length} objects, ${a.bytes.toLocaleString('en-US')} bytes (${a.reason})`,
+      `  ${verb} ${a.what === 'staging' ? 'staging of ' : ''}${a.snapshotId}: ${counted(a.objects.length, 'object')}, ${counted(a.bytes, 'byte', 'bytes', a.bytes.toLocaleString('en-US'))} (${a.reason})`,
     );
   for (const k of plan.kept) lines.push(`  kept ${k.snapshotId}: ${k.reason}`);
   if (plan.remove.length === 0) lines.push('  nothing to remove');
   const bytes = plan.remove.reduce((n, a) => n + a.bytes, 0);
   lines.push(
-    `${plan.remove.length} ${dryRun ? 'would be removed' : 'removed'}, ${bytes.toLocaleString('en-US')} bytes; ${plan.kept.length} kept`,
+    `${plan.remove.length} ${dryRun ? 'would be removed' : 'removed'}, ${counted(bytes, 'byte', 'bytes', bytes.toLocaleString('en-US'))}; ${plan.kept.length} kept`,
   );
   return lines.join('\n');
 }

@@ -31,6 +31,7 @@ import {
   successPath,
 } from '../catalog/index.js';
 import type { ColumnType } from '../../datasets/index.js';
+import { counted, plural } from '../../counted.js';
 
 export interface VerifyOptions {
   /** Check value_num = value_scaled_int × 10^scale on every row. @defaultValue true */
@@ -307,7 +308,9 @@ async function checkValues(
           `${String(b.fact_key)}: value_num ${String(b.value_num)} vs ${String(b.value_scaled_int)} x 10^${String(b.scale)}`,
       )
       .join('; ');
-    check.problems.push(`${badRows} row(s) where value_num != value_scaled_int x 10^scale (${examples})`);
+    check.problems.push(
+      `${badRows} ${plural(badRows, 'row')} where value_num != value_scaled_int x 10^scale (${examples})`,
+    );
   }
 }
 
@@ -395,12 +398,12 @@ export function formatVerifyReport(r: VerifyReport): string {
   const lines: string[] = [];
   lines.push(`snapshot ${r.snapshotId}: ${r.ok ? 'OK' : 'FAILED'}`);
   for (const f of r.files) {
-    const rows = f.rows === null ? '' : ` ${f.rows} rows`;
+    const rows = f.rows === null ? '' : ` ${counted(f.rows, 'row')}`;
     lines.push(`  ${f.ok ? 'ok  ' : 'FAIL'} ${f.path}${rows}${f.ok ? '' : `: ${f.problems.join('; ')}`}`);
   }
   for (const p of r.problems) lines.push(`  FAIL ${p}`);
   lines.push(
-    `${r.files.length} file(s), ${r.files.filter((f) => !f.ok).length} with problems; ${r.rowsChecked} rows read, ${r.valuesChecked} value identities checked`,
+    `${counted(r.files.length, 'file')}, ${r.files.filter((f) => !f.ok).length} with problems; ${counted(r.rowsChecked, 'row')} read, ${counted(r.valuesChecked, 'value identity', 'value identities')} checked`,
   );
   return lines.join('\n');
 }

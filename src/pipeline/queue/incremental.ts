@@ -5,6 +5,7 @@
  * worker applies the same one and status can say it.
  */
 import type { Config } from '../../config/load.js';
+import { counted } from '../../counted.js';
 // The modules themselves, not output/index.js: that also holds the publisher, which loads DuckDB.
 import { type Manifest, latestPublishedBefore } from '../../output/catalog/index.js';
 import { openStorage, s3Settings } from '../../output/storage/index.js';
@@ -55,15 +56,15 @@ export async function planIncremental(
   if (age >= settings.fullRefreshEveryDays)
     return {
       spec: full,
-      note: `full refresh due: the last one was ${lastFull} (${age} days ago; incremental.full_refresh_every_days=${settings.fullRefreshEveryDays})`,
+      note: `full refresh due: the last one was ${lastFull} (${counted(age, 'day')} ago; incremental.full_refresh_every_days=${settings.fullRefreshEveryDays})`,
     };
   const others = spec.datasets.filter((d) => d !== CHANGE_DATASET);
   return {
     spec: { ...full, reuse: { from: previous.snapshot_id, fullRefreshDate: lastFull } },
     note:
       `incremental from ${previous.snapshot_id}: a company whose ${CHANGE_DATASET} is unchanged costs one request ` +
-      `(at least ${spec.companies.length} requests; each changed company adds ${others.length}: ${others.join(', ')}); ` +
-      `full refresh in ${settings.fullRefreshEveryDays - age} days`,
+      `(at least ${counted(spec.companies.length, 'request')}; each changed company adds ${others.length}: ${others.join(', ')}); ` +
+      `full refresh in ${counted(settings.fullRefreshEveryDays - age, 'day')}`,
   };
 }
 

@@ -4,6 +4,7 @@
  * seconds otherwise (CI, files, pipes).
  */
 import cliProgress from 'cli-progress';
+import { counted, plural } from '../../counted.js';
 import type { Logger } from '../../log.js';
 import { totals, type SnapshotView } from './snapshot-store.js';
 
@@ -29,7 +30,7 @@ function barReporter(opts: ProgressOptions): ProgressReporter {
   const multibar = new cliProgress.MultiBar(
     {
       stream: opts.stream ?? process.stderr,
-      format: ' {dataset} |{bar}| {value}/{total} parts | {rows} rows{extra}',
+      format: ' {dataset} |{bar}| {value}/{total} {parts} | {rows}{extra}',
       hideCursor: true,
       clearOnComplete: false,
       stopOnComplete: false,
@@ -52,7 +53,8 @@ function barReporter(opts: ProgressOptions): ProgressReporter {
         ].filter(Boolean);
         const payload = {
           dataset: ds.padEnd(width),
-          rows: p.rows.toLocaleString('en-US'),
+          parts: plural(p.total, 'part'),
+          rows: counted(p.rows, 'row', 'rows', p.rows.toLocaleString('en-US')),
           extra: extraParts.length ? ` | ${extraParts.join(', ')}` : '',
         };
         const bar = bars.get(ds);
@@ -86,7 +88,7 @@ function logReporter(opts: ProgressOptions): ProgressReporter {
         .map(([ds, p]) => `${ds} ${p.total - p.pending}/${p.total}`)
         .join(', ');
       latest =
-        `snapshot ${rec.spec.id}: ${t.total - t.pending}/${t.total} parts (${perDataset}), ${t.rows} rows` +
+        `snapshot ${rec.spec.id}: ${t.total - t.pending}/${counted(t.total, 'part')} (${perDataset}), ${counted(t.rows, 'row')}` +
         `${t.failed ? `, ${t.failed} failed` : ''}${t.not_found ? `, ${t.not_found} not found` : ''}` +
         `${waiting ? `; waiting: ${waiting}` : ''}`;
       const now = Date.now();
