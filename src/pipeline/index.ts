@@ -23,14 +23,20 @@ export { resultLine, runSnapshot } from './run-snapshot.js';
 export { removeNightlySchedule, upsertNightlySchedule } from './schedule.js';
 export { buildSnapshotSpec, localDate, nightlySnapshotId } from './queue/index.js';
 export {
+  companiesCount,
   dedupe,
   loadUniverse,
+  missingCompanies,
+  missingDetailLines,
+  missingLine,
+  noneFoundMessage,
   parseCompany,
   pipelineStates,
   readUniverseFile,
   totals,
   type Company,
   type DatasetProgress,
+  type MissingCompany,
   type SnapshotRecord,
   type SnapshotSpec,
   type SnapshotView,

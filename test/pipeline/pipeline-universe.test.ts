@@ -14,7 +14,13 @@ import {
   parsePartJobId,
   partJobId,
 } from '../../src/pipeline/queue/ids.js';
-import { loadUniverse, parseUniverseText, readUniverseFile } from '../../src/pipeline/record/universe.js';
+import {
+  companyAsTyped,
+  companyScope,
+  loadUniverse,
+  parseUniverseText,
+  readUniverseFile,
+} from '../../src/pipeline/record/universe.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -43,7 +49,7 @@ describe('universe', () => {
   it('one ticker rule for the exporter, the client and the API contract', async () => {
     const longest = 'ABCDEFGHIJ.KLMNOPQ-R'; // 20 characters: the API's limit
     expect(await loadUniverse({ tickers: [longest.toLowerCase()] })).toEqual([
-      { kind: 'ticker', ticker: longest },
+      { kind: 'ticker', ticker: longest, typed: longest.toLowerCase() },
     ]);
     expect(TICKER_PATTERN.test(longest)).toBe(true);
     expect(() => validateRequest('facts/full', { ticker: longest })).not.toThrow();
@@ -52,21 +58,38 @@ describe('universe', () => {
     expect(() => validateRequest('facts/full', { ticker: tooLong })).toThrow(RequestValidationError);
   });
 
-  it('--tickers takes CIKs too, with or without zero padding', async () => {
+  it('--tickers takes CIKs too, with or without zero padding, and remembers them as typed', async () => {
     expect(
       await loadUniverse({ tickers: ['0000320193', '789019', 'tsla'], tickersLabel: '--tickers' }),
     ).toEqual([
       { kind: 'cik', cik: '0000320193' },
-      { kind: 'cik', cik: '0000789019' },
-      { kind: 'ticker', ticker: 'TSLA' },
+      { kind: 'cik', cik: '0000789019', typed: '789019' },
+      { kind: 'ticker', ticker: 'TSLA', typed: 'tsla' },
     ]);
+  });
+
+  it("takes the SEC's spelling of a CIK (CIK0000320193) as the CIK, in any case, de-duplicated", async () => {
+    const u = await loadUniverse({
+      tickers: ['CIK0000320193', '320193', 'cik320193', ' 0000320193 '],
+      tickersLabel: '--tickers',
+    });
+    // One company, named as first typed; the API is asked for its 10-digit CIK.
+    expect(u).toEqual([{ kind: 'cik', cik: '0000320193', typed: 'CIK0000320193' }]);
+    expect(companyScope(u[0]!)).toEqual({ cik: '0000320193' });
+    expect(companyAsTyped(u[0]!)).toBe('CIK0000320193');
+    expect(parseUniverseText('cik\nCIK0001652044\n', 'u.csv')).toEqual([
+      { kind: 'cik', cik: '0001652044', typed: 'CIK0001652044' },
+    ]);
+    await expect(loadUniverse({ tickers: ['CIK0000000000'], tickersLabel: '--tickers' })).rejects.toThrow(
+      '--tickers[0]: "CIK0000000000" is not a CIK (1 to 10 digits, not all zeros, optionally after "CIK")',
+    );
   });
 
   it('reads one ticker or CIK per line, with comments and blank lines', () => {
     const u = parseUniverseText('# mine\naapl\n\n320193\nBRK.B  # class B\n', 'u.txt');
     expect(u).toEqual([
-      { kind: 'ticker', ticker: 'AAPL' },
-      { kind: 'cik', cik: '0000320193' },
+      { kind: 'ticker', ticker: 'AAPL', typed: 'aapl' },
+      { kind: 'cik', cik: '0000320193', typed: '320193' },
       { kind: 'ticker', ticker: 'BRK.B' },
     ]);
   });
@@ -75,7 +98,7 @@ describe('universe', () => {
     const u = parseUniverseText('name,cik,ticker\n"Apple, Inc.",320193,AAPL\nAlphabet,1652044,\n', 'u.csv');
     expect(u).toEqual([
       { kind: 'ticker', ticker: 'AAPL' },
-      { kind: 'cik', cik: '0001652044' },
+      { kind: 'cik', cik: '0001652044', typed: '1652044' },
     ]);
   });
 

@@ -4,6 +4,7 @@
  * outage guard every worker shares, and `openRecords` (Redis and these records without the queues).
  * Loads neither BullMQ nor DuckDB: `status` reads the records through it.
  */
+export * from './missing.js';
 export * from './outage.js';
 export * from './progress.js';
 export * from './records.js';
