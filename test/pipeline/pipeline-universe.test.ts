@@ -14,6 +14,8 @@ import {
   parsePartJobId,
   partJobId,
 } from '../../src/pipeline/queue/ids.js';
+import { missingCompanies, missingDetailLines, missingLine } from '../../src/pipeline/record/missing.js';
+import type { DatasetName, PartPointer, PartStatus } from '../../src/types.js';
 import {
   companyAsTyped,
   companyScope,
@@ -212,5 +214,39 @@ describe('retry delays', () => {
   it('never undercut a Retry-After sent with the error (up to the cap)', () => {
     expect(retryDelayMs(s, 1, 7000, () => 0)).toBe(7000);
     expect(retryDelayMs(s, 1, 60_000, () => 0)).toBe(10_000);
+  });
+});
+
+describe('missing companies', () => {
+  const part = (ticker: string, dataset: DatasetName, status: PartStatus, message?: string): PartPointer => ({
+    dataset,
+    ticker,
+    status,
+    rows: 0,
+    bytes: 0,
+    ...(message !== undefined ? { message } : {}),
+  });
+
+  it('are the companies whose every part was answered 404, as typed, in the order asked for', async () => {
+    const companies = await loadUniverse({ tickers: ['qqqqq', 'AAPL', 'CIK9', 'MSFT'] });
+    const missing = missingCompanies(companies, [
+      part('AAPL', 'facts_full', 'done'),
+      part('QQQQQ', 'series_catalog', 'not_found', 'series-catalog: company not found: ticker QQQQQ'),
+      part('QQQQQ', 'facts_full', 'not_found', 'facts/full: company not found: ticker QQQQQ'),
+      part('0000000009', 'facts_full', 'not_found', 'facts/full: company not found: cik 0000000009'),
+      // Found for one dataset: the company exists.
+      part('MSFT', 'series_catalog', 'not_found', 'x'),
+      part('MSFT', 'facts_full', 'done'),
+    ]);
+    expect(missing).toEqual([
+      { company: 'qqqqq', answer: 'facts/full: company not found: ticker QQQQQ' },
+      { company: 'CIK9', answer: 'facts/full: company not found: cik 0000000009' },
+    ]);
+    expect(missingLine(missing)).toBe('2 companies not found: qqqqq, CIK9');
+    expect(missingLine(missing.slice(0, 1))).toBe('1 company not found: qqqqq');
+    expect(missingDetailLines(missing.slice(0, 1), 3)).toEqual([
+      'not found: qqqqq: facts/full: company not found: ticker QQQQQ',
+      "… and 2 more not found (the manifest's parts list them all)",
+    ]);
   });
 });
