@@ -33,7 +33,7 @@ export function register(program: Command, app: CliApp): void {
   configOption(cmd)
     .option(
       '--tickers <list>',
-      'companies: tickers and/or CIKs, comma-separated (default: config universe)',
+      'companies, comma-separated: tickers (any case) and/or CIKs (320193, 0000320193, CIK0000320193) (default: config universe)',
       commaList,
     )
     .option(
