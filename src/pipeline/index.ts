@@ -23,12 +23,10 @@ export { resultLine, runSnapshot } from './run-snapshot.js';
 export { removeNightlySchedule, upsertNightlySchedule } from './schedule.js';
 export { buildSnapshotSpec, localDate, nightlySnapshotId } from './queue/index.js';
 export {
-  companiesCount,
   dedupe,
   loadUniverse,
   missingCompanies,
   missingDetailLines,
-  missingLine,
   noneFoundMessage,
   parseCompany,
   pipelineStates,
