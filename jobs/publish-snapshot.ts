@@ -4,12 +4,16 @@
  * (ignoreDependencyOnFailure), so the parent never waits for ever. It publishes only a complete
  * snapshot: every part done, not_found or bad_request. A snapshot with failed parts, or one
  * stopped by a 401/403, ends as failed/stopped and is not published (no manifest, no _SUCCESS).
+ * Companies the API did not know are recorded by name; when it knew none of them, the snapshot
+ * ends failed too: its empty tables would otherwise become `latest` and empty a warehouse.
  */
 import { UnrecoverableError, type Job } from 'bullmq';
 import { OutputError, coerceError, errorCode } from '../src/errors.js';
 import {
   defineJob,
   LOAD_SNAPSHOT,
+  missingCompanies,
+  noneFoundMessage,
   parsePartJobId,
   PUBLISH_SNAPSHOT,
   type JobEnv,
@@ -100,6 +104,7 @@ export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps): Publi
       throw new UnrecoverableError(`snapshot ${p.snapshotId} has no record in Redis (expired or removed)`);
     const parts = await collectParts(deps.store, job, p);
     await refuseIncomplete(deps.store, log, p, rec, parts);
+    await refuseNoneFound(deps.store, log, p, rec, parts);
     try {
       return await publishVerified(deps, log, p, rec, parts);
     } catch (err: unknown) {
@@ -172,6 +177,30 @@ async function refuseIncomplete(
     log.error({ failed: failed.length, missing }, message);
     throw new UnrecoverableError(message);
   }
+}
+
+/**
+ * Records the companies the API did not know; when that is every company asked for, nothing was
+ * found and the snapshot ends failed: publishing it would make empty tables `latest`.
+ */
+async function refuseNoneFound(
+  store: Store,
+  log: Logger,
+  p: PublishSnapshotPayload,
+  rec: SnapshotRecord,
+  parts: readonly PartPointer[],
+): Promise<void> {
+  const missing = missingCompanies(rec.spec.companies, parts);
+  if (missing.length === 0) return;
+  await store.recordMissing(p.snapshotId, missing);
+  if (missing.length < rec.spec.companies.length) {
+    log.warn({ missing: missing.map((m) => m.company) }, 'companies not found; publishing the rest');
+    return;
+  }
+  const message = noneFoundMessage(missing);
+  await store.transition(p.snapshotId, ['running'], 'failed', { message, finished: true });
+  log.error({ missing: missing.map((m) => m.company) }, message);
+  throw new UnrecoverableError(message);
 }
 
 /** Publishes, checks the published rows against the parts', marks it published and queues its load. */

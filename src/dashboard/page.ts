@@ -83,6 +83,8 @@ function render(s) {
     const t = snap.total; rows.push(['all', num(t.done), num(t.not_found), num(t.bad_request), num(t.failed), num(t.pending), num(t.total), num(t.rows)]);
     box.append(table(['dataset', 'done', 'not found', 'bad request', 'failed', 'pending', 'parts', 'rows'], rows));
     if (snap.message) box.append(el('div', snap.message, 'muted'));
+    for (const m of snap.notFound) box.append(el('div', 'not found: ' + m.company + ': ' + m.answer, 'banner not-found'));
+    if (snap.notFoundCount > snap.notFound.length) box.append(el('div', '… and ' + (snap.notFoundCount - snap.notFound.length) + ' more not found', 'banner not-found'));
     const load = warehouseLoad(snap); if (load) box.append(load);
     list.append(box);
   }

@@ -10,6 +10,7 @@ import {
   outageStatus,
   totals,
   type DatasetProgress,
+  type MissingCompany,
   type PipelineContext,
   type SnapshotView,
 } from '../pipeline/index.js';
@@ -33,6 +34,10 @@ export interface DashboardSnapshot {
   requests: number;
   /** The warehouse load after publish (output.load_into), when one ran. */
   load: { outcome: 'loaded' | 'failed'; at: string; message: string } | null;
+  /** Companies the API did not know, as typed, with its answer (as `status` shows them). */
+  notFound: MissingCompany[];
+  /** How many there are (`notFound` keeps the first 100). */
+  notFoundCount: number;
 }
 
 export interface DashboardState {
@@ -98,6 +103,8 @@ export async function dashboardState(ctx: PipelineContext, now: number, limit = 
       load: rec.load
         ? { outcome: rec.load.outcome, at: new Date(rec.load.atMs).toISOString(), message: rec.load.message }
         : null,
+      notFound: rec.missing,
+      notFoundCount: rec.missingCount,
     });
     for (const p of l.failed) {
       if (errors.length >= 20) break;

@@ -136,9 +136,15 @@ function onJobsSettled(running: RunningWorkers, wake: () => void): () => void {
   };
 }
 
-/** The one JSON line `run --wait` ends with. */
+/** The one JSON line `run --wait` ends with; `not_found`: the companies the API did not know. */
 export function resultLine(rec: SnapshotView): string {
   const rows: Record<string, number> = {};
   for (const [ds, p] of Object.entries(rec.progress)) rows[ds] = p.rows;
-  return JSON.stringify({ snapshot_id: rec.spec.id, status: rec.state, manifest: rec.manifest, rows });
+  return JSON.stringify({
+    snapshot_id: rec.spec.id,
+    status: rec.state,
+    manifest: rec.manifest,
+    rows,
+    not_found: rec.missing,
+  });
 }

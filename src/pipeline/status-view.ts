@@ -6,7 +6,8 @@ import { createBudget, keyFingerprint, type BudgetDescription } from '../budget/
 import { budgetConfigFrom, budgetPrefix } from './budget-settings.js';
 import { outageStatus } from './record/index.js';
 import type { PipelineRecords } from './record/index.js';
-import { totals, type DatasetProgress, type QuotaWait, type SnapshotView } from './record/index.js';
+import { missingDetailLines, totals, type MissingCompany } from './record/index.js';
+import type { DatasetProgress, QuotaWait, SnapshotView } from './record/index.js';
 import { counted } from '../counted.js';
 
 /** `not reused` lines the text of `status` prints; `--json` lists them all. */
@@ -58,6 +59,10 @@ export interface StatusReport {
   requests: { sent: number; rate_limited_429: number; retried: number };
   /** The warehouse load after publish (output.load_into), when one ran. */
   load: { outcome: 'loaded' | 'failed'; at: string; message: string } | null;
+  /** Companies the API did not know, as typed, with its answer (the first 100; known at the end). */
+  not_found: MissingCompany[];
+  /** How many companies the API did not know. */
+  not_found_count: number;
 }
 
 export function statusReport(
@@ -106,6 +111,8 @@ export function statusReport(
     load: rec.load
       ? { outcome: rec.load.outcome, at: new Date(rec.load.atMs).toISOString(), message: rec.load.message }
       : null,
+    not_found: rec.missing,
+    not_found_count: rec.missingCount,
   };
 }
 
@@ -138,6 +145,7 @@ export function formatStatus(r: StatusReport, nowMs: number = Date.now()): strin
   if (r.changes_missing) lines.push(`changes: not written: ${r.changes_missing}`);
   if (r.load) lines.push(`warehouse load: ${r.load.outcome} at ${r.load.at}: ${r.load.message}`);
   if (r.message) lines.push(`message: ${r.message}`);
+  lines.push(...missingDetailLines(r.not_found, r.not_found_count));
   for (const w of r.waits)
     if (w.until !== r.waiting?.until) lines.push(`waited: ${w.message} (${w.since} -> ${w.until})`);
   if (r.requests.sent > 0)

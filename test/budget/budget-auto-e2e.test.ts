@@ -211,6 +211,8 @@ describe('a key whose responses carry no rate headers', () => {
         requests: 0,
         partRetries: 0,
         rateLimited429: 0,
+        missing: [],
+        missingCount: 0,
       };
       const lines = formatStatus(statusReport(rec, null, [], null, after), clock.now()).split('\n');
       const rateAt = lines.findIndex((l) => l.startsWith('rate: 100 requests/min (configured auto'));

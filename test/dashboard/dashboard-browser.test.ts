@@ -103,6 +103,13 @@ describe('the dashboard', () => {
     expect(rec?.progress.series_catalog?.rows).toBeGreaterThan(0);
     // The budget section shows the key's rate as learned from X-RateLimit-Limit.
     await expect.poll(() => page.locator('#budget').textContent()).toContain('rate (requests/min)');
+
+    // A company the API does not know is named under its snapshot, as typed, with the API's answer.
+    await h.ctx.enqueue(h.spec(['AAPL', 'zzzzq'], ['series_catalog'], 'dash-missing'));
+    const missing = page.locator('[data-snapshot="dash-missing"] .not-found');
+    await expect
+      .poll(() => missing.allTextContents(), { timeout: 60_000 })
+      .toEqual([expect.stringMatching(/^not found: zzzzq: .*404 Unknown ticker: ZZZZQ/)]);
     await page.close();
   });
 

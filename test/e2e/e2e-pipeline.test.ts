@@ -87,6 +87,9 @@ describe('filings-export end to end', () => {
     expect(first.stderr).toMatch(/plan: 6 requests \(3 companies x 2 datasets/);
     const result = lastJsonLine(first.stdout);
     expect(result).toMatchObject({ snapshot_id: 'e2e-local', status: 'published' });
+    // The unknown company is named, with the API's answer, in the output and in the JSON line.
+    expect(first.stderr).toMatch(/^not found: ZZZZQ: .*404 Unknown ticker: ZZZZQ/m);
+    expect(result.not_found).toEqual([{ company: 'ZZZZQ', answer: expect.stringContaining('404') }]);
     const rows = result.rows as Record<string, number>;
     expect(rows.facts_full).toBe(await apiRows(h, 'facts_full', ['WMT', 'TSLA']));
     expect(rows.series_catalog).toBe(await apiRows(h, 'series_catalog', ['WMT', 'TSLA']));

@@ -14,7 +14,15 @@ import {
   parsePartJobId,
   partJobId,
 } from '../../src/pipeline/queue/ids.js';
-import { loadUniverse, parseUniverseText, readUniverseFile } from '../../src/pipeline/record/universe.js';
+import { missingCompanies, missingDetailLines, missingLine } from '../../src/pipeline/record/missing.js';
+import type { DatasetName, PartPointer, PartStatus } from '../../src/types.js';
+import {
+  companyAsTyped,
+  companyScope,
+  loadUniverse,
+  parseUniverseText,
+  readUniverseFile,
+} from '../../src/pipeline/record/universe.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -43,7 +51,7 @@ describe('universe', () => {
   it('one ticker rule for the exporter, the client and the API contract', async () => {
     const longest = 'ABCDEFGHIJ.KLMNOPQ-R'; // 20 characters: the API's limit
     expect(await loadUniverse({ tickers: [longest.toLowerCase()] })).toEqual([
-      { kind: 'ticker', ticker: longest },
+      { kind: 'ticker', ticker: longest, typed: longest.toLowerCase() },
     ]);
     expect(TICKER_PATTERN.test(longest)).toBe(true);
     expect(() => validateRequest('facts/full', { ticker: longest })).not.toThrow();
@@ -52,21 +60,38 @@ describe('universe', () => {
     expect(() => validateRequest('facts/full', { ticker: tooLong })).toThrow(RequestValidationError);
   });
 
-  it('--tickers takes CIKs too, with or without zero padding', async () => {
+  it('--tickers takes CIKs too, with or without zero padding, and remembers them as typed', async () => {
     expect(
       await loadUniverse({ tickers: ['0000320193', '789019', 'tsla'], tickersLabel: '--tickers' }),
     ).toEqual([
       { kind: 'cik', cik: '0000320193' },
-      { kind: 'cik', cik: '0000789019' },
-      { kind: 'ticker', ticker: 'TSLA' },
+      { kind: 'cik', cik: '0000789019', typed: '789019' },
+      { kind: 'ticker', ticker: 'TSLA', typed: 'tsla' },
     ]);
+  });
+
+  it("takes the SEC's spelling of a CIK (CIK0000320193) as the CIK, in any case, de-duplicated", async () => {
+    const u = await loadUniverse({
+      tickers: ['CIK0000320193', '320193', 'cik320193', ' 0000320193 '],
+      tickersLabel: '--tickers',
+    });
+    // One company, named as first typed; the API is asked for its 10-digit CIK.
+    expect(u).toEqual([{ kind: 'cik', cik: '0000320193', typed: 'CIK0000320193' }]);
+    expect(companyScope(u[0]!)).toEqual({ cik: '0000320193' });
+    expect(companyAsTyped(u[0]!)).toBe('CIK0000320193');
+    expect(parseUniverseText('cik\nCIK0001652044\n', 'u.csv')).toEqual([
+      { kind: 'cik', cik: '0001652044', typed: 'CIK0001652044' },
+    ]);
+    await expect(loadUniverse({ tickers: ['CIK0000000000'], tickersLabel: '--tickers' })).rejects.toThrow(
+      '--tickers[0]: "CIK0000000000" is not a CIK (1 to 10 digits, not all zeros, optionally after "CIK")',
+    );
   });
 
   it('reads one ticker or CIK per line, with comments and blank lines', () => {
     const u = parseUniverseText('# mine\naapl\n\n320193\nBRK.B  # class B\n', 'u.txt');
     expect(u).toEqual([
-      { kind: 'ticker', ticker: 'AAPL' },
-      { kind: 'cik', cik: '0000320193' },
+      { kind: 'ticker', ticker: 'AAPL', typed: 'aapl' },
+      { kind: 'cik', cik: '0000320193', typed: '320193' },
       { kind: 'ticker', ticker: 'BRK.B' },
     ]);
   });
@@ -75,7 +100,7 @@ describe('universe', () => {
     const u = parseUniverseText('name,cik,ticker\n"Apple, Inc.",320193,AAPL\nAlphabet,1652044,\n', 'u.csv');
     expect(u).toEqual([
       { kind: 'ticker', ticker: 'AAPL' },
-      { kind: 'cik', cik: '0001652044' },
+      { kind: 'cik', cik: '0001652044', typed: '1652044' },
     ]);
   });
 
@@ -189,5 +214,39 @@ describe('retry delays', () => {
   it('never undercut a Retry-After sent with the error (up to the cap)', () => {
     expect(retryDelayMs(s, 1, 7000, () => 0)).toBe(7000);
     expect(retryDelayMs(s, 1, 60_000, () => 0)).toBe(10_000);
+  });
+});
+
+describe('missing companies', () => {
+  const part = (ticker: string, dataset: DatasetName, status: PartStatus, message?: string): PartPointer => ({
+    dataset,
+    ticker,
+    status,
+    rows: 0,
+    bytes: 0,
+    ...(message !== undefined ? { message } : {}),
+  });
+
+  it('are the companies whose every part was answered 404, as typed, in the order asked for', async () => {
+    const companies = await loadUniverse({ tickers: ['qqqqq', 'AAPL', 'CIK9', 'MSFT'] });
+    const missing = missingCompanies(companies, [
+      part('AAPL', 'facts_full', 'done'),
+      part('QQQQQ', 'series_catalog', 'not_found', 'series-catalog: company not found: ticker QQQQQ'),
+      part('QQQQQ', 'facts_full', 'not_found', 'facts/full: company not found: ticker QQQQQ'),
+      part('0000000009', 'facts_full', 'not_found', 'facts/full: company not found: cik 0000000009'),
+      // Found for one dataset: the company exists.
+      part('MSFT', 'series_catalog', 'not_found', 'x'),
+      part('MSFT', 'facts_full', 'done'),
+    ]);
+    expect(missing).toEqual([
+      { company: 'qqqqq', answer: 'facts/full: company not found: ticker QQQQQ' },
+      { company: 'CIK9', answer: 'facts/full: company not found: cik 0000000009' },
+    ]);
+    expect(missingLine(missing)).toBe('2 companies not found: qqqqq, CIK9');
+    expect(missingLine(missing.slice(0, 1))).toBe('1 company not found: qqqqq');
+    expect(missingDetailLines(missing.slice(0, 1), 3)).toEqual([
+      'not found: qqqqq: facts/full: company not found: ticker QQQQQ',
+      "… and 2 more not found (the manifest's parts list them all)",
+    ]);
   });
 });

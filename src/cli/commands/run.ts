@@ -33,7 +33,7 @@ export function register(program: Command, app: CliApp): void {
   configOption(cmd)
     .option(
       '--tickers <list>',
-      'companies: tickers and/or CIKs, comma-separated (default: config universe)',
+      'companies, comma-separated: tickers (any case) and/or CIKs (320193, 0000320193, CIK0000320193) (default: config universe)',
       commaList,
     )
     .option(
@@ -126,7 +126,7 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
       return;
     }
     process.stdout.write(`${resultLine(record)}\n`);
-    reportEnd(record);
+    reportEnd(record, p.missingDetailLines);
   } finally {
     offSignals();
     await exporter.close();
@@ -155,12 +155,17 @@ async function snapshotSpec(o: RunCliOptions, config: Config, p: typeof Pipeline
   });
 }
 
-/** How the snapshot ended, on stderr, and the exit code: 1 when it failed or was stopped. */
-function reportEnd(record: SnapshotView): void {
+/**
+ * How the snapshot ended, on stderr, with a line per company the API did not know, and the exit
+ * code: 1 when it failed or was stopped (also when no company was found).
+ */
+function reportEnd(record: SnapshotView, missingDetailLines: typeof Pipeline.missingDetailLines): void {
   if (record.state === 'failed' || record.state === 'stopped') {
     process.stderr.write(`snapshot ${record.spec.id} ${record.state}: ${record.message ?? ''}\n`);
     process.exitCode = 1;
   } else if (record.state === 'published') {
     process.stderr.write(`snapshot ${record.spec.id} published: ${record.manifest ?? ''}\n`);
   }
+  for (const line of missingDetailLines(record.missing, record.missingCount))
+    process.stderr.write(`${line}\n`);
 }

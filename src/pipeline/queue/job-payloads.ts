@@ -64,6 +64,9 @@ const controlRetries = (s: JobSettings): JobsOptions => ({
 
 const datePattern = /^\d{4}-\d{2}-\d{2}$/;
 
+// `typed`: the company as the user typed it, for messages only (record/universe.ts).
+const typed = z.string().min(1).max(100).optional();
+
 const companySchema = z.discriminatedUnion('kind', [
   z.strictObject({
     kind: z.literal('ticker'),
@@ -71,8 +74,13 @@ const companySchema = z.discriminatedUnion('kind', [
       .string()
       .regex(TICKER_PATTERN, 'must be a ticker')
       .refine((t) => t === t.toUpperCase(), 'must be an upper-case ticker'),
+    typed,
   }),
-  z.strictObject({ kind: z.literal('cik'), cik: z.string().regex(CIK_PATTERN_10, 'must be a 10-digit CIK') }),
+  z.strictObject({
+    kind: z.literal('cik'),
+    cik: z.string().regex(CIK_PATTERN_10, 'must be a 10-digit CIK'),
+    typed,
+  }),
 ]);
 
 const datasets = z.enum(DATASETS, `must be one of ${DATASETS.join(', ')}`);

@@ -1,9 +1,11 @@
 /**
- * The pipeline's record of each snapshot in Redis: the company universe a snapshot covers, the
- * snapshot store (state, parts, progress, quota waits), progress lines, retention states, the API
- * outage guard every worker shares, and `openRecords` (Redis and these records without the queues).
+ * The pipeline's record of each snapshot in Redis: the company universe a snapshot covers and the
+ * companies of it the API did not know, the snapshot store (state, parts, progress, quota waits),
+ * progress lines, retention states, the API outage guard every worker shares, and `openRecords`
+ * (Redis and these records without the queues).
  * Loads neither BullMQ nor DuckDB: `status` reads the records through it.
  */
+export * from './missing.js';
 export * from './outage.js';
 export * from './progress.js';
 export * from './records.js';

@@ -6,7 +6,8 @@
  * Keys (`<prefix>:<queue base>:` namespace, never a BullMQ queue name):
  *   snapshot:<id>        hash: spec (without its companies), companies (JSON array), company_count, status,
  *                        timestamps, counters `n:<dataset>:<status>`, `rows:<dataset>`, `requests`,
- *                        `part_retries`, `rate_limited_429`
+ *                        `part_retries`, `rate_limited_429`, `missing` (JSON: the companies the API did
+ *                        not know, at most MISSING_KEPT) and `missing_count`
  *   snapshot:<id>:parts  hash: `<dataset>/<company>` -> PartPointer JSON (the last result of each part)
  *   snapshot:<id>:not_reused hash: `<dataset>/<company>` -> `<ticker> <dataset>: <message>` for each part
  *                        an incremental snapshot fetched although it could have been carried over
@@ -17,6 +18,7 @@
 import type { Redis } from 'ioredis';
 import type { QuotaKind, QuotaScope } from '../../types.js';
 import type { DatasetName, OutputFormat, PartPointer, PartStatus } from '../../types.js';
+import { MISSING_KEPT, type MissingCompany } from './missing.js';
 import type { Company } from './universe.js';
 
 /** What a snapshot exports; fixed at creation. */
@@ -108,6 +110,10 @@ export interface SnapshotView {
   rateLimited429: number;
   /** The warehouse load after publish (output.load_into), when one ran. */
   load: SnapshotLoadRecord | null;
+  /** Companies the API did not know (every part 404), as typed; known once the parts have ended. */
+  missing: MissingCompany[];
+  /** How many companies are missing (`missing` keeps the first MISSING_KEPT). */
+  missingCount: number;
 }
 
 /** The whole record, with the spec's company list (SnapshotStore.get). */
@@ -390,6 +396,14 @@ export class SnapshotStore {
     return this.transition(id, ['running'], 'published', { finished: true });
   }
 
+  /** Records the companies the API did not know (the first MISSING_KEPT of them, and how many). */
+  async recordMissing(id: string, missing: readonly MissingCompany[]): Promise<void> {
+    await this.redis.hset(this.key(id), {
+      missing: JSON.stringify(missing.slice(0, MISSING_KEPT)),
+      missing_count: String(missing.length),
+    });
+  }
+
   /** Records the outcome of a warehouse load of the snapshot (the state stays `published`). */
   async recordLoad(id: string, load: SnapshotLoadRecord): Promise<void> {
     await this.redis.hset(
@@ -409,7 +423,15 @@ export class SnapshotStore {
     if (moved) {
       await this.redis
         .multi()
-        .hdel(this.key(id), 'finished_at', 'message', 'manifest', 'changes_missing')
+        .hdel(
+          this.key(id),
+          'finished_at',
+          'message',
+          'manifest',
+          'changes_missing',
+          'missing',
+          'missing_count',
+        )
         .hincrby(this.key(id), 'retries', 1)
         .expire(this.key(id), this.ttl)
         .exec();
@@ -537,6 +559,8 @@ function recordView(h: Record<string, string>, spec: SnapshotSpecHead, companies
       h.load_outcome === 'loaded' || h.load_outcome === 'failed'
         ? { outcome: h.load_outcome, atMs: Number(h.load_at ?? 0), message: h.load_message ?? '' }
         : null,
+    missing: h.missing ? (JSON.parse(h.missing) as MissingCompany[]) : [],
+    missingCount: Number(h.missing_count ?? 0),
   };
 }
 

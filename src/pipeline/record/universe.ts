@@ -7,12 +7,28 @@ import { readFile } from 'node:fs/promises';
 import { InputError, coerceError } from '../../errors.js';
 import { CIK_PATTERN, TICKER_PATTERN } from '../../contract/vocabulary.js';
 
-/** One company of the universe, identified the way the user named it. */
-export type Company = { kind: 'ticker'; ticker: string } | { kind: 'cik'; cik: string };
+/**
+ * One company of the universe, identified the way the user named it. `typed`: the text as the
+ * user typed it (`aapl`, `CIK0000320193`, `320193`), kept only when it differs from the key, so
+ * that messages name a missing company the way the user will look for it.
+ */
+export type Company =
+  { kind: 'ticker'; ticker: string; typed?: string } | { kind: 'cik'; cik: string; typed?: string };
 
 /** The company's key in job ids, file names and status: the ticker, or the 10-digit CIK. */
 export function companyKey(c: Company): string {
   return c.kind === 'ticker' ? c.ticker : c.cik;
+}
+
+/** The company as the user typed it, for messages (`aapl`, `CIK0000320193`); else its key. */
+export function companyAsTyped(c: Company): string {
+  return c.typed ?? companyKey(c);
+}
+
+/** `c` remembering `raw` as typed, when that differs from its key. */
+function typedAs(c: Company, raw: string | number): Company {
+  const typed = String(raw).trim();
+  return typed === companyKey(c) ? c : { ...c, typed };
 }
 
 /** Request scope of the API (section 2.1): `{ ticker }` or `{ cik }`. */
@@ -36,15 +52,23 @@ export function parseTicker(raw: string, where: string): Company {
     throw new InputError(
       `${where}: ${JSON.stringify(raw)} is not a ticker (1-20 ASCII letters, digits, "." or "-")`,
     );
-  return { kind: 'ticker', ticker: t };
+  return typedAs({ kind: 'ticker', ticker: t }, raw);
 }
 
-/** Parses one CIK (with or without zero padding) into its 10-digit form. */
+/** The SEC's own spelling of a CIK, `CIK0000320193`: the prefix is ours to drop (the API takes digits). */
+const CIK_PREFIX = /^CIK\s*/i;
+
+/**
+ * Parses one CIK into its 10-digit form: with or without zero padding, and with or without the
+ * SEC's `CIK` prefix (`320193`, `0000320193`, `CIK0000320193` are one company).
+ */
 export function parseCik(raw: string | number, where: string): Company {
-  const s = String(raw).trim();
+  const s = String(raw).trim().replace(CIK_PREFIX, '');
   if (!CIK_PATTERN.test(s) || /^0+$/.test(s))
-    throw new InputError(`${where}: ${JSON.stringify(raw)} is not a CIK (1 to 10 digits, not all zeros)`);
-  return { kind: 'cik', cik: s.padStart(10, '0') };
+    throw new InputError(
+      `${where}: ${JSON.stringify(raw)} is not a CIK (1 to 10 digits, not all zeros, optionally after "CIK")`,
+    );
+  return typedAs({ kind: 'cik', cik: s.padStart(10, '0') }, raw);
 }
 
 /** A character for an error message: itself and its code point, e.g. `"ſ" (U+017F)`. */
@@ -53,9 +77,9 @@ function describeChar(ch: string): string {
   return `${JSON.stringify(ch)} (U+${cp.toString(16).toUpperCase().padStart(4, '0')})`;
 }
 
-/** A value that may be either: all digits means a CIK, anything else a ticker. */
+/** A value that may be either: digits (after an optional `CIK`) mean a CIK, anything else a ticker. */
 export function parseCompany(raw: string, where: string): Company {
-  return /^\s*\d+\s*$/.test(raw) ? parseCik(raw, where) : parseTicker(raw, where);
+  return /^\s*(CIK\s*)?\d+\s*$/i.test(raw) ? parseCik(raw, where) : parseTicker(raw, where);
 }
 
 /**
