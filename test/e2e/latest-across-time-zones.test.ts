@@ -5,33 +5,17 @@
  * `load` (DuckDB and PostgreSQL), `prune --dry-run`, `verify`, `ddl`, `status` and the next
  * incremental run all name the one published last. Real CLI processes, Redis and the emulator.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
+import { runToExit, type CliResult } from '../helpers/processes.js';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'filings-export.mjs');
 const RUN = ['run', '--local', '--tickers', 'MSFT,NVDA', '--datasets', 'series_catalog,facts_core'];
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> => runToExit(BIN, args, env);
 
 async function ok(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
   const r = await cli(args, env);

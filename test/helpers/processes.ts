@@ -43,3 +43,23 @@ export function spawnWorker(bin: string, args: string[], opts: SpawnOptions): Sp
   });
   return { child, log: () => log, ready };
 }
+
+/** What a finished command printed and its exit code. */
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node BIN ARGS` with `env` to its end, collecting stdout and stderr. */
+export function runToExit(bin: string, args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manifest } from '../../src/output/catalog/manifest.js';
 import { applyPrune, planPrune, type PipelineState } from '../../src/output/readers/retention.js';
+import { inPublishOrder } from '../../src/output/catalog/publish-order.js';
 import {
   latestStoredSnapshot,
   listStoredSnapshots,
@@ -200,6 +201,20 @@ describe('prune of a local root', () => {
 });
 
 describe('publish order decides "newest", never the label date', () => {
+  it('orders by publish instant, then id; an unknown publish time is the oldest', () => {
+    const order = inPublishOrder(
+      [
+        { snapshot_id: 'b', published_at: '2026-11-28T01:00:00.000Z' },
+        { snapshot_id: 'a', published_at: '2026-11-28T02:00:00+01:00' }, // the same instant as b
+        { snapshot_id: 'old', published_at: undefined },
+        { snapshot_id: 'bad', published_at: 'yesterday' },
+        { snapshot_id: 'c', published_at: '2026-11-28T00:59:59.999Z' },
+      ],
+      (s) => s,
+    ).map((s) => s.snapshot_id);
+    expect(order).toEqual(['bad', 'old', 'c', 'a', 'b']);
+  });
+
   it('prune keeps the snapshot published last even when its label date is the earliest', () => {
     // n-late ran last in a time zone behind the others: its label date is two days earlier.
     const snapshots = [
