@@ -39,11 +39,8 @@ export async function openOutputRoot(o: OutputCliOptions, loaded?: Config): Prom
 
 export async function snapshotOrLatest(storage: Storage, snapshot: string | undefined): Promise<string> {
   if (snapshot !== undefined) return snapshot;
-  const { latestPublishedSnapshot, latestStoredSnapshot } = await import('../output/index.js');
-  const latest =
-    storage.kind === 'local'
-      ? await latestPublishedSnapshot(storage.root)
-      : await latestStoredSnapshot(storage);
+  const { latestStoredSnapshot } = await import('../output/index.js');
+  const latest = await latestStoredSnapshot(storage);
   if (latest === undefined)
     throw new InputError(`no published snapshot under ${storage.root} (give --out or a snapshot id)`);
   return latest;

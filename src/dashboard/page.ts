@@ -76,6 +76,7 @@ function render(s) {
   for (const snap of s.snapshots) {
     const box = el('div', undefined, 'snapshot'); box.dataset.snapshot = snap.id;
     const head = el('div'); head.append(el('strong', snap.id), ' ', el('span', snap.state, 'state ' + snap.state));
+    if (snap.id === s.latest) { const tag = el('span', ' · latest', 'latest'); tag.title = 'published last under the output root'; head.append(tag); }
     head.append(el('span', ' · ' + snap.trigger + ' · ' + snap.date + ' · started ' + snap.createdAt + (snap.eta ? ' · ETA ' + snap.eta : ''), 'muted'));
     box.append(head);
     if (snap.waiting) box.append(el('div', 'waiting: ' + snap.waiting, 'banner'));

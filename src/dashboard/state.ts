@@ -7,6 +7,7 @@ import pLimit from 'p-limit';
 import type { BudgetDescription } from '../budget/index.js';
 import {
   describeKeyBudget,
+  latestUnder,
   outageStatus,
   totals,
   type DatasetProgress,
@@ -46,6 +47,8 @@ export interface DashboardState {
   budget: BudgetDescription | null;
   snapshots: DashboardSnapshot[];
   errors: { snapshot: string; dataset: string; company: string; message: string }[];
+  /** The snapshot `latest` means under the configured output root (the one published last), or null. */
+  latest: string | null;
   /** The last 30 snapshots, the schedule's misses and this month's use, for the charts. */
   history: NightsHistory;
   /** Where this month's pace ends it, against the ledger's monthly quota. */
@@ -119,6 +122,7 @@ export async function dashboardState(ctx: PipelineContext, now: number, limit = 
     budget,
     snapshots,
     errors,
+    latest: await latestUnder(ctx.config, ctx.config.output.dir),
     history,
     burnDown: monthProjection(history.month, budget?.monthly ?? null),
   };

@@ -31,7 +31,7 @@ export {
   listStoredSnapshots,
   latestStoredSnapshot,
   readStoredManifest,
-  latestPublishedBefore,
+  newestPublishedOtherThan,
   withLocalSnapshot,
   type StoredSnapshot,
 } from './catalog/index.js';

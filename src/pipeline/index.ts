@@ -42,7 +42,7 @@ export {
   outageStatus,
   type OutageGuard,
 } from './record/index.js';
-export { describeKeyBudget, formatStatus, readStatus, statusReport } from './status-view.js';
+export { describeKeyBudget, formatStatus, latestUnder, readStatus, statusReport } from './status-view.js';
 
 // What the job definitions of jobs/ build on: the job contract, the processors' deps, and the
 // steps of a part.

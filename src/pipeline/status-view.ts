@@ -3,6 +3,10 @@
  * rows, the state, and what the snapshot waits for. As a table for people and as JSON.
  */
 import { createBudget, keyFingerprint, type BudgetDescription } from '../budget/index.js';
+import type { Config } from '../config/load.js';
+// The catalog and storage alone, not output/index.js: that also holds the publisher, which loads DuckDB.
+import { latestStoredSnapshot } from '../output/catalog/index.js';
+import { openStorage, s3Settings } from '../output/storage/index.js';
 import { budgetConfigFrom, budgetPrefix } from './budget-settings.js';
 import { outageStatus } from './record/index.js';
 import type { PipelineRecords } from './record/index.js';
@@ -63,6 +67,8 @@ export interface StatusReport {
   not_found: MissingCompany[];
   /** How many companies the API did not know. */
   not_found_count: number;
+  /** The snapshot `latest` means under this one's output root (the one published last), or null. */
+  latest: string | null;
 }
 
 export function statusReport(
@@ -72,6 +78,7 @@ export function statusReport(
   outage: string | null = null,
   budget: BudgetDescription | null = null,
   notReused: { lines: string[]; total: number } = { lines: [], total: 0 },
+  latest: string | null = null,
 ): StatusReport {
   const running = rec.state === 'running' || rec.state === 'enqueuing';
   return {
@@ -113,6 +120,7 @@ export function statusReport(
       : null,
     not_found: rec.missing,
     not_found_count: rec.missingCount,
+    latest,
   };
 }
 
@@ -142,6 +150,12 @@ export function formatStatus(r: StatusReport, nowMs: number = Date.now()): strin
   for (const row of rows) lines.push(line(row));
   lines.push('');
   if (r.manifest) lines.push(`manifest: ${r.manifest}`);
+  if (r.latest !== null)
+    lines.push(
+      r.latest === r.snapshot_id
+        ? 'latest: this snapshot (the one published last under its output root)'
+        : `latest: ${r.latest} (the one published last under this snapshot's output root)`,
+    );
   if (r.changes_missing) lines.push(`changes: not written: ${r.changes_missing}`);
   if (r.load) lines.push(`warehouse load: ${r.load.outcome} at ${r.load.at}: ${r.load.message}`);
   if (r.message) lines.push(`message: ${r.message}`);
@@ -205,7 +219,7 @@ export async function readStatus(
 ): Promise<StatusReport | undefined> {
   const rec = await ctx.store.view(id);
   if (!rec) return undefined;
-  const [current, waits, outage, budget, notReused] = await Promise.all([
+  const [current, waits, outage, budget, notReused, latest] = await Promise.all([
     ctx.store.currentQuotaWait(id),
     ctx.store.quotaWaits(id),
     outageStatus(ctx),
@@ -213,8 +227,25 @@ export async function readStatus(
     rec.spec.reuse
       ? ctx.store.notReused(id, opts.all ? undefined : NOT_REUSED_SHOWN)
       : { lines: [], total: 0 },
+    latestUnder(ctx.config, rec.spec.outDir),
   ]);
-  return statusReport(rec, current, waits, outage, budget, notReused);
+  return statusReport(rec, current, waits, outage, budget, notReused, latest);
+}
+
+/**
+ * The snapshot `latest` means under an output root (src/output/catalog: the one published last),
+ * for `status` and the page; null when none is published there. A root that cannot be read is
+ * null too: these views report the pipeline, and verify, ddl and load name a root's faults.
+ */
+export async function latestUnder(config: Config, outDir: string): Promise<string | null> {
+  const storage = openStorage(outDir, { settings: s3Settings(config.output) });
+  try {
+    return (await latestStoredSnapshot(storage, { attempts: 1 })) ?? null;
+  } catch {
+    return null;
+  } finally {
+    await storage.close();
+  }
 }
 
 /** The budget of the configured key, for `status` (null when no key is configured here). */

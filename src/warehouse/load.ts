@@ -16,6 +16,7 @@ import {
   readStoredText,
   withLocalSnapshot,
   type StoredSnapshot,
+  newestInListing,
   readLatest,
 } from '../output/catalog/index.js';
 import { joinKey, type Storage } from '../output/storage/index.js';
@@ -32,7 +33,7 @@ export interface LoadOptions {
   warehouse: Warehouse;
   /** Datasets to load. @defaultValue every dataset of each snapshot */
   datasets?: readonly DatasetName[];
-  /** Load exactly this snapshot. @defaultValue every published snapshot not yet loaded, oldest first, up to `latest` */
+  /** Load exactly this snapshot. @defaultValue every published snapshot not yet loaded, in publish order, up to `latest` */
   snapshot?: string;
   /** Plan only: nothing is changed. @defaultValue false */
   dryRun?: boolean;
@@ -125,26 +126,27 @@ async function pick(o: LoadOptions, stored: StoredSnapshot[], ledger: LedgerRow[
       throw new InputError(`snapshot ${o.snapshot} is not published under ${o.storage.root}: nothing loaded`);
     return [await read(s)];
   }
-  const order = [...stored].sort(
-    (a, b) =>
-      a.manifest!.snapshot_date.localeCompare(b.manifest!.snapshot_date) ||
-      a.manifest!.published_at.localeCompare(b.manifest!.published_at),
-  );
+  // listStoredSnapshots lists in publish order, the one order of "newer" (catalog/publish-order.ts).
+  const order = stored;
   const loaded = new Set(ledger.map((r) => r.snapshot_id));
   const newest = ledger[ledger.length - 1];
-  // After the snapshot loaded last; when it was pruned since, after the last one dated on or before it.
+  // After the snapshot loaded last; when it was pruned since, after every one published before that load.
   const at = newest === undefined ? -1 : order.findIndex((s) => s.snapshotId === newest.snapshot_id);
-  const after =
-    newest === undefined
-      ? 0
-      : at >= 0
-        ? at + 1
-        : order.filter((s) => s.manifest!.snapshot_date <= newest.snapshot_date).length;
-  const latest = (await readLatest(o.storage))?.snapshot_id;
-  const end = latest === undefined ? order.length : order.findIndex((s) => s.snapshotId === latest) + 1;
+  const after = newest === undefined ? 0 : at >= 0 ? at + 1 : publishedBy(order, newest.loaded_at);
+  const latest = newestInListing(order, (await readLatest(o.storage))?.snapshot_id);
+  const end = latest === undefined ? order.length : order.indexOf(latest) + 1;
   // Older snapshots than the one loaded last would move the tables back: --snapshot does that on purpose.
-  const chosen = order.slice(after, end > 0 ? end : order.length).filter((s) => !loaded.has(s.snapshotId));
+  const chosen = order.slice(after, end).filter((s) => !loaded.has(s.snapshotId));
   return Promise.all(chosen.map(read));
+}
+
+/**
+ * How many snapshots of the listing (in publish order) were published by `loadedAt`: those the
+ * load of a snapshot since pruned had already passed.
+ */
+function publishedBy(order: readonly StoredSnapshot[], loadedAt: string): number {
+  const loadedMs = Date.parse(loadedAt);
+  return order.filter((s) => Date.parse(s.manifest?.published_at ?? '') <= loadedMs).length;
 }
 
 function planFor(

@@ -103,6 +103,10 @@ describe('the dashboard', () => {
     expect(rec?.progress.series_catalog?.rows).toBeGreaterThan(0);
     // The budget section shows the key's rate as learned from X-RateLimit-Limit.
     await expect.poll(() => page.locator('#budget').textContent()).toContain('rate (requests/min)');
+    // Published last under the root: the page marks it as latest, as status and the latest object do.
+    await expect.poll(() => box.locator('.latest').textContent()).toBe(' · latest');
+    const state = (await (await fetch(`${dashboard.url}api/state`)).json()) as { latest: string | null };
+    expect(state.latest).toBe('dash-1');
 
     // A company the API does not know is named under its snapshot, as typed, with the API's answer.
     await h.ctx.enqueue(h.spec(['AAPL', 'zzzzq'], ['series_catalog'], 'dash-missing'));

@@ -4,7 +4,6 @@
  * returns; running it again is a no-op; two worker processes share one snapshot; config errors
  * name the field.
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,28 +14,18 @@ import type { StreamOperation } from '../../src/api/index.js';
 import { datasetDefinition } from '../../src/datasets/index.js';
 import { partJobId } from '../../src/pipeline/queue/ids.js';
 import type { DatasetName } from '../../src/types.js';
-import { spawnWorker, terminateAll, type SpawnedWorker } from '../helpers/processes.js';
+import {
+  runToExit,
+  spawnWorker,
+  terminateAll,
+  type CliResult,
+  type SpawnedWorker,
+} from '../helpers/processes.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'filings-export.mjs');
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> => runToExit(BIN, args, env);
 
 function lastJsonLine(stdout: string): Record<string, unknown> {
   const lines = stdout.trim().split('\n');

@@ -65,10 +65,20 @@ export function runCli(
 ): Promise<CliResult> {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...opts.env };
   for (const name of opts.unset ?? []) delete env[name];
+  return runToExit(CLI_BIN, args, env, opts);
+}
+
+/** Runs `node BIN ARGS` with exactly `env` to its end, collecting its output; never rejects on a non-zero exit. */
+export function runToExit(
+  bin: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  opts: { cwd?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [CLI_BIN, ...args],
+      [bin, ...args],
       {
         env,
         ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),

@@ -16,7 +16,7 @@ import { StorageError } from '../../src/errors.js';
 import { listForPrune, planPrune } from '../../src/output/readers/retention.js';
 import { openStorage } from '../../src/output/storage/open-storage.js';
 import type { Storage } from '../../src/output/storage/storage.js';
-import { latestPublishedBefore, readStoredText } from '../../src/output/catalog/stored-snapshots.js';
+import { newestPublishedOtherThan, readStoredText } from '../../src/output/catalog/stored-snapshots.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import { openTestStorage, s3rverEnv, startFaultProxy, startS3, type TestS3 } from '../helpers/s3.js';
 import { flakyReads } from '../helpers/flaky-storage.js';
@@ -207,12 +207,12 @@ describe('prune on a storage whose reads keep failing', () => {
     const root = join(tmp, 'flaky-root');
     const storage = flakyReads(openStorage(root), (k) => k === '_snapshots/f-1/manifest.json');
     // f-2 excluded (the night itself), so only f-1 can be the source: skipping it would say "none".
-    const err = await latestPublishedBefore(storage, '2026-11-22', 'f-2', {
+    const err = await newestPublishedOtherThan(storage, 'f-2', {
       sleep: async () => undefined,
     }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'STORAGE_UNAVAILABLE', retryable: true });
     expect(storage.state.failures).toBe(3);
-    const clean = await latestPublishedBefore(openStorage(root), '2026-11-22', 'f-2');
+    const clean = await newestPublishedOtherThan(openStorage(root), 'f-2');
     expect(clean?.snapshot_id).toBe('f-1');
   });
 });

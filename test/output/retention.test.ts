@@ -8,9 +8,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manifest } from '../../src/output/catalog/manifest.js';
 import { applyPrune, planPrune, type PipelineState } from '../../src/output/readers/retention.js';
+import { inPublishOrder } from '../../src/output/catalog/publish-order.js';
 import {
-  latestPublishedBefore,
+  latestStoredSnapshot,
   listStoredSnapshots,
+  newestPublishedOtherThan,
   type StoredSnapshot,
 } from '../../src/output/catalog/stored-snapshots.js';
 import { openStorage } from '../../src/output/storage/open-storage.js';
@@ -67,7 +69,7 @@ describe('planPrune', () => {
     snap('n-4', { date: '2026-11-24', publishedDaysAgo: 0 }),
   ];
 
-  it('keeps the newest N published (by snapshot date), removes the rest and staging a published one left', () => {
+  it('keeps the newest N published, removes the rest and staging a published one left', () => {
     const plan = planPrune(published, { keep: 2, now: NOW, pipelineState: new Map() });
     expect(removed(plan)).toEqual(['snapshot:n-1', 'snapshot:n-2']);
     expect(plan.kept.find((k) => k.snapshotId === 'n-4')?.reason).toBe('newest published');
@@ -198,36 +200,78 @@ describe('prune of a local root', () => {
   });
 });
 
-describe('latestPublishedBefore (the source of an incremental night)', () => {
-  it('never picks a snapshot that is not published yet, nor one dated after the night', async () => {
+describe('publish order decides "newest", never the label date', () => {
+  it('orders by publish instant, then id; an unknown publish time is the oldest', () => {
+    const order = inPublishOrder(
+      [
+        { snapshot_id: 'b', published_at: '2026-11-28T01:00:00.000Z' },
+        { snapshot_id: 'a', published_at: '2026-11-28T02:00:00+01:00' }, // the same instant as b
+        { snapshot_id: 'old', published_at: undefined },
+        { snapshot_id: 'bad', published_at: 'yesterday' },
+        { snapshot_id: 'c', published_at: '2026-11-28T00:59:59.999Z' },
+      ],
+      (s) => s,
+    ).map((s) => s.snapshot_id);
+    expect(order).toEqual(['bad', 'old', 'c', 'a', 'b']);
+  });
+
+  it('prune keeps the snapshot published last even when its label date is the earliest', () => {
+    // n-late ran last in a time zone behind the others: its label date is two days earlier.
+    const snapshots = [
+      snap('n-3', { date: '2026-11-23', publishedDaysAgo: 2 }),
+      snap('n-4', { date: '2026-11-24', publishedDaysAgo: 1 }),
+      snap('n-late', { date: '2026-11-22', publishedDaysAgo: 0 }),
+    ];
+    const plan = planPrune(snapshots, { keep: 1, now: NOW, pipelineState: new Map() });
+    expect(removed(plan)).toEqual(['snapshot:n-3', 'snapshot:n-4']);
+    expect(plan.kept.find((k) => k.snapshotId === 'n-late')?.reason).toBe('newest published');
+  });
+
+  it('the source of an incremental night and latest: the one published last, pointer or listing', async () => {
     const root = await mkdtemp(join(tmpdir(), 'latest-published-'));
     try {
-      const put = async (id: string, date: string, success: boolean): Promise<void> => {
+      const put = async (id: string, date: string, publishedAt: string, success: boolean): Promise<void> => {
         await mkdir(join(root, '_snapshots', id), { recursive: true });
         const m = {
           manifest_version: 1,
           snapshot_id: id,
           snapshot_date: date,
-          published_at: `${date}T02:00:00Z`,
+          published_at: publishedAt,
           files: [],
         };
         await writeFile(join(root, '_snapshots', id, 'manifest.json'), JSON.stringify(m));
         if (success) await writeFile(join(root, '_snapshots', id, '_SUCCESS'), '');
       };
-      await put('n-1', '2026-11-20', true);
-      await put('n-2', '2026-11-21', false); // still publishing: its _SUCCESS is not there
-      await put('n-4', '2026-11-23', true); // later than the night asked about
       const storage = openStorage(root);
-      expect((await latestPublishedBefore(storage, '2026-11-24', 'n-5'))?.snapshot_id).toBe('n-4');
-      // With the latest pointer (what a night normally reads) and without it, the same answers.
+      expect(await newestPublishedOtherThan(storage, 'n-5')).toBeUndefined();
+      await put('n-1', '2026-11-20', '2026-11-20T02:00:00Z', true);
+      await put('n-2', '2026-11-21', '2026-11-25T02:00:00Z', false); // still publishing: no _SUCCESS
+      await put('n-4', '2026-11-23', '2026-11-23T02:00:00Z', true);
+      // Published last, labelled earliest (a time zone far behind the others').
+      await put('n-0', '2026-11-19', '2026-11-24T02:00:00.000+00:00', true);
+      expect((await newestPublishedOtherThan(storage, 'n-5'))?.snapshot_id).toBe('n-0');
+      expect(await latestStoredSnapshot(storage)).toBe('n-0');
+      // A pointer written by an earlier version (moved by label date, no `order`) is not trusted.
       await writeFile(
         join(root, 'latest'),
         JSON.stringify({ snapshot_id: 'n-4', snapshot_date: '2026-11-23' }),
       );
-      expect((await latestPublishedBefore(storage, '2026-11-24', 'n-5'))?.snapshot_id).toBe('n-4');
-      expect((await latestPublishedBefore(storage, '2026-11-22', 'n-3'))?.snapshot_id).toBe('n-1');
-      expect((await latestPublishedBefore(storage, '2026-11-23', 'n-4'))?.snapshot_id).toBe('n-1');
-      expect(await latestPublishedBefore(storage, '2026-11-19', 'n-0')).toBeUndefined();
+      expect((await readLatest(storage))?.snapshot_id).toBeUndefined();
+      expect((await newestPublishedOtherThan(storage, 'n-5'))?.snapshot_id).toBe('n-0');
+      expect(await latestStoredSnapshot(storage)).toBe('n-0');
+      // A current pointer is the answer, and the listing decides when it names the night itself.
+      await writeFile(
+        join(root, 'latest'),
+        JSON.stringify({ snapshot_id: 'n-0', snapshot_date: '2026-11-19', order: 'published_at' }),
+      );
+      expect((await newestPublishedOtherThan(storage, 'n-5'))?.snapshot_id).toBe('n-0');
+      expect((await newestPublishedOtherThan(storage, 'n-0'))?.snapshot_id).toBe('n-4');
+      expect((await listStoredSnapshots(storage)).map((s) => s.snapshotId)).toEqual([
+        'n-1',
+        'n-4',
+        'n-0',
+        'n-2',
+      ]);
     } finally {
       await rm(root, { recursive: true, force: true });
     }

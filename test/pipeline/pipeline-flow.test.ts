@@ -3,7 +3,6 @@
  * deterministic ids, the failure policy of section 7, and the BullMQ failure options that keep a
  * parent from waiting for ever.
  */
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,23 +13,11 @@ import { partJobId, publishJobId } from '../../src/pipeline/queue/ids.js';
 import type { StatusReport } from '../../src/pipeline/status-view.js';
 import type { DatasetName } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
+import { runToExit, type CliResult } from '../helpers/processes.js';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'filings-export.mjs');
 
-function runCli(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const runCli = (args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> => runToExit(BIN, args, env);
 
 async function countRows(h: PipelineHarness, dataset: DatasetName, ticker: string): Promise<number> {
   const res = await h.client.stream(

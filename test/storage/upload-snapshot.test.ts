@@ -27,6 +27,7 @@ async function builtSnapshot(
   id: string,
   date: string,
   count: number,
+  publishedAt = `${date}T02:00:00.000Z`,
 ): Promise<{ dir: string; manifest: Manifest }> {
   const dir = join(tmp, `built-${id}`);
   const files: Manifest['files'] = [];
@@ -44,7 +45,16 @@ async function builtSnapshot(
       sha256: '',
     });
   }
-  return { dir, manifest: { snapshot_id: id, snapshot_date: date, files, parts: [] } as unknown as Manifest };
+  return {
+    dir,
+    manifest: {
+      snapshot_id: id,
+      snapshot_date: date,
+      published_at: publishedAt,
+      files,
+      parts: [],
+    } as unknown as Manifest,
+  };
 }
 
 async function text(st: Storage, key: string): Promise<string> {
@@ -85,15 +95,24 @@ describe('uploadSnapshot', () => {
     },
   );
 
-  it('fails before the manifest when a data file is missing, and never moves latest back', async () => {
+  it('fails before the manifest when a data file is missing, and moves latest only forward in publish order', async () => {
     const root = join(tmp, 'local-root');
     const st = openStorage(root);
     const newer = await builtSnapshot('newer', '2026-11-21', 2);
     await uploadSnapshot({ localRoot: newer.dir, storage: st, manifest: newer.manifest });
-    const older = await builtSnapshot('older', '2026-11-19', 2);
+    // Its manifest was written before newer's (a slow upload): latest stays on newer.
+    const older = await builtSnapshot('older', '2026-11-22', 2, '2026-11-21T01:00:00.000Z');
     await uploadSnapshot({ localRoot: older.dir, storage: st, manifest: older.manifest });
     expect((await readLatest(st))?.snapshot_id).toBe('newer');
     expect(await readFile(join(root, '_snapshots/older/_SUCCESS'), 'utf8')).toBe('');
+    // Published after newer with an earlier label date (a time zone behind): latest moves to it.
+    const behind = await builtSnapshot('behind', '2026-11-20', 2, '2026-11-21T03:00:00.000Z');
+    await uploadSnapshot({ localRoot: behind.dir, storage: st, manifest: behind.manifest });
+    expect(await readLatest(st)).toMatchObject({
+      snapshot_id: 'behind',
+      published_at: '2026-11-21T03:00:00.000Z',
+      order: 'published_at',
+    });
 
     const broken = await builtSnapshot('broken', '2026-11-22', 2);
     await rm(join(broken.dir, broken.manifest.files[1]!.path));
@@ -102,7 +121,7 @@ describe('uploadSnapshot', () => {
     ).rejects.toThrow();
     expect(await st.head('_snapshots/broken/manifest.json')).toBeNull();
     expect(await st.head('_snapshots/broken/_SUCCESS')).toBeNull();
-    expect((await readLatest(st))?.snapshot_id).toBe('newer');
+    expect((await readLatest(st))?.snapshot_id).toBe('behind');
     await st.close();
   });
 });

@@ -54,7 +54,7 @@ export async function run(snapshotId: string | undefined, o: StatusCliOptions): 
         if (!r) continue;
         const t = totals(r);
         process.stdout.write(
-          `  ${other.padEnd(40)} ${r.state.padEnd(10)} ${t.total - t.pending}/${counted(t.total, 'part')}  ${counted(t.rows, 'row', 'rows', t.rows.toLocaleString('en-US'))}  ${new Date(r.createdAtMs).toISOString()}\n`,
+          `  ${other.padEnd(40)} ${r.state.padEnd(10)} ${t.total - t.pending}/${counted(t.total, 'part')}  ${counted(t.rows, 'row', 'rows', t.rows.toLocaleString('en-US'))}  ${new Date(r.createdAtMs).toISOString()}${other === report.latest ? '  latest' : ''}\n`,
         );
       }
     }

@@ -9,7 +9,6 @@ export {
   type ChangesFile,
   type FileCompany,
   isPublished,
-  latestPublishedSnapshot,
   listSnapshots,
   type Manifest,
   MANIFEST_VERSION,
@@ -44,14 +43,18 @@ export {
   successPath,
   toPosix,
 } from './paths.js';
+export { comparePublishOrder, inPublishOrder, type PublishStamp, publishedAfter } from './publish-order.js';
 export {
-  latestPublishedBefore,
+  latestPublishedSnapshot,
   latestStoredSnapshot,
   listStoredSnapshots,
+  newestInListing,
+  newestPublishedOtherThan,
   readStoredManifest,
   readStoredText,
+  stampOf,
   type StoredSnapshot,
   withLocalSnapshot,
 } from './stored-snapshots.js';
-export { readLatest, uploadSnapshot } from './upload-snapshot.js';
+export { type LatestPointer, readLatest, uploadSnapshot } from './upload-snapshot.js';
 export { writeLatest } from './upload-snapshot.js';

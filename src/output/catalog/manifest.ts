@@ -8,6 +8,7 @@ import { InputError } from '../../errors.js';
 import type { DatasetName, OutputFormat, PartStatus } from '../../types.js';
 import { assertSnapshotId, manifestPath, SNAPSHOTS_DIR, successPath } from './paths.js';
 import { isAbsent, retryRead } from '../storage/index.js';
+import { inPublishOrder } from './publish-order.js';
 import type { ColumnDef } from '../../datasets/index.js';
 
 export const MANIFEST_VERSION = 1;
@@ -215,7 +216,7 @@ export async function isPublished(root: string, snapshotId: string): Promise<boo
   return (await exists(manifestPath(root, snapshotId))) && (await exists(successPath(root, snapshotId)));
 }
 
-/** Every snapshot folder under `<root>/_snapshots`, oldest first (published ones by publish time). */
+/** Every snapshot folder under `<root>/_snapshots`, oldest first in publish order (unpublished ones first). */
 export async function listSnapshots(root: string): Promise<SnapshotInfo[]> {
   let names: string[];
   try {
@@ -261,17 +262,5 @@ export async function listSnapshots(root: string): Promise<SnapshotInfo[]> {
           }),
     });
   }
-  return out.sort((a, b) =>
-    (a.published_at ?? '') === (b.published_at ?? '')
-      ? a.snapshot_id.localeCompare(b.snapshot_id)
-      : (a.published_at ?? '') < (b.published_at ?? '')
-        ? -1
-        : 1,
-  );
-}
-
-/** The most recently published snapshot, or undefined when none is. */
-export async function latestPublishedSnapshot(root: string): Promise<string | undefined> {
-  const published = (await listSnapshots(root)).filter((s) => s.published);
-  return published[published.length - 1]?.snapshot_id;
+  return inPublishOrder(out, (s) => s);
 }

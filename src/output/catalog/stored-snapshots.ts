@@ -12,12 +12,14 @@ import { coerceError, InputError } from '../../errors.js';
 import { parseManifest, type Manifest } from './manifest.js';
 import { MANIFEST_FILE, SNAPSHOTS_DIR, STAGING_DIR, SUCCESS_FILE } from './paths.js';
 import {
+  LocalStorage,
   retryRead,
   type ReadRetryOptions,
   joinKey,
   type Storage,
   type StoredObject,
 } from '../storage/index.js';
+import { inPublishOrder, type PublishStamp, publishedAfter } from './publish-order.js';
 import { LATEST_KEY, readLatest } from './upload-snapshot.js';
 
 /** Objects moved at once when downloading a snapshot. */
@@ -72,7 +74,8 @@ export interface StoredSnapshot {
 const DATA_KEY = /^[a-z_]+\/snapshot_date=[^/]+\/snapshot_id=([^/]+)\//;
 
 /**
- * Every snapshot with any object under the root, oldest first (by snapshot date, then id). One
+ * Every snapshot with any object under the root, oldest first in publish order (publish-order.ts;
+ * those without a readable manifest first, by id). One
  * listing of the root; manifests are read for snapshots that have one. An invalid manifest marks
  * its snapshot `unreadable` with the cause; a read that keeps failing (retried as `retry` says)
  * rejects with `STORAGE_UNAVAILABLE` rather than guess what the snapshot is.
@@ -112,15 +115,32 @@ export async function listStoredSnapshots(
     }
     s.published = names.has(SUCCESS_FILE);
   }
-  const date = (s: StoredSnapshot): string => s.manifest?.snapshot_date ?? '';
-  return [...byId.values()].sort(
-    (a, b) => date(a).localeCompare(date(b)) || a.snapshotId.localeCompare(b.snapshotId),
-  );
+  return inPublishOrder([...byId.values()], stampOf);
+}
+
+/** What publish order reads of a stored snapshot. */
+export function stampOf(s: StoredSnapshot): PublishStamp {
+  return { snapshot_id: s.snapshotId, published_at: s.manifest?.published_at };
 }
 
 /**
- * The newest published snapshot: the `latest` pointer when it names one whose `_SUCCESS` exists,
- * else the published snapshot with the latest date (then publish time).
+ * The newest published snapshot of a listing (listStoredSnapshots): the one the `latest` pointer
+ * names when it is published there, else the last published in publish order. What every command
+ * that lists the root calls newest, so it agrees with those that read only the pointer.
+ */
+export function newestInListing(
+  listing: readonly StoredSnapshot[],
+  pointerId: string | undefined,
+): StoredSnapshot | undefined {
+  const published = listing.filter((s) => s.published && s.manifest !== null);
+  const named = published.find((s) => s.snapshotId === pointerId);
+  if (named !== undefined) return named;
+  return inPublishOrder(published, stampOf).at(-1);
+}
+
+/**
+ * The newest published snapshot: the `latest` pointer when it names one whose `_SUCCESS` exists
+ * (one small read), else the one published last (publish-order.ts).
  */
 export async function latestStoredSnapshot(
   storage: Storage,
@@ -132,15 +152,17 @@ export async function latestStoredSnapshot(
     (await storage.head(joinKey(SNAPSHOTS_DIR, pointer.snapshot_id, SUCCESS_FILE))) !== null
   )
     return pointer.snapshot_id;
-  const published = (await listStoredSnapshots(storage, retry)).filter(
-    (s) => s.published && s.manifest !== null,
-  );
-  published.sort(
-    (a, b) =>
-      (a.manifest?.snapshot_date ?? '').localeCompare(b.manifest?.snapshot_date ?? '') ||
-      (a.manifest?.published_at ?? '').localeCompare(b.manifest?.published_at ?? ''),
-  );
-  return published[published.length - 1]?.snapshotId;
+  return newestInListing(await listStoredSnapshots(storage, retry), undefined)?.snapshotId;
+}
+
+/** latestStoredSnapshot of a local root given by its path. */
+export async function latestPublishedSnapshot(root: string): Promise<string | undefined> {
+  const storage = new LocalStorage(root);
+  try {
+    return await latestStoredSnapshot(storage);
+  } finally {
+    await storage.close();
+  }
 }
 
 /**
@@ -206,13 +228,12 @@ export async function withLocalSnapshot<T>(
 }
 
 /**
- * The newest published snapshot under the root dated on or before `date`, other than `excludeId`
- * (by snapshot date, then publish time), with its manifest; undefined when there is none. Only
- * published snapshots count: one still running is never a source.
+ * The newest published snapshot under the root other than `excludeId` (publish-order.ts), with its
+ * manifest; undefined when there is none. What an incremental night reuses from and compares with,
+ * whatever its label date: only published snapshots count, one still running is never a source.
  */
-export async function latestPublishedBefore(
+export async function newestPublishedOtherThan(
   storage: Storage,
-  date: string,
   excludeId: string,
   retry?: ReadRetryOptions,
 ): Promise<Manifest | undefined> {
@@ -220,14 +241,9 @@ export async function latestPublishedBefore(
     (await storage.head(joinKey(SNAPSHOTS_DIR, id, SUCCESS_FILE))) !== null;
   // Nightly, the `latest` pointer is the answer: one small read instead of a listing.
   const pointer = await readLatest(storage, retry);
-  if (
-    pointer !== undefined &&
-    pointer.snapshot_id !== excludeId &&
-    pointer.snapshot_date <= date &&
-    (await published(pointer.snapshot_id))
-  )
+  if (pointer !== undefined && pointer.snapshot_id !== excludeId && (await published(pointer.snapshot_id)))
     return readStoredManifest(storage, pointer.snapshot_id, retry);
-  // Otherwise (a backfill, a pointer naming this snapshot): the `_snapshots/` markers, not the data.
+  // Otherwise (no pointer, or it names this snapshot, being retried): the `_snapshots/` markers, not the data.
   const names = new Map<string, Set<string>>();
   for (const o of await storage.list(`${SNAPSHOTS_DIR}/`)) {
     const [, id, name] = o.key.split('/');
@@ -239,16 +255,10 @@ export async function latestPublishedBefore(
     if (id === excludeId || !files.has(SUCCESS_FILE) || !files.has(MANIFEST_FILE)) continue;
     // A storage that cannot be read fails the night (retried first) rather than pick an older source.
     const m = await readStoredManifest(storage, id, retry).catch((err: unknown) => {
-      if (err instanceof InputError) return undefined; // an invalid manifest: its date is unknown, never a source
+      if (err instanceof InputError) return undefined; // an invalid manifest: its age is unknown, never a source
       throw err;
     });
-    if (m === undefined || m.snapshot_date > date) continue;
-    if (
-      best === undefined ||
-      m.snapshot_date > best.snapshot_date ||
-      (m.snapshot_date === best.snapshot_date && m.published_at > best.published_at)
-    )
-      best = m;
+    if (m !== undefined && (best === undefined || publishedAfter(m, best))) best = m;
   }
   return best;
 }

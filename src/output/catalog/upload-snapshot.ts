@@ -9,18 +9,28 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { OutputError } from '../../errors.js';
 import type { Manifest } from './manifest.js';
+import { publishedAfter } from './publish-order.js';
 import { fieldsSidecarPath, MANIFEST_FILE, SNAPSHOTS_DIR, SUCCESS_FILE } from './paths.js';
 import { isAbsent, retryRead, type ReadRetryOptions, joinKey, type Storage } from '../storage/index.js';
 
 /** Key of the pointer naming the newest published snapshot, under the root. */
 export const LATEST_KEY = 'latest';
 
+/** How the pointer was moved: only ever forward in publish order (publish-order.ts). */
+export const LATEST_ORDER = 'published_at';
+
 /** What the `latest` pointer object holds (JSON). */
 export interface LatestPointer {
   snapshot_id: string;
   snapshot_date: string;
   manifest: string;
+  /** The manifest's `published_at`: the pointer's place in publish order. */
   published_at: string;
+  /**
+   * `published_at`: moved by publish order. Absent in pointers written by versions that moved it
+   * by label date; readLatest ignores those, so readers list the root instead.
+   */
+  order: typeof LATEST_ORDER;
 }
 
 export interface UploadSnapshotOptions {
@@ -30,8 +40,6 @@ export interface UploadSnapshotOptions {
   manifest: Manifest;
   /** Data objects uploaded at once. @defaultValue 4 */
   concurrency?: number;
-  /** When the upload finished (the pointer's published_at). @defaultValue new Date() */
-  now?: Date;
 }
 
 /** Uploads the data objects, manifest, `_SUCCESS` and `latest`, in that order. */
@@ -87,27 +95,32 @@ export async function uploadSnapshot(o: UploadSnapshotOptions): Promise<LatestPo
   const manifestKey = joinKey(SNAPSHOTS_DIR, id, MANIFEST_FILE);
   await storage.putBytes(manifestKey, `${JSON.stringify(manifest, null, 2)}\n`);
   await storage.putBytes(joinKey(SNAPSHOTS_DIR, id, SUCCESS_FILE), '');
-  return writeLatest(storage, manifest, o.now);
+  return writeLatest(storage, manifest);
 }
 
-/** Points `latest` at a snapshot whose `_SUCCESS` is written (call only after it). */
-export async function writeLatest(storage: Storage, manifest: Manifest, now?: Date): Promise<LatestPointer> {
+/**
+ * Points `latest` at a snapshot whose `_SUCCESS` is written (call only after it), unless the
+ * pointer already names one published after it: a slow upload of a snapshot whose manifest was
+ * written first leaves a newer pointer alone. The label date plays no part.
+ */
+export async function writeLatest(storage: Storage, manifest: Manifest): Promise<LatestPointer> {
   const pointer: LatestPointer = {
     snapshot_id: manifest.snapshot_id,
     snapshot_date: manifest.snapshot_date,
     manifest: joinKey(SNAPSHOTS_DIR, manifest.snapshot_id, MANIFEST_FILE),
-    published_at: (now ?? new Date()).toISOString(),
+    published_at: manifest.published_at,
+    order: LATEST_ORDER,
   };
-  // Never move `latest` back: a late publish of an older snapshot leaves a newer pointer alone.
   const current = await readLatest(storage);
-  if (current === undefined || current.snapshot_date <= pointer.snapshot_date)
+  if (current === undefined || !publishedAfter(current, pointer))
     await storage.putBytes(LATEST_KEY, `${JSON.stringify(pointer)}\n`);
   return pointer;
 }
 
 /**
- * The `latest` pointer, or undefined when the root has none or an invalid one (callers then list
- * the markers). A read that keeps failing rejects with its cause (output/storage/read-retry.ts).
+ * The `latest` pointer, or undefined when the root has none, an invalid one or one written by a
+ * version that moved it by label date (callers then list the markers; the next publish rewrites
+ * it). A read that keeps failing rejects with its cause (output/storage/read-retry.ts).
  */
 export async function readLatest(
   storage: Storage,
@@ -127,7 +140,9 @@ export async function readLatest(
   if (text === undefined) return undefined;
   try {
     const parsed = JSON.parse(text) as Partial<LatestPointer>;
-    return typeof parsed.snapshot_id === 'string' && typeof parsed.snapshot_date === 'string'
+    return typeof parsed.snapshot_id === 'string' &&
+      typeof parsed.snapshot_date === 'string' &&
+      parsed.order === LATEST_ORDER
       ? (parsed as LatestPointer)
       : undefined;
   } catch {

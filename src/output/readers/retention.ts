@@ -6,7 +6,8 @@
  * - A snapshot with `_SUCCESS` is published, whatever its manifest says. One whose manifest is
  *   missing or cannot be used is kept and reported with the cause, and does not count towards `keep`;
  *   so is an unpublished one whose manifest cannot be used.
- * - Published snapshots, newest first (snapshot date, then publish time): the first `keep` stay;
+ * - Published snapshots, newest first in publish order (catalog/publish-order.ts; the label date
+ *   never decides): the first `keep` stay;
  *   the rest go, and with `olderThanMs` only those published longer ago than that. `keep` >= 1, so
  *   the newest published snapshot (the one `latest` names) always stays.
  * - Staging left behind by a published snapshot is garbage and goes.
@@ -19,6 +20,8 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InputError, StorageError } from '../../errors.js';
 import {
+  inPublishOrder,
+  stampOf,
   SNAPSHOTS_DIR,
   STAGING_DIR,
   SUCCESS_FILE,
@@ -124,13 +127,10 @@ export function planPrune(snapshots: readonly StoredSnapshot[], opts: PruneOptio
     const reason = unreadableReason(s);
     if (reason !== undefined) plan.kept.push({ snapshotId: s.snapshotId, published: s.published, reason });
   }
-  const published = snapshots
-    .filter((s) => s.published && s.manifest !== null)
-    .sort(
-      (a, b) =>
-        (b.manifest?.snapshot_date ?? '').localeCompare(a.manifest?.snapshot_date ?? '') ||
-        (b.manifest?.published_at ?? '').localeCompare(a.manifest?.published_at ?? ''),
-    );
+  const published = inPublishOrder(
+    snapshots.filter((s) => s.published && s.manifest !== null),
+    stampOf,
+  ).reverse();
   published.forEach((s, i) => planPublished(plan, s, i, opts));
   for (const s of snapshots) {
     if (s.published || s.unreadable !== undefined) continue;

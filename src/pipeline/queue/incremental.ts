@@ -7,7 +7,7 @@
 import type { Config } from '../../config/load.js';
 import { counted } from '../../counted.js';
 // The modules themselves, not output/index.js: that also holds the publisher, which loads DuckDB.
-import { type Manifest, latestPublishedBefore } from '../../output/catalog/index.js';
+import { type Manifest, newestPublishedOtherThan } from '../../output/catalog/index.js';
 import { openStorage, s3Settings } from '../../output/storage/index.js';
 import { CHANGE_DATASET } from '../part/index.js';
 import type { SnapshotSpec } from '../record/index.js';
@@ -32,7 +32,7 @@ export async function planIncremental(
   settings: IncrementalSettings,
   o: {
     fullRefresh: boolean;
-    /** The newest published snapshot under the root on or before the date, other than this one. */
+    /** The snapshot published last under the root, other than this one (whatever its date). */
     latestPublished: () => Promise<Manifest | undefined>;
   },
 ): Promise<IncrementalPlan> {
@@ -82,7 +82,7 @@ export function incrementalPlanner(
       latestPublished: async () => {
         const storage = openStorage(spec.outDir, { settings: s3Settings(config.output) });
         try {
-          return await latestPublishedBefore(storage, spec.date, spec.id);
+          return await newestPublishedOtherThan(storage, spec.id);
         } finally {
           await storage.close();
         }
