@@ -32,7 +32,7 @@ export interface DashboardSnapshot {
   /** Requests its parts sent so far (the page derives the request rate from it). */
   requests: number;
   /** The warehouse load after publish (output.load_into), when one ran. */
-  load: { outcome: 'loaded' | 'failed'; at: string; message: string } | null;
+  load: { outcome: NonNullable<SnapshotView['load']>['outcome']; at: string; message: string } | null;
 }
 
 export interface DashboardState {

@@ -56,7 +56,7 @@ export interface StatusReport {
   /** API requests its parts sent, how many were answered 429, failed attempts retried. */
   requests: { sent: number; rate_limited_429: number; retried: number };
   /** The warehouse load after publish (output.load_into), when one ran. */
-  load: { outcome: 'loaded' | 'failed'; at: string; message: string } | null;
+  load: { outcome: NonNullable<SnapshotView['load']>['outcome']; at: string; message: string } | null;
 }
 
 export function statusReport(
