@@ -110,7 +110,7 @@ async function held(
 describe('load never shrinks a table silently', () => {
   it('refuses a load that removes more than half of the companies, naming them; --allow-shrink applies it', async () => {
     await run(['AAPL', 'MSFT', 'NVDA'], 'sh-1');
-    for (const into of targets) expect(await load(['--into', into]).status, into).toBe(0);
+    for (const into of targets) expect((await load(['--into', into])).status, into).toBe(0);
     await run(['AAPL'], 'sh-2');
     for (const into of targets) {
       const refused = await load(['--into', into]);
