@@ -1,8 +1,9 @@
 /**
  * Job `load-snapshot`: after `publish-snapshot`, brings the warehouse of `output.load_into` to the
  * published snapshots (every one not yet loaded, up to `latest`), exactly once (src/warehouse).
- * Its outcome goes on the snapshot's record (status, the status page) and into the metrics. A
- * failure is retried by BullMQ (attempts with backoff); the snapshot stays published whatever happens.
+ * Its outcome goes on the snapshot's record (status, the status page) and into the metrics. A load
+ * that would empty a table or remove most of its companies is refused, never retried; a failure
+ * is retried by BullMQ (attempts with backoff). The snapshot stays published whatever happens.
  */
 import { UnrecoverableError, type Job } from 'bullmq';
 import { coerceError, errorCode, isRetryable } from '../src/errors.js';
@@ -64,17 +65,25 @@ export function createLoadSnapshotProcessor(deps: LoadSnapshotDeps): LoadSnapsho
       const message =
         acted.length === 0
           ? 'up to date'
-          : acted.map((d) => `${d.snapshotId} ${d.dataset} ${d.mode} ${counted(d.rows, 'row')}`).join('; ');
+          : acted
+              .map(
+                (d) =>
+                  `${d.snapshotId} ${d.dataset} ${d.mode} ${counted(d.rows, 'row')}${d.shrink !== undefined ? ` (${d.shrink})` : ''}`,
+              )
+              .join('; ');
       await deps.store.recordLoad(p.snapshotId, { outcome: 'loaded', atMs: deps.clock.now(), message });
       log.info({ loaded: acted.length }, `warehouse load: ${message}`);
       return { snapshotId: p.snapshotId, loaded };
     } catch (err: unknown) {
       const e = coerceError(err);
-      deps.metrics?.loads.inc({ outcome: 'failed', mode: 'unknown' });
+      // A load that would shrink a table is refused, not failed: the warehouse is fine, the
+      // snapshot is suspect, and only a person (`load --allow-shrink`) can say it is meant.
+      const outcome = errorCode(e) === 'WAREHOUSE_SHRINK_REFUSED' ? 'refused' : 'failed';
+      deps.metrics?.loads.inc({ outcome, mode: 'unknown' });
       const last = !isRetryable(e) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       const message = `${errorCode(e)}: ${e.message}${last ? '' : ' (will retry)'}`;
-      await deps.store.recordLoad(p.snapshotId, { outcome: 'failed', atMs: deps.clock.now(), message });
-      log.error({ reason: e.message }, `warehouse load failed: ${message}`);
+      await deps.store.recordLoad(p.snapshotId, { outcome, atMs: deps.clock.now(), message });
+      log.error({ reason: e.message }, `warehouse load ${outcome}: ${message}`);
       // A refused login or an altered table fails the same way again: no retry until someone acts.
       throw isRetryable(e) ? e : new UnrecoverableError(message);
     }

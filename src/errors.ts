@@ -49,6 +49,7 @@ export type ErrorCode =
   // warehouse loads
   | 'WAREHOUSE_UNAVAILABLE'
   | 'WAREHOUSE_REFUSED'
+  | 'WAREHOUSE_SHRINK_REFUSED'
   // infrastructure
   | 'REDIS_UNAVAILABLE'
   | 'INTERNAL';
@@ -308,11 +309,16 @@ export function isRetryable(err: unknown): boolean {
 
 /**
  * A warehouse `load` could not run: the database is unreachable or busy with another loader
- * (UNAVAILABLE, retryable), or it refused us (wrong password, a table altered by hand: REFUSED).
+ * (UNAVAILABLE, retryable), it refused us (wrong password, a table altered by hand: REFUSED), or
+ * the load would empty a table or remove most of its companies (SHRINK_REFUSED: `--allow-shrink`).
  * Messages never hold a password.
  */
 export class WarehouseError extends FilingsExportError {
-  constructor(code: 'WAREHOUSE_UNAVAILABLE' | 'WAREHOUSE_REFUSED', message: string, options?: ErrorOptions) {
+  constructor(
+    code: 'WAREHOUSE_UNAVAILABLE' | 'WAREHOUSE_REFUSED' | 'WAREHOUSE_SHRINK_REFUSED',
+    message: string,
+    options?: ErrorOptions,
+  ) {
     super(code, message, code === 'WAREHOUSE_UNAVAILABLE', options);
   }
 }

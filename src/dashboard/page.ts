@@ -52,7 +52,7 @@ ${CHARTS_SCRIPT}${RUNNING_SCRIPT}${TIMELINE_SCRIPT}${BURN_DOWN_SCRIPT}
 // "Warehouse loads": one line per snapshot whose load job (output.load_into) ran.
 function warehouseLoad(snap) {
   if (!snap.load) return null;
-  const line = el('div', 'warehouse load: ' + snap.load.outcome + ' at ' + snap.load.at + ' · ' + snap.load.message, snap.load.outcome === 'failed' ? 'banner' : 'muted');
+  const line = el('div', 'warehouse load: ' + snap.load.outcome + ' at ' + snap.load.at + ' · ' + snap.load.message, snap.load.outcome === 'loaded' ? 'muted' : 'banner');
   line.dataset.load = snap.load.outcome;
   return line;
 }

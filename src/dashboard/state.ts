@@ -34,7 +34,7 @@ export interface DashboardSnapshot {
   /** Requests its parts sent so far (the page derives the request rate from it). */
   requests: number;
   /** The warehouse load after publish (output.load_into), when one ran. */
-  load: { outcome: 'loaded' | 'failed'; at: string; message: string } | null;
+  load: { outcome: NonNullable<SnapshotView['load']>['outcome']; at: string; message: string } | null;
   /** Companies the API did not know, as typed, with its answer (as `status` shows them). */
   notFound: MissingCompany[];
   /** How many there are (`notFound` keeps the first 100). */

@@ -79,7 +79,7 @@ function instruments(r: Registry[]) {
     }),
     loads: new Counter({
       name: 'filings_export_loads_total',
-      help: 'Warehouse loads after publish, per dataset: outcome loaded|failed, mode full|changes (unknown when it failed before planning)',
+      help: 'Warehouse loads after publish, per dataset: outcome loaded|refused|failed, mode full|changes (unknown when it was refused or failed before planning)',
       labelNames: ['outcome', 'mode'] as const,
       registers: r,
     }),
@@ -232,8 +232,8 @@ const SCRAPED_GAUGES: readonly ScrapedGauge[] = [
 function startKnownSeries(m: ReturnType<typeof instruments>): void {
   for (const kind of ['rate', 'quota']) m.rateLimited.inc({ kind }, 0);
   for (const reason of ['pace', 'window', 'hold', 'quota']) m.budgetWaits.inc({ reason }, 0);
-  // A failed load is counted before its mode is known (jobs/load-snapshot.ts).
-  m.loads.inc({ outcome: 'failed', mode: 'unknown' }, 0);
+  // A refused or failed load is counted before its mode is known (jobs/load-snapshot.ts).
+  for (const outcome of ['refused', 'failed']) m.loads.inc({ outcome, mode: 'unknown' }, 0);
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -12,6 +12,8 @@ export interface LoadedDataset {
   mode: 'full' | 'changes' | 'skip';
   rows: number;
   reason: string;
+  /** The companies the load removed from the table, in words ("1 of 3 companies removed (NVDA)"), when any. */
+  shrink?: string;
 }
 
 export function loadAfterPublish(config: Config): (outDir: string) => Promise<LoadedDataset[]> {
@@ -21,13 +23,21 @@ export function loadAfterPublish(config: Config): (outDir: string) => Promise<Lo
     const tmp = config.worker.tmp_dir !== null ? { tmpDir: config.worker.tmp_dir } : {};
     // Loaded here, not at start: the warehouse drivers (pg, DuckDB) cost every worker's start-up
     // ~60 ms of module loading whether or not `output.load_into` is set.
-    const { loadSnapshots, openWarehouse } = await import('../warehouse/index.js');
+    const { loadSnapshots, openWarehouse, describeShrink } = await import('../warehouse/index.js');
     const storage = openStorage(outDir, { settings: s3Settings(config.output) });
     try {
       const warehouse = await openWarehouse(into, tmp);
       try {
+        // No --allow-shrink here: a load that would empty a table or remove most of its companies
+        // fails WAREHOUSE_SHRINK_REFUSED, and a person decides with `load --allow-shrink`.
         const report = await loadSnapshots({ storage, warehouse, ...tmp });
-        return report.snapshots.flatMap((s) => s.datasets.map((d) => ({ snapshotId: s.snapshotId, ...d })));
+        return report.snapshots.flatMap((s) =>
+          s.datasets.map(({ shrink, ...d }) => ({
+            snapshotId: s.snapshotId,
+            ...d,
+            ...(shrink !== undefined ? { shrink: describeShrink(shrink) } : {}),
+          })),
+        );
       } finally {
         await warehouse.close();
       }

@@ -62,7 +62,7 @@ export interface StatusReport {
   /** API requests its parts sent, how many were answered 429, failed attempts retried. */
   requests: { sent: number; rate_limited_429: number; retried: number };
   /** The warehouse load after publish (output.load_into), when one ran. */
-  load: { outcome: 'loaded' | 'failed'; at: string; message: string } | null;
+  load: { outcome: NonNullable<SnapshotView['load']>['outcome']; at: string; message: string } | null;
   /** Companies the API did not know, as typed, with its answer (the first 100; known at the end). */
   not_found: MissingCompany[];
   /** How many companies the API did not know. */

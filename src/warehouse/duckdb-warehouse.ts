@@ -11,6 +11,7 @@ import { coerceError, WarehouseError } from '../errors.js';
 import { mergeChangesSql, sqlIdent, sqlString } from '../output/index.js';
 import { LEDGER_SELECT, LEDGER_TABLE, ledgerDdl, ledgerRows } from './ledger.js';
 import { tickerIn } from './row-source.js';
+import { readTableCompanies } from './shrink.js';
 import { primaryKey, sqlType, type TableColumn } from './table-columns.js';
 import type { LoadTransaction, Warehouse } from './warehouse.js';
 
@@ -47,6 +48,8 @@ export async function openDuckDbWarehouse(o: DuckDbWarehouseOptions): Promise<Wa
     name,
     readLedger: tx.readLedger,
     tableColumns: (dataset) => tableColumns(s, dataset),
+    tableCompanies: async (dataset) =>
+      readTableCompanies(s.table(dataset), await tableColumns(s, dataset), s.all),
     transaction: (fn) => inLoadTransaction(s, () => fn(tx)),
     async close() {
       if (closed) return;

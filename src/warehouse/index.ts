@@ -9,12 +9,15 @@ import type { Warehouse } from './warehouse.js';
 
 export {
   loadSnapshots,
+  publishedSnapshots,
   type LoadOptions,
   type LoadReport,
   type SnapshotLoad,
   type DatasetLoad,
+  type DatasetShrink,
 } from './load.js';
 export { formatLoadReport } from './report.js';
+export { describeShrink } from './shrink.js';
 export { parseTarget, redactTarget, targetName, type LoadTarget } from './target.js';
 export { LEDGER_TABLE, type LedgerRow, type LoadMode } from './ledger.js';
 export type { Warehouse } from './warehouse.js';

@@ -25,6 +25,7 @@ import { systemClock } from '../types.js';
 import { currentLoads, type LedgerRow, type LoadMode } from './ledger.js';
 import { planSnapshot, type DatasetStep, type SnapshotPlan } from './plan.js';
 import { rowSource } from './row-source.js';
+import { shrinkRefusal, shrinksOf, type Shrink, type TableCompanies } from './shrink.js';
 import { columnsFromSignature, columnsSignature, reportedType } from './table-columns.js';
 import type { LoadTransaction, Warehouse } from './warehouse.js';
 
@@ -37,6 +38,8 @@ export interface LoadOptions {
   snapshot?: string;
   /** Plan only: nothing is changed. @defaultValue false */
   dryRun?: boolean;
+  /** Apply a load that empties a table or removes more than half of its companies (shrink.ts). @defaultValue false */
+  allowShrink?: boolean;
   /** Scratch for a bucket's snapshot copied to local files. @defaultValue the OS temp dir */
   tmpDir?: string;
   /** @defaultValue systemClock */
@@ -48,7 +51,12 @@ export interface DatasetLoad {
   mode: LoadMode | 'skip';
   rows: number;
   reason: string;
+  /** Companies whose rows this load removes from the table, when any (or the table emptied). */
+  shrink?: DatasetShrink;
 }
+
+/** A shrink as the report gives it (shrink.ts `Shrink`, under its snapshot and dataset). */
+export type DatasetShrink = Omit<Shrink, 'snapshotId' | 'dataset'>;
 
 export interface SnapshotLoad {
   snapshotId: string;
@@ -71,7 +79,7 @@ interface Candidate {
 export async function loadSnapshots(o: LoadOptions): Promise<LoadReport> {
   const wh = o.warehouse;
   const clock = o.clock ?? systemClock;
-  const stored = (await listStoredSnapshots(o.storage)).filter((s) => s.published && s.manifest !== null);
+  const stored = await publishedSnapshots(o.storage);
   const byId = new Map(stored.map((s) => [s.snapshotId, s]));
   const ledger = await wh.readLedger();
   const candidates = await pick(o, stored, ledger);
@@ -87,12 +95,15 @@ export async function loadSnapshots(o: LoadOptions): Promise<LoadReport> {
         simulated.set(s.dataset, simulatedLoad(c.manifest, s, columnsSignature(s.columns)));
   }
   await checkTables(wh, plans, currentLoads(ledger));
+  const shrinks = await checkShrinks(o, plans, candidates);
   const report: LoadReport = { target: wh.name, dryRun: o.dryRun === true, snapshots: [] };
   if (o.dryRun === true) {
     report.snapshots = plans.map((p) => ({
       snapshotId: p.snapshotId,
       snapshotDate: p.snapshotDate,
-      datasets: p.steps.map((s) => ({ dataset: s.dataset, mode: modeOf(s), rows: 0, reason: s.reason })),
+      datasets: p.steps.map((s) =>
+        withShrink({ dataset: s.dataset, mode: modeOf(s), rows: 0, reason: s.reason }, p.snapshotId, shrinks),
+      ),
     }));
     return report;
   }
@@ -108,9 +119,56 @@ export async function loadSnapshots(o: LoadOptions): Promise<LoadReport> {
           return applyPlan(tx, plan, c, localRoot, current, clock);
         }),
     );
-    report.snapshots.push(done);
+    report.snapshots.push({
+      ...done,
+      datasets: done.datasets.map((d) => withShrink(d, done.snapshotId, shrinks)),
+    });
   }
   return report;
+}
+
+/**
+ * The published snapshots under the root. None is an error, found before a warehouse is opened
+ * (so a mistyped --out creates no database file), as for `verify` and `ddl`.
+ */
+export async function publishedSnapshots(storage: Storage): Promise<StoredSnapshot[]> {
+  const stored = (await listStoredSnapshots(storage)).filter((s) => s.published && s.manifest !== null);
+  if (stored.length === 0)
+    throw new InputError(
+      `no published snapshot under ${storage.root}: nothing to load (check --out or output.dir)`,
+    );
+  return stored;
+}
+
+/**
+ * The companies each table would lose, from what the tables hold now; refused (nothing changes)
+ * when one would be emptied or lose more than half of them, unless allowShrink or dryRun.
+ */
+async function checkShrinks(
+  o: LoadOptions,
+  plans: readonly SnapshotPlan[],
+  candidates: readonly Candidate[],
+): Promise<Shrink[]> {
+  const touched = new Set(
+    plans.flatMap((p) => p.steps.filter((s) => s.kind !== 'skip').map((s) => s.dataset)),
+  );
+  const held = new Map<DatasetName, TableCompanies | undefined>();
+  for (const dataset of touched) held.set(dataset, await o.warehouse.tableCompanies(dataset));
+  const shrinks = shrinksOf(
+    plans.map((plan, i) => ({ plan, manifest: candidates[i]!.manifest })),
+    held,
+  );
+  const refused = shrinks.filter((s) => s.refused);
+  if (refused.length > 0 && o.allowShrink !== true && o.dryRun !== true)
+    throw shrinkRefusal(o.warehouse.name, refused);
+  return shrinks;
+}
+
+function withShrink(d: DatasetLoad, snapshotId: string, shrinks: readonly Shrink[]): DatasetLoad {
+  const s = shrinks.find((x) => x.snapshotId === snapshotId && x.dataset === d.dataset);
+  if (s === undefined || d.mode === 'skip') return d;
+  const { snapshotId: _id, dataset: _dataset, ...shrink } = s;
+  return { ...d, shrink };
 }
 
 /** The snapshots to load: the one asked for, or those published after the last one loaded. */

@@ -17,6 +17,7 @@ import { coerceError, WarehouseError } from '../errors.js';
 import { mergeChangesSql, openDuck, sqlIdent, sqlString, type DuckSession } from '../output/index.js';
 import { LEDGER_SELECT, LEDGER_TABLE, ledgerDdl, ledgerRows, type LedgerRow } from './ledger.js';
 import { tickerIn } from './row-source.js';
+import { readTableCompanies } from './shrink.js';
 import { postgresCsvExpr, primaryKey, sqlType, type TableColumn } from './table-columns.js';
 import { redactTarget } from './target.js';
 import type { LoadTransaction, RowSource, Warehouse } from './warehouse.js';
@@ -61,6 +62,10 @@ export async function openPostgresWarehouse(o: PostgresWarehouseOptions): Promis
     name,
     readLedger,
     tableColumns: (dataset) => tableColumns(s, dataset),
+    tableCompanies: async (dataset) =>
+      readTableCompanies(s.table(dataset), await tableColumns(s, dataset), async (sql) => {
+        return (await client.query(sql)).rows as Record<string, unknown>[];
+      }),
     transaction: (fn) => inLoadTransaction(s, schema, () => fn(tx)),
     async close() {
       if (closed) return;

@@ -1,5 +1,6 @@
 /** The load report as the CLI prints it: one line per snapshot, one per dataset with its mode and why. */
-import type { LoadReport } from './load.js';
+import type { DatasetLoad, LoadReport } from './load.js';
+import { describeShrink } from './shrink.js';
 import { counted } from '../counted.js';
 
 export function formatLoadReport(r: LoadReport): string {
@@ -12,8 +13,15 @@ export function formatLoadReport(r: LoadReport): string {
     );
     for (const d of s.datasets)
       lines.push(
-        `  ${d.dataset.padEnd(16)} ${d.mode.padEnd(7)} ${r.dryRun || d.mode === 'skip' ? '' : `${counted(d.rows, 'row')}; `}${d.reason}`,
+        `  ${d.dataset.padEnd(16)} ${d.mode.padEnd(7)} ${r.dryRun || d.mode === 'skip' ? '' : `${counted(d.rows, 'row')}; `}${d.reason}${shrinkNote(d, r.dryRun)}`,
       );
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The companies a dataset's load removes, and in a dry run whether `load` would refuse it. */
+function shrinkNote(d: DatasetLoad, dryRun: boolean): string {
+  if (d.shrink === undefined) return '';
+  const refused = dryRun && d.shrink.refused ? ' (refused without --allow-shrink)' : '';
+  return `; ${describeShrink(d.shrink)}${refused}`;
 }

@@ -5,6 +5,7 @@
  */
 import type { DatasetName } from '../datasets/index.js';
 import type { LedgerRow } from './ledger.js';
+import type { TableCompanies } from './shrink.js';
 import type { Engine, TableColumn } from './table-columns.js';
 
 /** Where a dataset's rows are read from: DuckDB table expression over local files. */
@@ -44,6 +45,8 @@ export interface Warehouse {
   readLedger(): Promise<LedgerRow[]>;
   /** Column name → type name as the database reports it; undefined when the table does not exist. */
   tableColumns(dataset: DatasetName): Promise<Map<string, string> | undefined>;
+  /** The table's rows and companies (shrink.ts); undefined when the table does not exist. */
+  tableCompanies(dataset: DatasetName): Promise<TableCompanies | undefined>;
   /** Runs `fn` in one transaction holding the load lock; rolls back when it throws. */
   transaction<T>(fn: (tx: LoadTransaction) => Promise<T>): Promise<T>;
   close(): Promise<void>;

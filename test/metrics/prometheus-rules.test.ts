@@ -22,7 +22,7 @@ interface RuleTests {
 describe('the alert rules', () => {
   it('pass promtool check rules', async () => {
     const r = await promtool(['check', 'rules', ALERTS_FILE]);
-    expect(r.output).toContain('SUCCESS: 7 rules found');
+    expect(r.output).toContain('SUCCESS: 8 rules found');
     expect(r.code).toBe(0);
   });
 
@@ -40,7 +40,7 @@ describe('the alert rules', () => {
       ),
     );
     const names = rules.groups.flatMap((g) => g.rules.map((r) => r.alert));
-    expect(names).toHaveLength(7);
+    expect(names).toHaveLength(8);
     expect(names.filter((n) => !tested.has(n))).toEqual([]);
   });
 

@@ -194,6 +194,7 @@ describe('a real Prometheus scraping the worker', () => {
         'FilingsExportNoWorker: ok',
         'FilingsExportSlowPublish: ok',
         'FilingsExportWarehouseLoadFailed: ok',
+        'FilingsExportWarehouseLoadRefused: ok',
       ]);
     // A worker is up and the snapshot was just published: neither of those fires.
     const { alerts } = await prometheus.api<{ alerts: { labels: { alertname: string } }[] }>('alerts');

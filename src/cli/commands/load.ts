@@ -1,6 +1,7 @@
 /**
  * `filings-export load --into duckdb:PATH|postgres://…`: brings warehouse tables to the published
  * snapshots (default: every one not yet loaded, oldest first, up to `latest`), exactly once.
+ * A load that would empty a table or remove more than half of its companies needs --allow-shrink.
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { DATASETS, isDatasetName, type DatasetName } from '../../datasets/index.js';
@@ -14,6 +15,7 @@ export interface LoadCliOptions extends OutputCliOptions {
   datasets?: DatasetName[];
   snapshot?: string;
   dryRun?: boolean;
+  allowShrink?: boolean;
   json?: boolean;
 }
 
@@ -43,6 +45,10 @@ export function register(program: Command): void {
       'load this snapshot (default: every published snapshot not yet loaded, up to latest)',
     )
     .option('--dry-run', 'print the plan; change nothing')
+    .option(
+      '--allow-shrink',
+      'apply a load that would leave a table empty or remove more than half of its companies (refused otherwise)',
+    )
     .option('--json', 'print the report as JSON')
     .action(async (o: LoadCliOptions) => run(o));
   configOption(outOption(cmd));
@@ -50,9 +56,13 @@ export function register(program: Command): void {
 
 export async function run(o: LoadCliOptions): Promise<void> {
   const { openOutputRoot } = await import('../output-root.js');
-  const { openWarehouse, loadSnapshots, formatLoadReport } = await import('../../warehouse/index.js');
+  const { openWarehouse, loadSnapshots, formatLoadReport, publishedSnapshots } =
+    await import('../../warehouse/index.js');
   const root = await openOutputRoot(o);
   try {
+    // Before the warehouse is opened: a root with nothing published (a mistyped --out, a bucket
+    // that refuses us) fails without creating a database file.
+    await publishedSnapshots(root.storage);
     const warehouse = await openWarehouse(o.into, {
       ...(o.schema !== undefined ? { schema: o.schema } : {}),
       ...(root.tmpDir !== undefined ? { tmpDir: root.tmpDir } : {}),
@@ -64,6 +74,7 @@ export async function run(o: LoadCliOptions): Promise<void> {
         ...(o.datasets !== undefined ? { datasets: o.datasets } : {}),
         ...(o.snapshot !== undefined ? { snapshot: o.snapshot } : {}),
         ...(o.dryRun === true ? { dryRun: true } : {}),
+        ...(o.allowShrink === true ? { allowShrink: true } : {}),
         ...(root.tmpDir !== undefined ? { tmpDir: root.tmpDir } : {}),
       });
       process.stdout.write(

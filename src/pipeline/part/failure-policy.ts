@@ -107,6 +107,10 @@ export const FAILURE_POLICY: Readonly<Record<ErrorCode, FailureRule>> = {
   VERIFY_FAILED: { action: 'fail', why: 'written files do not match' },
   WAREHOUSE_UNAVAILABLE: { action: 'retry', why: 'the warehouse is unreachable or another load holds it' },
   WAREHOUSE_REFUSED: { action: 'fail', why: 'the warehouse refused the login or a table no longer fits' },
+  WAREHOUSE_SHRINK_REFUSED: {
+    action: 'fail',
+    why: 'the load would empty a table or remove most of its companies: load --allow-shrink decides',
+  },
 };
 
 /** The rule for any thrown value; foreign errors count as INTERNAL. */

@@ -121,9 +121,16 @@ export interface SnapshotRecord extends SnapshotView {
   spec: SnapshotSpec;
 }
 
+/**
+ * How the `load-snapshot` job ended: loaded; refused, because the load would empty a table or
+ * remove more than half of its companies (a person decides with `load --allow-shrink`); failed.
+ */
+export const LOAD_OUTCOMES = ['loaded', 'refused', 'failed'] as const;
+export type LoadOutcome = (typeof LOAD_OUTCOMES)[number];
+
 /** What the last attempt of the `load-snapshot` job said. */
 export interface SnapshotLoadRecord {
-  outcome: 'loaded' | 'failed';
+  outcome: LoadOutcome;
   atMs: number;
   /** One line: the datasets and modes loaded, or the error (with "will retry" while attempts remain). */
   message: string;
@@ -556,7 +563,7 @@ function recordView(h: Record<string, string>, spec: SnapshotSpecHead, companies
     partRetries: Number(h.part_retries ?? 0),
     rateLimited429: Number(h.rate_limited_429 ?? 0),
     load:
-      h.load_outcome === 'loaded' || h.load_outcome === 'failed'
+      h.load_outcome !== undefined && isLoadOutcome(h.load_outcome)
         ? { outcome: h.load_outcome, atMs: Number(h.load_at ?? 0), message: h.load_message ?? '' }
         : null,
     missing: h.missing ? (JSON.parse(h.missing) as MissingCompany[]) : [],
@@ -584,4 +591,8 @@ export function totals(rec: Pick<SnapshotView, 'progress'>): DatasetProgress {
     for (const k of Object.keys(t) as (keyof DatasetProgress)[]) t[k] += p[k];
   }
   return t;
+}
+
+function isLoadOutcome(v: string): v is LoadOutcome {
+  return (LOAD_OUTCOMES as readonly string[]).includes(v);
 }
