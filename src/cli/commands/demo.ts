@@ -163,12 +163,13 @@ async function startMissingServices(
     },
     { path: 'datasets', value: [...m.DEFAULT_DATASETS], flag: 'demo' },
   ];
-  if (!env.REDIS_URL) {
+  // An empty variable is refused by the config (not read as unset), so only an absent one starts ours.
+  if (env.REDIS_URL === undefined) {
     started.redis = await m.startPrivateRedis();
     flags.push({ path: 'redis.url', value: started.redis.url, flag: 'demo (private redis-server)' });
     out.say(`demo: started a private redis-server at ${started.redis.url} (set REDIS_URL to use yours)`);
   }
-  if (!env.FILINGS_API_URL) {
+  if (env.FILINGS_API_URL === undefined) {
     started.emulator = await m.startEmulator({ port: 0, store });
     env.FILINGS_API_KEY = m.DEMO_API_KEY;
     delete env.FILINGS_API_KEY_FILE;
