@@ -3,6 +3,8 @@
  * workers here when asked (`--local`), and follow it to its end with visible progress (`--wait`).
  * Shared by `run` and `demo`.
  */
+import { InputError } from '../errors.js';
+import { assertNever } from '../types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { checkAnyOutputRoot } from '../output/staging/index.js';
 import { s3Settings } from '../output/storage/index.js';
@@ -11,7 +13,12 @@ import { outageStatus } from './record/index.js';
 import { assertPlanFits, type Plan } from '../budget/index.js';
 import type { Logger } from '../log.js';
 import type { Exporter } from './exporter.js';
-import { createProgressReporter, type SnapshotSpec, type SnapshotView } from './record/index.js';
+import {
+  createProgressReporter,
+  type SnapshotSpec,
+  type SnapshotStore,
+  type SnapshotView,
+} from './record/index.js';
 import type { RunningWorkers } from './worker-runner.js';
 
 export interface RunSnapshotOptions {
@@ -46,9 +53,9 @@ export interface RunSnapshotResult {
 
 export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotResult> {
   const { exporter } = o;
-  let spec = o.spec;
   const say = o.say ?? ((line: string) => process.stderr.write(`${line}\n`));
   const { store } = exporter.ctx;
+  let spec = o.fullRefresh === true ? await fullRefreshSpec(store, o.spec) : o.spec;
   const requests = spec.companies.length * spec.datasets.length;
 
   const existing = await store.get(spec.id);
@@ -83,10 +90,7 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
       break;
     case 'exists':
       say(
-        `snapshot ${spec.id} already exists (${outcome.record.state}); nothing enqueued` +
-          (outcome.record.state === 'failed' || outcome.record.state === 'stopped'
-            ? ' (use --retry to run its failed parts again)'
-            : ''),
+        `snapshot ${spec.id} already exists (${outcome.record.state}); nothing enqueued${existsAdvice(outcome.record.state)}`,
       );
       break;
   }
@@ -118,6 +122,39 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
     }
   } finally {
     await workers?.close();
+  }
+}
+
+/**
+ * The snapshot a full refresh runs. It fetches everything, so it never stops at a request already
+ * finished (today's ad hoc id, taken): an ad hoc id takes the next free suffix (`<id>-2`, `-3`…),
+ * while a name the user gave (`--snapshot-id`) is refused with the way out.
+ */
+async function fullRefreshSpec(store: SnapshotStore, spec: SnapshotSpec): Promise<SnapshotSpec> {
+  for (let n = 1; ; n++) {
+    const id = n === 1 ? spec.id : `${spec.id}-${n}`;
+    const existing = await store.get(id);
+    if (!existing || !isFinal(existing.state)) return { ...spec, id };
+    if (spec.trigger === 'manual')
+      throw new InputError(
+        `--full-refresh: snapshot ${id} already exists (${existing.state}); a full refresh is a new snapshot: give it another --snapshot-id`,
+      );
+  }
+}
+
+/** What to do about a snapshot that already exists, after "nothing enqueued". */
+function existsAdvice(state: SnapshotView['state']): string {
+  switch (state) {
+    case 'published':
+      return ' (its data is kept; run again with --full-refresh to fetch fresh data)';
+    case 'failed':
+    case 'stopped':
+      return ' (use --retry to run its failed parts again)';
+    case 'enqueuing':
+    case 'running':
+      return '';
+    default:
+      return assertNever(state, 'snapshot state');
   }
 }
 

@@ -3,22 +3,9 @@
  * real CLI with exit code 2 and one line naming the variable, before anything connects; before
  * this rule `FILINGS_API_URL=` silently meant the local emulator's address.
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_ENV_NAMES } from '../../src/config/load.js';
-
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'filings-export.mjs');
-
-function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stderr }));
-  });
-}
+import { runCli } from '../helpers/processes.js';
 
 /** The environment of a user with a key and nothing else set (no inherited settings). */
 function baseEnv(): NodeJS.ProcessEnv {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { join } from 'node:path';
 
 /** How a child process ended: its exit code, or the signal that ended it. */
 export type Ending = number | NodeJS.Signals;
@@ -42,4 +43,26 @@ export function spawnWorker(bin: string, args: string[], opts: SpawnOptions): Sp
     child.once('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal}): ${log}`)));
   });
   return { child, log: () => log, ready };
+}
+
+/** The CLI as users run it (build/ when fresh; the global setup rebuilds a stale one). */
+export const CLI_BIN = join(import.meta.dirname, '..', '..', 'bin', 'filings-export.mjs');
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `filings-export ARGS` to its end with `env`, collecting stdout and stderr. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
 }
