@@ -19,7 +19,7 @@ import {
   type SnapshotStore,
   type SnapshotView,
 } from './record/index.js';
-import type { RunningWorkers } from './worker-runner.js';
+import { stopSnapshot, type RunningWorkers } from './worker-runner.js';
 
 export interface RunSnapshotOptions {
   exporter: Exporter;
@@ -105,6 +105,7 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
       logger: o.logger,
       ...(o.tty !== undefined ? { tty: o.tty } : {}),
     });
+    const tellNeverAnswered = neverAnsweredTeller(exporter, say);
     try {
       const local = workers;
       const record = await followSnapshot(store, spec.id, {
@@ -113,16 +114,71 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
         onUpdate: async (rec) => {
           const wait = await exporter.ctx.store.currentQuotaWait(spec.id).catch(() => null);
           const outage = await outageStatus(exporter.ctx).catch(() => null);
+          if (outage !== null) await tellNeverAnswered(rec);
           progress.update(rec, outage ?? (wait ? wait.message : null));
         },
       });
       return { outcome: outcome.kind, plan, record };
+    } catch (err: unknown) {
+      if (o.local && o.signal?.aborted === true)
+        await stopIfNeverAnswered(exporter, spec.id, o.signal.reason, say);
+      throw err;
     } finally {
       progress.stop();
     }
   } finally {
     await workers?.close();
   }
+}
+
+/** Whether any part of the snapshot got an answer from the API (a reused part sent no request). */
+function apiAnswered(rec: SnapshotView): boolean {
+  return Object.values(rec.progress).some((p) => p.done - p.reused + p.not_found + p.bad_request > 0);
+}
+
+/**
+ * Says once, as soon as the queue holds for an outage, when no request of the snapshot was ever
+ * answered. The hold is right for a night whose API worked before; a person whose URL was wrong
+ * from the first request must hear so at once, and how to stop, not wait out retry.outage_max_ms.
+ */
+function neverAnsweredTeller(
+  exporter: Exporter,
+  say: (line: string) => void,
+): (rec: SnapshotView) => Promise<void> {
+  let told = false;
+  const { config } = exporter.ctx;
+  return async (rec) => {
+    if (told || apiAnswered(rec)) return;
+    const outage = await exporter.ctx.outage.describe();
+    if (outage === null) return;
+    told = true;
+    const minutes = Math.round(config.retry.outage_max_ms / 60_000);
+    say(
+      `the API at ${config.api.url} has not answered any request of snapshot ${rec.spec.id} (${outage.lastError}). ` +
+        `If that URL is wrong, stop with Ctrl-C (or one SIGTERM), fix FILINGS_API_URL (api.url) and run again with --retry; ` +
+        `otherwise the queue waits up to ${minutes} min (retry.outage_max_ms) for the API to come back`,
+    );
+  };
+}
+
+/**
+ * `run --local` stopped by a signal while the API never answered: no worker of ours holds the
+ * snapshot any more, so it is recorded stopped (its unstarted parts removed) rather than left
+ * RUNNING behind a probe time that passes; `run --retry` starts it again.
+ */
+async function stopIfNeverAnswered(
+  exporter: Exporter,
+  id: string,
+  reason: unknown,
+  say: (line: string) => void,
+): Promise<void> {
+  const { ctx } = exporter;
+  const rec = await ctx.store.get(id);
+  const outage = await ctx.outage.describe();
+  if (!rec || isFinal(rec.state) || outage === null || apiAnswered(rec)) return;
+  const why = reason instanceof Error ? reason.message : 'interrupted';
+  const message = `${why}: the API at ${ctx.config.api.url} never answered (${outage.lastError}); run again with --retry once it answers`;
+  if (await stopSnapshot(ctx, id, message)) say(`snapshot ${id} stopped: ${message}`);
 }
 
 /**
