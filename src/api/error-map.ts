@@ -252,6 +252,22 @@ function errCode(err: unknown): string | undefined {
   return typeof top === 'string' ? top : undefined;
 }
 
+/** Connection failures that say where the request went: what happened, and what to check. */
+const NO_CONNECTION: Record<string, [string, string]> = {
+  ECONNREFUSED: ['was refused', 'nothing listens at that address; check FILINGS_API_URL (api.url)'],
+  ENOTFOUND: ['failed', 'the host name was not found; check FILINGS_API_URL (api.url)'],
+  EHOSTUNREACH: ['failed', 'the host is unreachable'],
+  ENETUNREACH: ['failed', 'the network is unreachable'],
+};
+
+/** What happened to a request that got no status line, naming the URL it went to. */
+function noAnswer(code: string | undefined, message: string, url: string | undefined): string {
+  const to = url !== undefined ? ` to ${url}` : '';
+  const words = code !== undefined ? NO_CONNECTION[code] : undefined;
+  if (words !== undefined) return `the connection${to} ${words[0]} (${code}): ${words[1]}`;
+  return `the connection${to} was reset before a response arrived (${code ?? message})`;
+}
+
 /**
  * An exception from undici (or from reading the body) → TransportError. A connection that dies
  * while the body is being read is a truncated body (TRANSPORT_TRUNCATED): part of the response
@@ -270,6 +286,8 @@ export function classifyTransport(
     apiKey?: string;
     /** What arrived of the body, for the excerpt. */
     bodyText?: string;
+    /** The API's base URL, named when no connection could be made. */
+    url?: string;
   },
 ): TransportError {
   const base = {
@@ -301,11 +319,7 @@ export function classifyTransport(
     });
   }
   if ((code !== undefined && RESET_CODES.has(code)) || /socket|closed|reset/i.test(message)) {
-    return transportError({
-      ...base,
-      code: 'TRANSPORT_RESET',
-      detail: `the connection was reset before a response arrived (${code ?? message})`,
-    });
+    return transportError({ ...base, code: 'TRANSPORT_RESET', detail: noAnswer(code, message, ctx.url) });
   }
   return transportError({
     ...base,

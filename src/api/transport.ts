@@ -52,10 +52,13 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 export class Transport {
   private readonly pool: Pool;
   private readonly prefix: string;
+  /** The base URL as messages name it (origin and path prefix). */
+  private readonly url: string;
 
   constructor(private readonly opts: TransportOptions) {
     const url = new URL(opts.baseUrl);
     this.prefix = url.pathname.replace(/\/+$/, '');
+    this.url = url.origin + this.prefix;
     this.pool = new Pool(url.origin, {
       connections: opts.connections,
       connect: { timeout: opts.connectTimeoutMs },
@@ -95,6 +98,7 @@ export class Transport {
         phase: 'request',
         aborted: req.signal?.aborted === true,
         apiKey: req.secret,
+        url: this.url,
       });
     }
     const headers = res.headers as HeaderBag;

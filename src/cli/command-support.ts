@@ -22,17 +22,48 @@ export function setup(o: CommonCliOptions, flags: FlagOverride[] = []): { config
 /** `A,B , C` -> ['A','B','C']; commander argument parser. */
 
 /**
- * Runs `graceful` on the first SIGINT/SIGTERM; a second signal exits at once (code 130).
- * Returns a function that removes the handlers.
+ * How long closing may take after the first signal. A close that waits on Redis (frozen, or the
+ * network gone) would otherwise never end, and `timeout`, systemd and Kubernetes send one SIGTERM.
  */
-export function onShutdownSignal(graceful: (signal: NodeJS.Signals) => void): () => void {
+export interface ShutdownBound {
+  /** Exit (code 130) this long after the first signal when closing has not ended. */
+  forceExitMs: number;
+  /** What closing is waiting for now, named in the exit line (and so what it could not record). */
+  closing: () => string;
+}
+
+/** The bound of a pipeline command: running parts get worker.shutdown_timeout_ms, then this much more. */
+export const CLOSE_MARGIN_MS = 10_000;
+
+/** `worker.shutdown_timeout_ms` plus the margin for closing what is left. */
+export function shutdownBoundMs(config: Config): number {
+  return config.worker.shutdown_timeout_ms + CLOSE_MARGIN_MS;
+}
+
+/**
+ * Runs `graceful` on the first SIGINT/SIGTERM; a second signal exits at once (code 130), and so
+ * does reaching `bound.forceExitMs` with one line saying what closing was still waiting for.
+ * Returns a function that removes the handlers (and the bound, once closing ended).
+ */
+export function onShutdownSignal(
+  graceful: (signal: NodeJS.Signals) => void,
+  bound: ShutdownBound,
+): () => void {
   let seen = false;
+  let force: NodeJS.Timeout | undefined;
   const handler = (signal: NodeJS.Signals): void => {
     if (seen) {
       process.stderr.write(`filings-export: second ${signal}; exiting now\n`);
       process.exit(130);
     }
     seen = true;
+    force = setTimeout(() => {
+      process.stderr.write(
+        `filings-export: ${signal}: closing did not end within ${bound.forceExitMs} ms, still ${bound.closing()}; exiting without it\n`,
+      );
+      process.exit(130);
+    }, bound.forceExitMs);
+    force.unref();
     graceful(signal);
   };
   process.on('SIGINT', handler);
@@ -40,6 +71,7 @@ export function onShutdownSignal(graceful: (signal: NodeJS.Signals) => void): ()
   return () => {
     process.off('SIGINT', handler);
     process.off('SIGTERM', handler);
+    if (force) clearTimeout(force);
   };
 }
 

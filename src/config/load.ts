@@ -48,6 +48,29 @@ export const ENV_SETTINGS: ReadonlyArray<{ name: string; path: string; kind: 'st
   { name: 'LOG_LEVEL', path: 'log.level', kind: 'string' },
 ];
 
+/**
+ * Every environment variable the config reads: the settings above and the ones read on their own.
+ * An empty one is refused (checkEnvironment): `FILINGS_API_URL=` is a mistake, never the default.
+ */
+export const CONFIG_ENV_NAMES: readonly string[] = [
+  ...ENV_SETTINGS.map((e) => e.name),
+  'FILINGS_EXPORT_CONFIG',
+  'FILINGS_API_KEY',
+  'FILINGS_API_KEY_FILE',
+  'FILINGS_EXPORT_DASHBOARD_TOKEN',
+];
+
+/** Refuses a config variable that is set but empty (or blank), naming each such variable. */
+export function checkEnvironment(env: NodeJS.ProcessEnv, names: readonly string[] = CONFIG_ENV_NAMES): void {
+  const empty = names.filter((name) => env[name] !== undefined && env[name].trim() === '');
+  if (empty.length === 0) return;
+  const one = empty.length === 1;
+  const which = one ? `${empty[0]} is` : `${empty.join(', ')} are`;
+  throw new ConfigError(
+    `environment ${which} set but empty (an empty variable is not the default): give ${one ? 'it a value' : 'each a value'} or unset ${one ? 'it' : 'them'} (unset ${empty.join(' ')})`,
+  );
+}
+
 /** Fields holding file paths: relative values in a config file are relative to that file. */
 const PATH_FIELDS = ['output.dir', 'universe.file', 'api.key_file', 'worker.tmp_dir'];
 
@@ -94,6 +117,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
   const defaultsFile = opts.defaultsFile ?? DEFAULTS_FILE;
+  checkEnvironment(env);
 
   // The registry states the default set once; defaults.yaml points at it rather than repeating it.
   const settings: Setting[] = [
@@ -101,14 +125,14 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
   ];
   settings.push(...fileSettings(defaultsFile, 'bundled defaults', cwd));
 
-  const configFile = opts.configPath ?? (env.FILINGS_EXPORT_CONFIG || undefined);
+  const configFile = opts.configPath ?? env.FILINGS_EXPORT_CONFIG;
   const configFrom = opts.configPath !== undefined ? '--config' : 'FILINGS_EXPORT_CONFIG';
   const configAbs = configFile === undefined ? null : resolve(cwd, configFile);
   if (configAbs !== null) settings.push(...fileSettings(configAbs, configFrom));
 
   for (const e of ENV_SETTINGS) {
     const raw = env[e.name];
-    if (raw === undefined || raw === '') continue;
+    if (raw === undefined) continue;
     let value: unknown = raw;
     if (e.kind === 'int' && /^-?\d+$/.test(raw.trim())) value = Number(raw.trim());
     if (e.kind === 'bool' && /^(true|false)$/i.test(raw.trim())) value = raw.trim().toLowerCase() === 'true';
@@ -142,8 +166,9 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
  * log.level; `fallback` when unset.
  */
 export function envLogLevel(env: NodeJS.ProcessEnv = process.env, fallback = 'warn'): string {
+  checkEnvironment(env, ['LOG_LEVEL']);
   const raw = env.LOG_LEVEL;
-  if (raw === undefined || raw === '') return fallback;
+  if (raw === undefined) return fallback;
   const r = LOG_LEVEL.safeParse(raw.trim());
   if (!r.success)
     throw new ConfigError(`environment LOG_LEVEL: ${r.error.issues[0]?.message ?? 'invalid'} (got "${raw}")`);
@@ -160,11 +185,10 @@ export function requireApiKey(config: Config): Secret {
 
 function resolveApiKey(env: NodeJS.ProcessEnv, keyFileFromConfig: string | null, cwd: string): Secret | null {
   const direct = env.FILINGS_API_KEY;
-  if (direct !== undefined && direct !== '')
-    return new Secret(checkKey(direct.trim(), 'environment FILINGS_API_KEY'));
+  if (direct !== undefined) return new Secret(checkKey(direct.trim(), 'environment FILINGS_API_KEY'));
   const fromEnv = env.FILINGS_API_KEY_FILE;
   const file =
-    fromEnv !== undefined && fromEnv !== ''
+    fromEnv !== undefined
       ? { path: resolve(cwd, fromEnv), source: 'FILINGS_API_KEY_FILE' }
       : keyFileFromConfig !== null
         ? { path: keyFileFromConfig, source: 'config.api.key_file' }

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 export interface PrivateRedis {
   readonly url: string;
   readonly port: number;
+  /** The server's process id (tests freeze and kill it). */
+  readonly pid: number | undefined;
   close(): Promise<void>;
 }
 
@@ -93,13 +95,16 @@ export async function startPrivateRedis(opts: StartRedisOptions = {}): Promise<P
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    pid: child.pid,
     async close() {
       if (closed) return;
       closed = true;
       const exited = new Promise<void>((resolve) => {
-        if (child.exitCode !== null) resolve();
+        if (child.exitCode !== null || child.signalCode !== null) resolve();
         else child.once('exit', () => resolve());
       });
+      // A frozen server (SIGSTOP) takes no SIGTERM until it runs again.
+      child.kill('SIGCONT');
       child.kill('SIGTERM');
       await exited;
       await rm(dir, { recursive: true, force: true });

@@ -3,6 +3,8 @@
  * workers here when asked (`--local`), and follow it to its end with visible progress (`--wait`).
  * Shared by `run` and `demo`.
  */
+import { InputError } from '../errors.js';
+import { assertNever } from '../types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { checkAnyOutputRoot } from '../output/staging/index.js';
 import { s3Settings } from '../output/storage/index.js';
@@ -11,8 +13,13 @@ import { outageStatus } from './record/index.js';
 import { assertPlanFits, type Plan } from '../budget/index.js';
 import type { Logger } from '../log.js';
 import type { Exporter } from './exporter.js';
-import { createProgressReporter, type SnapshotSpec, type SnapshotView } from './record/index.js';
-import type { RunningWorkers } from './worker-runner.js';
+import {
+  createProgressReporter,
+  type SnapshotSpec,
+  type SnapshotStore,
+  type SnapshotView,
+} from './record/index.js';
+import { stopSnapshot, type RunningWorkers } from './worker-runner.js';
 import { counted } from '../counted.js';
 
 export interface RunSnapshotOptions {
@@ -47,9 +54,9 @@ export interface RunSnapshotResult {
 
 export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotResult> {
   const { exporter } = o;
-  let spec = o.spec;
   const say = o.say ?? ((line: string) => process.stderr.write(`${line}\n`));
   const { store } = exporter.ctx;
+  let spec = o.fullRefresh === true ? await fullRefreshSpec(store, o.spec) : o.spec;
   const requests = spec.companies.length * spec.datasets.length;
 
   const existing = await store.get(spec.id);
@@ -84,10 +91,7 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
       break;
     case 'exists':
       say(
-        `snapshot ${spec.id} already exists (${outcome.record.state}); nothing enqueued` +
-          (outcome.record.state === 'failed' || outcome.record.state === 'stopped'
-            ? ' (use --retry to run its failed parts again)'
-            : ''),
+        `snapshot ${spec.id} already exists (${outcome.record.state}); nothing enqueued${existsAdvice(outcome.record.state)}`,
       );
       break;
   }
@@ -102,6 +106,7 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
       logger: o.logger,
       ...(o.tty !== undefined ? { tty: o.tty } : {}),
     });
+    const tellNeverAnswered = neverAnsweredTeller(exporter, say);
     try {
       const local = workers;
       const record = await followSnapshot(store, spec.id, {
@@ -110,15 +115,103 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
         onUpdate: async (rec) => {
           const wait = await exporter.ctx.store.currentQuotaWait(spec.id).catch(() => null);
           const outage = await outageStatus(exporter.ctx).catch(() => null);
+          if (outage !== null) await tellNeverAnswered(rec);
           progress.update(rec, outage ?? (wait ? wait.message : null));
         },
       });
       return { outcome: outcome.kind, plan, record };
+    } catch (err: unknown) {
+      if (o.local && o.signal?.aborted === true)
+        await stopIfNeverAnswered(exporter, spec.id, o.signal.reason, say);
+      throw err;
     } finally {
       progress.stop();
     }
   } finally {
     await workers?.close();
+  }
+}
+
+/** Whether any part of the snapshot got an answer from the API (a reused part sent no request). */
+function apiAnswered(rec: SnapshotView): boolean {
+  return Object.values(rec.progress).some((p) => p.done - p.reused + p.not_found + p.bad_request > 0);
+}
+
+/**
+ * Says once, as soon as the queue holds for an outage, when no request of the snapshot was ever
+ * answered. The hold is right for a night whose API worked before; a person whose URL was wrong
+ * from the first request must hear so at once, and how to stop, not wait out retry.outage_max_ms.
+ */
+function neverAnsweredTeller(
+  exporter: Exporter,
+  say: (line: string) => void,
+): (rec: SnapshotView) => Promise<void> {
+  let told = false;
+  const { config } = exporter.ctx;
+  return async (rec) => {
+    if (told || apiAnswered(rec)) return;
+    const outage = await exporter.ctx.outage.describe();
+    if (outage === null) return;
+    told = true;
+    const minutes = Math.round(config.retry.outage_max_ms / 60_000);
+    say(
+      `the API at ${config.api.url} has not answered any request of snapshot ${rec.spec.id} (${outage.lastError}). ` +
+        `If that URL is wrong, stop with Ctrl-C (or one SIGTERM), fix FILINGS_API_URL (api.url) and run again with --retry; ` +
+        `otherwise the queue waits up to ${minutes} min (retry.outage_max_ms) for the API to come back`,
+    );
+  };
+}
+
+/**
+ * `run --local` stopped by a signal while the API never answered: no worker of ours holds the
+ * snapshot any more, so it is recorded stopped (its unstarted parts removed) rather than left
+ * RUNNING behind a probe time that passes; `run --retry` starts it again.
+ */
+async function stopIfNeverAnswered(
+  exporter: Exporter,
+  id: string,
+  reason: unknown,
+  say: (line: string) => void,
+): Promise<void> {
+  const { ctx } = exporter;
+  const rec = await ctx.store.get(id);
+  const outage = await ctx.outage.describe();
+  if (!rec || isFinal(rec.state) || outage === null || apiAnswered(rec)) return;
+  const why = reason instanceof Error ? reason.message : 'interrupted';
+  const message = `${why}: the API at ${ctx.config.api.url} never answered (${outage.lastError}); run again with --retry once it answers`;
+  if (await stopSnapshot(ctx, id, message)) say(`snapshot ${id} stopped: ${message}`);
+}
+
+/**
+ * The snapshot a full refresh runs. It fetches everything, so it never stops at a request already
+ * finished (today's ad hoc id, taken): an ad hoc id takes the next free suffix (`<id>-2`, `-3`…),
+ * while a name the user gave (`--snapshot-id`) is refused with the way out.
+ */
+async function fullRefreshSpec(store: SnapshotStore, spec: SnapshotSpec): Promise<SnapshotSpec> {
+  for (let n = 1; ; n++) {
+    const id = n === 1 ? spec.id : `${spec.id}-${n}`;
+    const existing = await store.get(id);
+    if (!existing || !isFinal(existing.state)) return { ...spec, id };
+    if (spec.trigger === 'manual')
+      throw new InputError(
+        `--full-refresh: snapshot ${id} already exists (${existing.state}); a full refresh is a new snapshot: give it another --snapshot-id`,
+      );
+  }
+}
+
+/** What to do about a snapshot that already exists, after "nothing enqueued". */
+function existsAdvice(state: SnapshotView['state']): string {
+  switch (state) {
+    case 'published':
+      return ' (its data is kept; run again with --full-refresh to fetch fresh data)';
+    case 'failed':
+    case 'stopped':
+      return ' (use --retry to run its failed parts again)';
+    case 'enqueuing':
+    case 'running':
+      return '';
+    default:
+      return assertNever(state, 'snapshot state');
   }
 }
 

@@ -128,7 +128,8 @@ function jobEnv(deps: WorkerRunnerDeps, role: QueueRole, closing: AbortSignal): 
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
     logger: ctx.logger.child({ worker: WORKER_OF[role] }),
     closing,
-    stopSnapshot: (snapshotId, message, job) => stopSnapshot(ctx, snapshotId, message, job),
+    stopSnapshot: async (snapshotId, message, job) =>
+      void (await stopSnapshot(ctx, snapshotId, message, job)),
     add: async (type, payload, opts) => {
       const queue = type.queue === 'parts' ? ctx.partsQueue : ctx.snapshotsQueue;
       await queue.add(type.name, payload, { ...type.options(ctx.flowSettings), ...opts });
@@ -136,19 +137,24 @@ function jobEnv(deps: WorkerRunnerDeps, role: QueueRole, closing: AbortSignal): 
   };
 }
 
-async function stopSnapshot(
+/**
+ * Marks a running snapshot stopped with `message` and removes its parts not started yet; `job` is
+ * the part that stopped it, when one did. Returns whether this call stopped it.
+ */
+export async function stopSnapshot(
   ctx: PipelineContext,
   snapshotId: string,
   message: string,
-  job: Job,
-): Promise<void> {
-  if (await ctx.store.stop(snapshotId, message))
-    ctx.logger.error({ snapshot: snapshotId, reason: message }, 'snapshot stopped');
+  job?: Job,
+): Promise<boolean> {
+  const stopped = await ctx.store.stop(snapshotId, message);
+  if (stopped) ctx.logger.error({ snapshot: snapshotId, reason: message }, 'snapshot stopped');
   // Parts not started yet are removed, so the parent runs now instead of after every sibling
   // burned a request (or a rate-limit slot) only to learn the key is refused.
-  const parentId = job.parent?.id ?? publishJobId(snapshotId);
+  const parentId = job?.parent?.id ?? publishJobId(snapshotId);
   const parent = await Job.fromId(ctx.snapshotsQueue, parentId);
   if (parent) await parent.removeUnprocessedChildren();
+  return stopped;
 }
 
 /** One processor for the queue: each job goes to its type's processor by name. */

@@ -204,7 +204,7 @@ describe('secrets and addressing', () => {
     }
   });
 
-  test('connection refused is a retryable TRANSPORT_RESET naming the operation', async () => {
+  test('connection refused is a retryable TRANSPORT_RESET naming the operation, the URL and the cause', async () => {
     const port = await freePort();
     const client = new FilingsClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: KEY });
     try {
@@ -212,8 +212,8 @@ describe('secrets and addressing', () => {
       expect(err).toBeInstanceOf(TransportError);
       expect((err as TransportError).code).toBe('TRANSPORT_RESET');
       expect((err as TransportError).retryable).toBe(true);
-      expect((err as TransportError).message).toMatch(
-        /^issuer\/reference: the connection was reset before a response arrived \(ECONNREFUSED\)/,
+      expect((err as TransportError).message).toBe(
+        `issuer/reference: the connection to http://127.0.0.1:${port} was refused (ECONNREFUSED): nothing listens at that address; check FILINGS_API_URL (api.url)`,
       );
     } finally {
       await client.close();

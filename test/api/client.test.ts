@@ -284,7 +284,7 @@ describe('faults forced through X-Emulator-Fault: each error class, one request 
     expect(err).toBeInstanceOf(TransportError);
     expect(err.code).toBe('TRANSPORT_RESET');
     expect(err.retryable).toBe(true);
-    expect(err.message).toMatch(/^facts\/core: the connection was reset/);
+    expect(err.message).toMatch(/^facts\/core: the connection to http:\/\/127\.0\.0\.1:\d+ was reset/);
   });
 
   test('truncate → TRANSPORT_TRUNCATED (plain and streamed)', async () => {

@@ -28,13 +28,17 @@ export function register(program: Command): void {
 }
 
 export async function run(o: DashboardCliOptions): Promise<void> {
-  const [{ setup, onShutdownSignal }, { openPipeline }, { startDashboard }, { systemClock }] =
-    await Promise.all([
-      import('../command-support.js'),
-      import('../../pipeline/index.js'),
-      import('../../dashboard/server.js'),
-      import('../../types.js'),
-    ]);
+  const [
+    { setup, onShutdownSignal, CLOSE_MARGIN_MS },
+    { openPipeline },
+    { startDashboard },
+    { systemClock },
+  ] = await Promise.all([
+    import('../command-support.js'),
+    import('../../pipeline/index.js'),
+    import('../../dashboard/server.js'),
+    import('../../types.js'),
+  ]);
   const { config, logger } = setup(o, [
     { path: 'dashboard.port', value: o.port, flag: '--port' },
     { path: 'dashboard.host', value: o.host, flag: '--host' },
@@ -50,7 +54,12 @@ export async function run(o: DashboardCliOptions): Promise<void> {
       clock: systemClock,
     });
     process.stdout.write(`dashboard on ${dashboard.url} (Bull Board at ${dashboard.url}queues)\n`);
-    await new Promise<void>((resolve) => onShutdownSignal(() => resolve()));
+    await new Promise<void>((resolve) =>
+      onShutdownSignal(() => resolve(), {
+        forceExitMs: CLOSE_MARGIN_MS,
+        closing: () => 'closing the dashboard and its Redis connection',
+      }),
+    );
     await dashboard.close();
   } finally {
     await ctx.close();

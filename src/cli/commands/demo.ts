@@ -40,7 +40,11 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
   let exporter: Exporter | undefined;
   const store = await m.loadStore({ validate: false });
   const abort = new AbortController();
-  const offSignals = m.onShutdownSignal((signal) => abort.abort(new Error(`interrupted by ${signal}`)));
+  // Bound before the config is read: the default worker.shutdown_timeout_ms (30 s) plus the margin.
+  const offSignals = m.onShutdownSignal((signal) => abort.abort(new Error(`interrupted by ${signal}`)), {
+    forceExitMs: 30_000 + m.CLOSE_MARGIN_MS,
+    closing: () => 'closing the demo: its workers, Redis and the emulator',
+  });
   try {
     const { env, flags } = await startMissingServices(o, m, store, started, out);
     const config = m.loadConfig({ ...(o.config !== undefined ? { configPath: o.config } : {}), env, flags });
@@ -88,11 +92,11 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
     const database = await loadIntoDuckDb(config, id, out);
     await printRevenueQuery(m, out, database, companies);
   } finally {
-    offSignals();
     await exporter?.close();
     await started.emulator?.close();
     await started.redis?.close();
     await store.close();
+    offSignals();
   }
 }
 
@@ -116,6 +120,7 @@ async function importDemoModules() {
     startPrivateRedis: redis.startPrivateRedis,
     createLogger: log.createLogger,
     onShutdownSignal: support.onShutdownSignal,
+    CLOSE_MARGIN_MS: support.CLOSE_MARGIN_MS,
     DEFAULT_DATASETS: types.DEFAULT_DATASETS,
     DEMO_METRIC: pipeline.DEMO_METRIC,
     annualRevenueTableSql: pipeline.annualRevenueTableSql,
@@ -162,12 +167,13 @@ async function startMissingServices(
     },
     { path: 'datasets', value: [...m.DEFAULT_DATASETS], flag: 'demo' },
   ];
-  if (!env.REDIS_URL) {
+  // An empty variable is refused by the config (not read as unset), so only an absent one starts ours.
+  if (env.REDIS_URL === undefined) {
     started.redis = await m.startPrivateRedis();
     flags.push({ path: 'redis.url', value: started.redis.url, flag: 'demo (private redis-server)' });
     out.say(`demo: started a private redis-server at ${started.redis.url} (set REDIS_URL to use yours)`);
   }
-  if (!env.FILINGS_API_URL) {
+  if (env.FILINGS_API_URL === undefined) {
     started.emulator = await m.startEmulator({ port: 0, store });
     env.FILINGS_API_KEY = m.DEMO_API_KEY;
     delete env.FILINGS_API_KEY_FILE;

@@ -58,12 +58,12 @@ export function register(program: Command, app: CliApp): void {
 }
 
 export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
-  const [{ requireApiKey }, { onShutdownSignal, setup }, p] = await Promise.all([
+  const [{ requireApiKey }, { onShutdownSignal, setup, shutdownBoundMs }, p] = await Promise.all([
     import('../../config/load.js'),
     import('../command-support.js'),
     import('../../pipeline/index.js'),
   ]);
-  const { openExporter, resultLine, runSnapshot, serveMetrics } = p;
+  const { openExporter, redactUrl, resultLine, runSnapshot, serveMetrics } = p;
   const flags: FlagOverride[] = [
     { path: 'datasets', value: o.datasets, flag: '--datasets' },
     { path: 'output.formats', value: o.formats, flag: '--formats' },
@@ -95,12 +95,18 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
       : undefined;
   if (served) logger.info({ url: `${served.server.url}/metrics` }, 'metrics served');
   const abort = new AbortController();
-  const offSignals = onShutdownSignal((signal) => {
-    logger.warn(
-      `${signal}: stopping (the snapshot itself goes on in other workers; run it again to follow it)`,
-    );
-    abort.abort(new Error(`interrupted by ${signal}`));
-  });
+  const redis = `Redis at ${redactUrl(config.redis.url)}`;
+  // What a forced exit leaves undone, named in its line: it moves on as closing moves on.
+  let closing = `waiting for ${redis} to answer: snapshot ${spec.id}'s record may not say it stopped`;
+  const offSignals = onShutdownSignal(
+    (signal) => {
+      logger.warn(
+        `${signal}: stopping (the snapshot itself goes on in other workers; run it again to follow it)`,
+      );
+      abort.abort(new Error(`interrupted by ${signal}`));
+    },
+    { forceExitMs: shutdownBoundMs(config), closing: () => closing },
+  );
   try {
     const wait = o.wait === true || o.local === true;
     let record;
@@ -128,9 +134,10 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
     process.stdout.write(`${resultLine(record)}\n`);
     reportEnd(record, p.missingDetailLines);
   } finally {
-    offSignals();
+    closing = `closing the workers and ${redis}: parts they held go back to the queue when their locks expire (worker.lock_duration_ms)`;
     await exporter.close();
     await served?.close();
+    offSignals();
   }
 }
 

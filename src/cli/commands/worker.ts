@@ -38,8 +38,8 @@ export function register(program: Command, app: CliApp): void {
 export async function run(o: WorkerCliOptions, app: CliApp): Promise<void> {
   const [
     { requireApiKey },
-    { onShutdownSignal, setup },
-    { budgetConfigFrom, effectiveRate, openExporter, serveMetrics },
+    { onShutdownSignal, setup, shutdownBoundMs },
+    { budgetConfigFrom, effectiveRate, openExporter, redactUrl, serveMetrics },
   ] = await Promise.all([
     import('../../config/load.js'),
     import('../command-support.js'),
@@ -79,7 +79,11 @@ export async function run(o: WorkerCliOptions, app: CliApp): Promise<void> {
     );
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
       // The handler stays installed: a second signal forces the exit.
-      onShutdownSignal((s) => resolve(s));
+      onShutdownSignal((s) => resolve(s), {
+        forceExitMs: shutdownBoundMs(config),
+        closing: () =>
+          `closing the workers and Redis at ${redactUrl(config.redis.url)}: parts they held go back to the queue when their locks expire (worker.lock_duration_ms)`,
+      });
     });
     logger.info(
       { signal, deadlineMs: config.worker.shutdown_timeout_ms },
