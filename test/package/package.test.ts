@@ -6,7 +6,7 @@
  * process of the package runs with a resolve hook recording what it loads: no tsx, no .ts source.
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,8 @@ import { staleReason } from '../../bin/entry-point.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const TSC = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
+/** tsc reads every shipped declaration: ~30 s alone, over a minute on a loaded machine. */
+const TSC_TIMEOUT_MS = 240_000;
 
 let dir: string;
 let project: string;
@@ -277,10 +279,12 @@ console.log(JSON.stringify(out));`;
     expectCompiledOnly(r.urls, 'src');
   });
 
-  it('a TypeScript consumer type-checks against the declarations (nodenext)', async () => {
-    await writeFile(
-      join(project, 'consumer.ts'),
-      `import { runSnapshot } from 'filings-export';
+  it(
+    'a TypeScript consumer type-checks against the declarations (nodenext)',
+    async () => {
+      await writeFile(
+        join(project, 'consumer.ts'),
+        `import { runSnapshot } from 'filings-export';
 import { FilingsClient } from 'filings-export/client';
 import { DEMO_API_KEY, startEmulator } from 'filings-export/emulator';
 
@@ -295,26 +299,63 @@ export async function main(): Promise<void> {
   await emulator.close();
 }
 `,
-    );
-    await writeFile(
-      join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          target: 'es2022',
-          strict: true,
-          noEmit: true,
-          skipLibCheck: false,
-          // Node's types come from the checkout: a consumer installs @types/node itself.
-          typeRoots: [join(repo, 'node_modules', '@types')],
-          types: ['node'],
-        },
-        files: ['consumer.ts'],
-      }),
-    );
-    const r = spawnSync(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8' });
-    expect(r.stdout + r.stderr).toBe('');
-    expect(r.status).toBe(0);
-  });
+      );
+      const r = typecheckConsumer(['consumer.ts']);
+      expect(r.output).toBe('');
+      expect(r.status).toBe(0);
+    },
+    TSC_TIMEOUT_MS,
+  );
+
+  it(
+    'every TypeScript example of README.md and docs/ that imports a module type-checks as an installed user copies it',
+    async () => {
+      const examples = await docExamples();
+      // docs/client.md's quick use is one: an example that stops importing would leave this test empty.
+      expect(examples.map((e) => e.where)).toContain('docs/client.md');
+      const files: string[] = [];
+      for (const [i, e] of examples.entries()) {
+        const file = `doc-example-${i}.ts`;
+        await writeFile(join(project, file), `// ${e.where}\n${e.code}`);
+        files.push(file);
+      }
+      const r = typecheckConsumer(files);
+      expect(r.output).toBe('');
+      expect(r.status).toBe(0);
+    },
+    TSC_TIMEOUT_MS,
+  );
 });
+
+/** Type-checks `files` of the consumer project against the installed package's declarations. */
+function typecheckConsumer(files: string[]): { output: string; status: number | null } {
+  const tsconfig = JSON.stringify({
+    compilerOptions: {
+      module: 'nodenext',
+      moduleResolution: 'nodenext',
+      target: 'es2022',
+      strict: true,
+      noEmit: true,
+      skipLibCheck: false,
+      // Node's types come from the checkout: a consumer installs @types/node itself.
+      typeRoots: [join(repo, 'node_modules', '@types')],
+      types: ['node'],
+    },
+    files,
+  });
+  writeFileSync(join(project, 'tsconfig.json'), tsconfig);
+  const r = spawnSync(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8' });
+  return { output: r.stdout + r.stderr, status: r.status };
+}
+
+/** The ```ts blocks of README.md and docs/*.md that import a module: code a user copies into a project. */
+async function docExamples(): Promise<{ where: string; code: string }[]> {
+  const docs = (await readdir(join(repo, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+  const out: { where: string; code: string }[] = [];
+  for (const where of ['README.md', ...docs.sort()]) {
+    const text = await readFile(join(repo, where), 'utf8');
+    for (const m of text.matchAll(/^```ts\n([\s\S]*?)^```$/gm))
+      if (/^import .* from '[^']+';$/m.test(m[1] ?? '')) out.push({ where, code: m[1] ?? '' });
+  }
+  return out;
+}
