@@ -21,13 +21,14 @@ export { openExporter, type Exporter, type OpenExporterOptions } from './exporte
 export { serveMetrics, type ServedMetrics } from './metrics-endpoint.js';
 export { resultLine, runSnapshot } from './run-snapshot.js';
 export { removeNightlySchedule, upsertNightlySchedule } from './schedule.js';
-export { buildSnapshotSpec, localDate, nightlySnapshotId } from './queue/index.js';
+export { buildSnapshotSpec, cancelSnapshot, localDate, nightlySnapshotId } from './queue/index.js';
 export {
   dedupe,
   loadUniverse,
   parseCompany,
   pipelineStates,
   readUniverseFile,
+  noWorkerStatus,
   totals,
   type Company,
   type DatasetProgress,

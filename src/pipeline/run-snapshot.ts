@@ -6,8 +6,8 @@
 import type { Metrics } from '../metrics/metrics.js';
 import { checkAnyOutputRoot } from '../output/staging/index.js';
 import { s3Settings } from '../output/storage/index.js';
-import { followSnapshot, incrementalPlanner, isFinal, type EnqueueOutcome } from './queue/index.js';
-import { outageStatus } from './record/index.js';
+import { followSnapshot, incrementalPlanner, type EnqueueOutcome } from './queue/index.js';
+import { isFinal, isRetryable, noWorkerStatus, outageStatus } from './record/index.js';
 import { assertPlanFits, type Plan } from '../budget/index.js';
 import type { Logger } from '../log.js';
 import type { Exporter } from './exporter.js';
@@ -17,7 +17,7 @@ import type { RunningWorkers } from './worker-runner.js';
 export interface RunSnapshotOptions {
   exporter: Exporter;
   spec: SnapshotSpec;
-  /** Re-enqueue a failed or stopped snapshot (parts already exported are reused). */
+  /** Re-enqueue a failed, stopped or cancelled snapshot (parts already exported are reused). */
   retry?: boolean;
   /** Fetch every part even when an earlier snapshot could supply unchanged ones. @defaultValue false */
   fullRefresh?: boolean;
@@ -34,8 +34,12 @@ export interface RunSnapshotOptions {
   signal?: AbortSignal;
   /** Metrics the local workers record into (`run --local --metrics-port`). @defaultValue none */
   metrics?: Metrics;
-  /** Human-readable lines (plan, outcome). @defaultValue stderr */
+  /** Human-readable lines (plan, outcome, no worker). @defaultValue stderr */
   say?: (line: string) => void;
+  /** Clock of the no-worker line. @defaultValue Date.now */
+  now?: () => number;
+  /** How often following reads the record. @defaultValue followSnapshot's */
+  pollMs?: number;
 }
 
 export interface RunSnapshotResult {
@@ -52,8 +56,7 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
   const requests = spec.companies.length * spec.datasets.length;
 
   const existing = await store.get(spec.id);
-  const willEnqueue =
-    !existing || (o.retry === true && (existing.state === 'failed' || existing.state === 'stopped'));
+  const willEnqueue = !existing || (o.retry === true && isRetryable(existing.state));
   let plan: Plan | null = null;
   if (willEnqueue) {
     // A root no worker can write to is one clear line now, not a failure per part later.
@@ -84,9 +87,7 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
     case 'exists':
       say(
         `snapshot ${spec.id} already exists (${outcome.record.state}); nothing enqueued` +
-          (outcome.record.state === 'failed' || outcome.record.state === 'stopped'
-            ? ' (use --retry to run its failed parts again)'
-            : ''),
+          (isRetryable(outcome.record.state) ? ' (use --retry to run its unfinished parts again)' : ''),
       );
       break;
   }
@@ -97,27 +98,48 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
   try {
     if (!o.wait || isFinal(outcome.record.state))
       return { outcome: outcome.kind, plan, record: outcome.record };
-    const progress = createProgressReporter({
-      logger: o.logger,
-      ...(o.tty !== undefined ? { tty: o.tty } : {}),
-    });
-    try {
-      const local = workers;
-      const record = await followSnapshot(store, spec.id, {
-        ...(o.signal ? { signal: o.signal } : {}),
-        ...(local ? { wakeOn: (wake: () => void) => onJobsSettled(local, wake) } : {}),
-        onUpdate: async (rec) => {
-          const wait = await exporter.ctx.store.currentQuotaWait(spec.id).catch(() => null);
-          const outage = await outageStatus(exporter.ctx).catch(() => null);
-          progress.update(rec, outage ?? (wait ? wait.message : null));
-        },
-      });
-      return { outcome: outcome.kind, plan, record };
-    } finally {
-      progress.stop();
-    }
+    return { outcome: outcome.kind, plan, record: await follow(o, spec.id, workers, say) };
   } finally {
     await workers?.close();
+  }
+}
+
+/**
+ * Follows the snapshot with progress; what it waits for (an outage, a quota reset, no worker on
+ * the parts queue) shows beside it, and the no-worker line is also said once when it appears and
+ * when a worker turns up, so a person at a terminal or reading a log sees it in words.
+ */
+async function follow(
+  o: RunSnapshotOptions,
+  id: string,
+  workers: RunningWorkers | undefined,
+  say: (line: string) => void,
+): Promise<SnapshotView> {
+  const { ctx } = o.exporter;
+  const now = o.now ?? Date.now;
+  const progress = createProgressReporter({
+    logger: o.logger,
+    ...(o.tty !== undefined ? { tty: o.tty } : {}),
+  });
+  let said: string | null = null;
+  try {
+    return await followSnapshot(ctx.store, id, {
+      ...(o.signal ? { signal: o.signal } : {}),
+      ...(workers ? { wakeOn: (wake: () => void) => onJobsSettled(workers, wake) } : {}),
+      ...(o.pollMs !== undefined ? { pollMs: o.pollMs } : {}),
+      onUpdate: async (rec) => {
+        const wait = await ctx.store.currentQuotaWait(id).catch(() => null);
+        const outage = await outageStatus(ctx).catch(() => null);
+        const noWorker = await noWorkerStatus(ctx, rec, now()).catch(() => null);
+        if (noWorker !== null && said === null) say(`snapshot ${id}: ${noWorker}`);
+        if (noWorker === null && said !== null)
+          say(`snapshot ${id}: a worker is consuming the parts queue now`);
+        said = noWorker;
+        progress.update(rec, outage ?? noWorker ?? (wait ? wait.message : null));
+      },
+    });
+  } finally {
+    progress.stop();
   }
 }
 

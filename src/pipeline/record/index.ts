@@ -1,7 +1,8 @@
 /**
  * The pipeline's record of each snapshot in Redis: the company universe a snapshot covers, the
  * snapshot store (state, parts, progress, quota waits), progress lines, retention states, the API
- * outage guard every worker shares, and `openRecords` (Redis and these records without the queues).
+ * outage guard every worker shares, whether a worker consumes the parts queue, and `openRecords`
+ * (Redis and these records without the queues).
  * Loads neither BullMQ nor DuckDB: `status` reads the records through it.
  */
 export * from './outage.js';
@@ -10,3 +11,4 @@ export * from './records.js';
 export * from './retention-states.js';
 export * from './snapshot-store.js';
 export * from './universe.js';
+export * from './worker-presence.js';
