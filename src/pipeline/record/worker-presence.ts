@@ -67,16 +67,18 @@ export function partsQueueName(base: string): string {
 }
 
 /**
- * The no-worker line of a snapshot's record, read now (`status`, `run --wait`, the page): reads
- * CLIENT LIST only for a snapshot that could have one.
+ * The no-worker line of a snapshot's record, read now (`status`, `run --wait`, the page). CLIENT
+ * LIST (a line per client of the whole Redis) is read only when the line would be said without a
+ * worker: a snapshot that is moving costs no more than before.
  */
 export async function noWorkerStatus(
   ctx: { redis: Redis; config: Pick<Config, 'redis' | 'queue'> },
   record: NoWorkerInput['record'],
   nowMs: number,
 ): Promise<string | null> {
-  if (!isActive(record.state)) return null;
   const queue = partsQueueName(ctx.config.queue.name);
+  const input = { record, workers: 0, nowMs, afterMs: ctx.config.queue.no_worker_after_ms, queue };
+  if (noWorkerLine(input) === null) return null;
   const workers = await connectedWorkers(ctx.redis, ctx.config.redis.prefix, queue);
-  return noWorkerLine({ record, workers, nowMs, afterMs: ctx.config.queue.no_worker_after_ms, queue });
+  return noWorkerLine({ ...input, workers });
 }
