@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Delay } from '../../src/emulator/index.js';
 import { serveMetrics } from '../../src/pipeline/metrics-endpoint.js';
-import { publishJobId } from '../../src/pipeline/queue/ids.js';
+import { partJobId, publishJobId } from '../../src/pipeline/queue/ids.js';
 import { ended, spawnWorker, startCli, terminateAll, type SpawnedWorker } from '../helpers/processes.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 
@@ -149,6 +149,37 @@ describe('filings-export cancel', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.err).toContain('snapshot no-such-snapshot: no such snapshot');
   }, 180_000);
+
+  it('refuses once publishing has begun, and a publish that crosses a cancel leaves the record published', async () => {
+    const spec = h.spec(['AAPL'], ['series_catalog'], 'cp');
+    await h.ctx.enqueue(spec);
+    // Take the publish job as a control worker would, so it is active (a worker with no processor).
+    const { Worker } = await import('bullmq');
+    const taker = new Worker(h.ctx.names.snapshots, null, {
+      connection: h.ctx.redis,
+      prefix: h.config.redis.prefix,
+    });
+    try {
+      // Its one part removed, the publish job is next.
+      await h.ctx.partsQueue.remove(partJobId('cp', 'series_catalog', 'AAPL'));
+      const job = await taker.getNextJob('tok');
+      expect(job?.id).toBe(publishJobId('cp'));
+      const refused = await cli(['cancel', 'cp'], h.env);
+      expect(refused.code).toBe(1);
+      expect(refused.err).toContain(
+        'snapshot cp is being published (its parts have all ended); too late to cancel it',
+      );
+      expect((await h.ctx.store.view('cp'))?.state).toBe('running');
+      await job?.moveToFailed(new Error('taken by the test'), 'tok', false);
+    } finally {
+      await taker.close();
+    }
+    // The two may still cross: the files are out, so the record says published, not cancelled.
+    expect(await h.ctx.store.cancel('cp', 'dave')).toBe(true);
+    expect(await h.ctx.store.published('cp', '/out/_snapshots/cp/manifest.json')).toBe(true);
+    const rec = await h.ctx.store.view('cp');
+    expect(rec).toMatchObject({ state: 'published', cancelled: null, message: null });
+  });
 
   it('a part a worker holds ends on its own and is refused; run --retry starts the snapshot again and it publishes', async () => {
     gate.close();
