@@ -82,12 +82,13 @@ describe('filings-export cancel', () => {
     expect(pub.state).toBe('published');
     const manifest = await readFile(pub.manifest ?? '', 'utf8');
 
-    // No worker runs: the snapshot stays queued.
-    const run = await cli(
-      ['run', '--tickers', 'AAPL,TSLA', '--datasets', 'series_catalog', '--snapshot-id', 'cq'],
+    // No worker runs: the snapshot stays queued while `run --wait` follows it.
+    const run = startCli(
+      BIN,
+      ['run', '--wait', '--tickers', 'AAPL,TSLA', '--datasets', 'series_catalog', '--snapshot-id', 'cq'],
       h.env,
     );
-    expect(run.code, run.err).toBe(0);
+    await run.saysOnStderr('snapshot cq: enqueued 2 parts');
     expect(await h.ctx.partsQueue.getJobCounts('waiting')).toEqual({ waiting: 2 });
     const budgetBefore = await h.budget.describe();
 
@@ -97,6 +98,10 @@ describe('filings-export cancel', () => {
     expect(cancelled.out).toMatch(
       /cancelled by alice at \d{4}-\d\d-\d\dT[\d:.]+Z; start it again with: filings-export run --snapshot-id cq --retry/,
     );
+    // The follower sees the cancel: it ends with the record's line and exit 1.
+    expect(await ended(run.child)).toBe(1);
+    expect(run.stderr()).toContain('snapshot cq cancelled: cancelled by alice at');
+    expect(JSON.parse(run.stdout().trim())).toMatchObject({ snapshot_id: 'cq', status: 'cancelled' });
 
     const rec = await h.ctx.store.view('cq');
     expect(rec?.state).toBe('cancelled');
