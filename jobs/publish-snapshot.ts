@@ -153,7 +153,7 @@ async function collectParts(store: Store, job: Job, p: PublishSnapshotPayload): 
   return [...recorded.values()].filter((x) => p.datasets.includes(x.dataset));
 }
 
-/** Only a complete snapshot is published: a stopped one, or one with failed or missing parts, ends here. */
+/** Only a complete snapshot is published: a stopped or cancelled one, or one with failed or missing parts, ends here. */
 async function refuseIncomplete(
   store: Store,
   log: Logger,
@@ -161,9 +161,9 @@ async function refuseIncomplete(
   rec: SnapshotRecord,
   parts: readonly PartPointer[],
 ): Promise<void> {
-  if (rec.state === 'stopped') {
-    log.error({ reason: rec.message }, 'snapshot stopped; not published');
-    throw new UnrecoverableError(`snapshot ${p.snapshotId} stopped: ${rec.message ?? 'stopped'}`);
+  if (rec.state === 'stopped' || rec.state === 'cancelled') {
+    log.error({ reason: rec.message }, `snapshot ${rec.state}; not published`);
+    throw new UnrecoverableError(`snapshot ${p.snapshotId} ${rec.state}: ${rec.message ?? rec.state}`);
   }
   const failed = parts.filter((x) => x.status === 'failed');
   const missing = p.total - parts.length;

@@ -44,10 +44,20 @@ export function startAttempt(
   return { deps, job, token, signal, p, key, label, base: { dataset: p.dataset, ticker: key }, log };
 }
 
-/** Records the part's result in the snapshot (status, counts) and in the metrics. */
+/**
+ * Records the part's result in the snapshot (status, counts) and in the metrics. A snapshot
+ * cancelled while the part was in flight refuses it: the result is discarded (`run --retry`
+ * fetches the part again) and the job ends without counting it.
+ */
 export async function recordPart(a: PartAttempt, pointer: PartPointer): Promise<PartPointer> {
   const m = a.deps.metrics;
-  await a.deps.store.recordPart(a.p.snapshotId, pointer);
+  if (!(await a.deps.store.recordPart(a.p.snapshotId, pointer))) {
+    a.log.info(
+      { status: pointer.status },
+      'snapshot cancelled (or its record is gone): part result discarded',
+    );
+    return pointer;
+  }
   m?.parts.inc({ dataset: a.p.dataset, outcome: pointer.status });
   if (pointer.status === 'done') {
     m?.rows.inc({ dataset: a.p.dataset }, pointer.rows);

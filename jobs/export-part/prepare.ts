@@ -1,5 +1,5 @@
 /**
- * The first step of a part: decide whether it needs a request at all. A stopped snapshot, a part
+ * The first step of a part: decide whether it needs a request at all. A stopped or cancelled snapshot, a part
  * already exported, or (on an incremental night) an unchanged company's part carried over all
  * end the attempt here; otherwise the outage gate says whether the request may go now.
  */
@@ -37,6 +37,18 @@ export async function prepareOrReuse(a: PartAttempt): Promise<Prepared> {
   const state = await deps.store.state(p.snapshotId);
   if (state === undefined)
     throw new UnrecoverableError(`snapshot ${p.snapshotId} has no record in Redis (expired or removed)`);
+  // Cancelled: the part was queued before its jobs were removed (or was in flight then); no request.
+  if (state === 'cancelled')
+    return {
+      kind: 'settled',
+      pointer: {
+        ...a.base,
+        status: 'failed',
+        rows: 0,
+        bytes: 0,
+        message: 'not fetched: the snapshot was cancelled',
+      },
+    };
   if (state === 'stopped') {
     const pointer: PartPointer = {
       ...a.base,

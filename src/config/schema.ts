@@ -84,6 +84,11 @@ export const configSchema = z.strictObject({
   queue: z.strictObject({
     /** Base name; the pipeline uses `<name>-parts` and `<name>-snapshots`. */
     name: redisName,
+    /**
+     * How long a running snapshot may go with no worker connected to its parts queue and no part
+     * ending before `run --wait` and `status` say so (0: at once).
+     */
+    no_worker_after_ms: z.number().int('must be a whole number').min(0, 'must be 0 or more'),
   }),
   universe: z.strictObject({
     tickers: z.array(z.string()),

@@ -20,7 +20,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   h1 { font-size: 1.3rem; margin: 0 0 .2rem; } h2 { font-size: 1.05rem; margin: 1.4rem 0 .4rem; }
   table { border-collapse: collapse; margin: .3rem 0 .8rem; } td, th { padding: .2rem .6rem; border-bottom: 1px solid #e3e6ee; text-align: right; }
   td:first-child, th:first-child { text-align: left; } .muted { color: #68708a; }
-  .state { font-weight: 600; } .published { color: #1b7a3a; } .failed, .stopped { color: #b3261e; } .running { color: #1f5fbf; }
+  .state { font-weight: 600; } .published { color: #1b7a3a; } .failed, .stopped, .cancelled { color: #b3261e; } .running { color: #1f5fbf; }
   .banner { background: #fff4e5; border: 1px solid #f0c36d; padding: .5rem .8rem; margin: .6rem 0; }
   .snapshot { border: 1px solid #e3e6ee; padding: .6rem .9rem; margin: .6rem 0; border-radius: 6px; }
   progress { width: 16rem; vertical-align: middle; }
@@ -80,6 +80,7 @@ function render(s) {
     head.append(el('span', ' · ' + snap.trigger + ' · ' + snap.date + ' · started ' + snap.createdAt + (snap.eta ? ' · ETA ' + snap.eta : ''), 'muted'));
     box.append(head);
     if (snap.waiting) box.append(el('div', 'waiting: ' + snap.waiting, 'banner'));
+    if (snap.noWorker) box.append(el('div', 'waiting: ' + snap.noWorker, 'banner no-worker'));
     const rows = Object.entries(snap.datasets).map(([d, p]) => [d, num(p.done), num(p.not_found), num(p.bad_request), num(p.failed), num(p.pending), num(p.total), num(p.rows)]);
     const t = snap.total; rows.push(['all', num(t.done), num(t.not_found), num(t.bad_request), num(t.failed), num(t.pending), num(t.total), num(t.rows)]);
     box.append(table(['dataset', 'done', 'not found', 'bad request', 'failed', 'pending', 'parts', 'rows'], rows));

@@ -8,6 +8,7 @@ import type { BudgetDescription } from '../budget/index.js';
 import {
   describeKeyBudget,
   latestUnder,
+  noWorkerStatus,
   outageStatus,
   totals,
   type DatasetProgress,
@@ -29,6 +30,10 @@ export interface DashboardSnapshot {
   /** When the remaining parts should be done at the pace so far (ISO), or null. */
   eta: string | null;
   waiting: string | null;
+  /** No worker consumes the parts queue of this running snapshot, in words; else null. */
+  noWorker: string | null;
+  /** Who cancelled it and when (ISO), while it stays cancelled. */
+  cancelled: { by: string; at: string } | null;
   message: string | null;
   manifest: string | null;
   /** Requests its parts sent so far (the page derives the request rate from it). */
@@ -80,7 +85,7 @@ export async function dashboardState(ctx: PipelineContext, now: number, limit = 
         const wait = await ctx.store.currentQuotaWait(id);
         const failed =
           totals(rec).failed > 0 ? (await ctx.store.parts(id)).filter((p) => p.status === 'failed') : [];
-        return { id, rec, wait, failed };
+        return { id, rec, wait, failed, noWorker: await noWorkerStatus(ctx, rec, now) };
       }),
     ),
   );
@@ -88,7 +93,7 @@ export async function dashboardState(ctx: PipelineContext, now: number, limit = 
   const errors: DashboardState['errors'] = [];
   for (const l of loaded) {
     if (l === null) continue;
-    const { id, rec, wait } = l;
+    const { id, rec, wait, noWorker } = l;
     snapshots.push({
       id,
       state: rec.state,
@@ -100,6 +105,10 @@ export async function dashboardState(ctx: PipelineContext, now: number, limit = 
       total: totals(rec),
       eta: etaOf(rec, now),
       waiting: wait ? wait.message : null,
+      noWorker,
+      cancelled: rec.cancelled
+        ? { by: rec.cancelled.by, at: new Date(rec.cancelled.atMs).toISOString() }
+        : null,
       message: rec.message,
       manifest: rec.manifest,
       requests: rec.requests,

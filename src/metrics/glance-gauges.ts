@@ -11,7 +11,14 @@ import type { Gauge, Registry } from 'prom-client';
 import { Gauge as PromGauge } from 'prom-client';
 
 /** Snapshot lifecycle states, as labels of `filings_export_newest_snapshot`. */
-export const SNAPSHOT_STATES = ['enqueuing', 'running', 'published', 'failed', 'stopped'] as const;
+export const SNAPSHOT_STATES = [
+  'enqueuing',
+  'running',
+  'published',
+  'failed',
+  'stopped',
+  'cancelled',
+] as const;
 
 /** Reads shared state at scrape time; a missing source leaves its gauge without a value. */
 export interface GlanceSources {

@@ -21,7 +21,7 @@ export { openExporter, type Exporter, type OpenExporterOptions } from './exporte
 export { serveMetrics, type ServedMetrics } from './metrics-endpoint.js';
 export { resultLine, runSnapshot } from './run-snapshot.js';
 export { removeNightlySchedule, upsertNightlySchedule } from './schedule.js';
-export { buildSnapshotSpec, localDate, nightlySnapshotId } from './queue/index.js';
+export { buildSnapshotSpec, cancelSnapshot, localDate, nightlySnapshotId } from './queue/index.js';
 export {
   dedupe,
   loadUniverse,
@@ -31,6 +31,7 @@ export {
   parseCompany,
   pipelineStates,
   readUniverseFile,
+  noWorkerStatus,
   totals,
   type Company,
   type DatasetProgress,

@@ -8,8 +8,8 @@ import { assertNever } from '../types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { checkAnyOutputRoot } from '../output/staging/index.js';
 import { s3Settings } from '../output/storage/index.js';
-import { followSnapshot, incrementalPlanner, isFinal, type EnqueueOutcome } from './queue/index.js';
-import { outageStatus } from './record/index.js';
+import { followSnapshot, incrementalPlanner, type EnqueueOutcome } from './queue/index.js';
+import { isFinal, isRetryable, noWorkerStatus, outageStatus } from './record/index.js';
 import { assertPlanFits, type Plan } from '../budget/index.js';
 import type { Logger } from '../log.js';
 import type { Exporter } from './exporter.js';
@@ -25,7 +25,7 @@ import { counted } from '../counted.js';
 export interface RunSnapshotOptions {
   exporter: Exporter;
   spec: SnapshotSpec;
-  /** Re-enqueue a failed or stopped snapshot (parts already exported are reused). */
+  /** Re-enqueue a failed, stopped or cancelled snapshot (parts already exported are reused). */
   retry?: boolean;
   /** Fetch every part even when an earlier snapshot could supply unchanged ones. @defaultValue false */
   fullRefresh?: boolean;
@@ -42,8 +42,12 @@ export interface RunSnapshotOptions {
   signal?: AbortSignal;
   /** Metrics the local workers record into (`run --local --metrics-port`). @defaultValue none */
   metrics?: Metrics;
-  /** Human-readable lines (plan, outcome). @defaultValue stderr */
+  /** Human-readable lines (plan, outcome, no worker). @defaultValue stderr */
   say?: (line: string) => void;
+  /** Clock of the no-worker line. @defaultValue Date.now */
+  now?: () => number;
+  /** How often following reads the record. @defaultValue followSnapshot's */
+  pollMs?: number;
 }
 
 export interface RunSnapshotResult {
@@ -60,8 +64,7 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
   const requests = spec.companies.length * spec.datasets.length;
 
   const existing = await store.get(spec.id);
-  const willEnqueue =
-    !existing || (o.retry === true && (existing.state === 'failed' || existing.state === 'stopped'));
+  const willEnqueue = !existing || (o.retry === true && isRetryable(existing.state));
   let plan: Plan | null = null;
   if (willEnqueue) {
     // A root no worker can write to is one clear line now, not a failure per part later.
@@ -102,31 +105,10 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
   try {
     if (!o.wait || isFinal(outcome.record.state))
       return { outcome: outcome.kind, plan, record: outcome.record };
-    const progress = createProgressReporter({
-      logger: o.logger,
-      ...(o.tty !== undefined ? { tty: o.tty } : {}),
-    });
-    const tellNeverAnswered = neverAnsweredTeller(exporter, say);
-    try {
-      const local = workers;
-      const record = await followSnapshot(store, spec.id, {
-        ...(o.signal ? { signal: o.signal } : {}),
-        ...(local ? { wakeOn: (wake: () => void) => onJobsSettled(local, wake) } : {}),
-        onUpdate: async (rec) => {
-          const wait = await exporter.ctx.store.currentQuotaWait(spec.id).catch(() => null);
-          const outage = await outageStatus(exporter.ctx).catch(() => null);
-          if (outage !== null) await tellNeverAnswered(rec);
-          progress.update(rec, outage ?? (wait ? wait.message : null));
-        },
-      });
-      return { outcome: outcome.kind, plan, record };
-    } catch (err: unknown) {
-      if (o.local && o.signal?.aborted === true)
-        await stopIfNeverAnswered(exporter, spec.id, o.signal.reason, say);
-      throw err;
-    } finally {
-      progress.stop();
-    }
+    return { outcome: outcome.kind, plan, record: await follow(o, spec.id, workers, say) };
+  } catch (err: unknown) {
+    if (o.local && o.signal?.aborted === true) await stopIfNeverAnswered(exporter, spec.id, o.signal.reason, say);
+    throw err;
   } finally {
     await workers?.close();
   }
@@ -206,12 +188,54 @@ function existsAdvice(state: SnapshotView['state']): string {
       return ' (its data is kept; run again with --full-refresh to fetch fresh data)';
     case 'failed':
     case 'stopped':
-      return ' (use --retry to run its failed parts again)';
+    case 'cancelled':
+      return ' (use --retry to run its unfinished parts again)';
     case 'enqueuing':
     case 'running':
       return '';
     default:
       return assertNever(state, 'snapshot state');
+  }
+}
+
+/**
+ * Follows the snapshot with progress; what it waits for (an outage, a quota reset, no worker on
+ * the parts queue) shows beside it, and the no-worker line is also said once when it appears and
+ * when a worker turns up, so a person at a terminal or reading a log sees it in words.
+ */
+async function follow(
+  o: RunSnapshotOptions,
+  id: string,
+  workers: RunningWorkers | undefined,
+  say: (line: string) => void,
+): Promise<SnapshotView> {
+  const { ctx } = o.exporter;
+  const now = o.now ?? Date.now;
+  const progress = createProgressReporter({
+    logger: o.logger,
+    ...(o.tty !== undefined ? { tty: o.tty } : {}),
+  });
+  let said: string | null = null;
+  const tellNeverAnswered = neverAnsweredTeller(o.exporter, say);
+  try {
+    return await followSnapshot(ctx.store, id, {
+      ...(o.signal ? { signal: o.signal } : {}),
+      ...(workers ? { wakeOn: (wake: () => void) => onJobsSettled(workers, wake) } : {}),
+      ...(o.pollMs !== undefined ? { pollMs: o.pollMs } : {}),
+      onUpdate: async (rec) => {
+        const wait = await ctx.store.currentQuotaWait(id).catch(() => null);
+        const outage = await outageStatus(ctx).catch(() => null);
+        if (outage !== null) await tellNeverAnswered(rec);
+        const noWorker = await noWorkerStatus(ctx, rec, now()).catch(() => null);
+        if (noWorker !== null && said === null) say(`snapshot ${id}: ${noWorker}`);
+        if (noWorker === null && said !== null)
+          say(`snapshot ${id}: a worker is consuming the parts queue now`);
+        said = noWorker;
+        progress.update(rec, outage ?? noWorker ?? (wait ? wait.message : null));
+      },
+    });
+  } finally {
+    progress.stop();
   }
 }
 

@@ -8,7 +8,7 @@ import type { Config } from '../config/load.js';
 import { latestStoredSnapshot } from '../output/catalog/index.js';
 import { openStorage, s3Settings } from '../output/storage/index.js';
 import { budgetConfigFrom, budgetPrefix } from './budget-settings.js';
-import { outageStatus } from './record/index.js';
+import { noWorkerStatus, outageStatus } from './record/index.js';
 import type { PipelineRecords } from './record/index.js';
 import { missingDetailLines, totals, type MissingCompany } from './record/index.js';
 import type { DatasetProgress, QuotaWait, SnapshotView } from './record/index.js';
@@ -31,6 +31,10 @@ export interface StatusReport {
   waiting: { reason: string; until: string } | null;
   /** An API outage the parts queue holds for (`API unreachable since …, next probe at …`), or null. */
   api_outage: string | null;
+  /** No worker consumes the parts queue (`no worker is consuming the parts queue …`), or null. */
+  no_worker: string | null;
+  /** Who cancelled it and when (`filings-export cancel`), or null. */
+  cancelled: { by: string; at: string } | null;
   /** The key's rate as configured and as learned from X-RateLimit-Limit (null without a key). */
   rate: {
     configured: number | 'auto';
@@ -78,7 +82,7 @@ export function statusReport(
   outage: string | null = null,
   budget: BudgetDescription | null = null,
   notReused: { lines: string[]; total: number } = { lines: [], total: 0 },
-  latest: string | null = null,
+  seen: { latest?: string | null; noWorker?: string | null } = {},
 ): StatusReport {
   const running = rec.state === 'running' || rec.state === 'enqueuing';
   return {
@@ -90,6 +94,10 @@ export function statusReport(
     finished_at: rec.finishedAtMs ? new Date(rec.finishedAtMs).toISOString() : null,
     waiting: running && current ? { reason: current.message, until: current.until } : null,
     api_outage: running ? outage : null,
+    no_worker: running ? (seen.noWorker ?? null) : null,
+    cancelled: rec.cancelled
+      ? { by: rec.cancelled.by, at: new Date(rec.cancelled.atMs).toISOString() }
+      : null,
     rate: budget
       ? {
           configured: budget.configuredRequestsPerMinute,
@@ -120,7 +128,7 @@ export function statusReport(
       : null,
     not_found: rec.missing,
     not_found_count: rec.missingCount,
-    latest,
+    latest: seen.latest ?? null,
   };
 }
 
@@ -139,6 +147,7 @@ export function formatStatus(r: StatusReport, nowMs: number = Date.now()): strin
       `waiting: ${r.waiting.reason} (until ${r.waiting.until}, in ${duration(Date.parse(r.waiting.until) - nowMs)})`,
     );
   if (r.api_outage) lines.push(`waiting: ${r.api_outage}`);
+  if (r.no_worker) lines.push(`waiting: ${r.no_worker}`);
   lines.push('');
   const header = ['dataset', ...COLUMNS];
   const rows = Object.entries(r.datasets).map(([ds, p]) => [ds, ...COLUMNS.map((c) => fmt(p[c]))]);
@@ -215,11 +224,11 @@ export function duration(ms: number): string {
 export async function readStatus(
   ctx: PipelineRecords,
   id: string,
-  opts: { all: boolean },
+  opts: { all: boolean; nowMs?: number },
 ): Promise<StatusReport | undefined> {
   const rec = await ctx.store.view(id);
   if (!rec) return undefined;
-  const [current, waits, outage, budget, notReused, latest] = await Promise.all([
+  const [current, waits, outage, budget, notReused, latest, noWorker] = await Promise.all([
     ctx.store.currentQuotaWait(id),
     ctx.store.quotaWaits(id),
     outageStatus(ctx),
@@ -228,8 +237,9 @@ export async function readStatus(
       ? ctx.store.notReused(id, opts.all ? undefined : NOT_REUSED_SHOWN)
       : { lines: [], total: 0 },
     latestUnder(ctx.config, rec.spec.outDir),
+    noWorkerStatus(ctx, rec, opts.nowMs ?? Date.now()),
   ]);
-  return statusReport(rec, current, waits, outage, budget, notReused, latest);
+  return statusReport(rec, current, waits, outage, budget, notReused, { latest, noWorker });
 }
 
 /**

@@ -93,3 +93,41 @@ export function runToExit(
     );
   });
 }
+
+/** A CLI process whose output the test reads as it comes. */
+interface RunningCli {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves once stderr contains `text`; rejects if the process ends first. */
+  saysOnStderr(text: string): Promise<void>;
+}
+
+/** Starts `node BIN ARGS` (any command), collecting its output as it comes. */
+export function startCli(bin: string, args: string[], env: NodeJS.ProcessEnv): RunningCli {
+  const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const waiters: { text: string; resolve: () => void }[] = [];
+  child.stdout?.setEncoding('utf8');
+  child.stderr?.setEncoding('utf8');
+  child.stdout?.on('data', (s: string) => (out += s));
+  child.stderr?.on('data', (s: string) => {
+    err += s;
+    for (const w of waiters.filter((x) => err.includes(x.text))) w.resolve();
+  });
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    saysOnStderr: (text) =>
+      err.includes(text)
+        ? Promise.resolve()
+        : new Promise((resolve, reject) => {
+            waiters.push({ text, resolve });
+            child.once('exit', (code) =>
+              err.includes(text) ? resolve() : reject(new Error(`exited ${code} without "${text}": ${err}`)),
+            );
+          }),
+  };
+}

@@ -87,7 +87,7 @@ describe('status of a 10,000-company snapshot', () => {
     const s = spec('scale-1', COMPANIES);
     expect(await ctx.store.create(s)).toBe(true);
     await ctx.store.transition(s.id, ['enqueuing'], 'running');
-    const writes: Promise<void>[] = [];
+    const writes: Promise<boolean>[] = [];
     for (let i = 0; i < COMPANIES; i++)
       for (const ds of s.datasets as ('series_catalog' | 'dims_catalog')[])
         writes.push(

@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import type { CliApp } from '../app.js';
+import * as cancel from './cancel.js';
 import * as dashboard from './dashboard.js';
 import * as ddl from './ddl.js';
 import * as demo from './demo.js';
@@ -25,10 +26,11 @@ interface CommandModule {
 /** In the order of `filings-export --help`. */
 const COMMANDS: readonly CommandModule[] = [
   emulator,
-  run,
   worker,
+  run,
   schedule,
   status,
+  cancel,
   dashboard,
   demo,
   verify,

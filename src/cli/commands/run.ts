@@ -1,7 +1,7 @@
 /**
  * `filings-export run`: enqueue a snapshot now; `--wait` follows it to its end and prints one
  * JSON line on stdout; `--local` also runs the workers in this process (implies --wait).
- * Exit code: 0 published (or enqueued without --wait), 1 failed or stopped.
+ * Exit code: 0 published (or enqueued without --wait), 1 failed, stopped or cancelled.
  */
 import type { Command } from 'commander';
 import type { Config, FlagOverride } from '../../config/load.js';
@@ -47,7 +47,7 @@ export function register(program: Command, app: CliApp): void {
     .option('--wait', 'follow the snapshot to its end with progress; print one JSON line')
     .option('--local', 'also run the workers in this process (implies --wait)')
     .option('--allow-multi-day', 'start even when the snapshot exceeds the remaining monthly quota')
-    .option('--retry', 'run a failed or stopped snapshot again (finished parts are reused)')
+    .option('--retry', 'run a failed, stopped or cancelled snapshot again (finished parts are reused)')
     .option('--full-refresh', 'fetch every part, even those an earlier snapshot could carry over')
     .option(
       '--metrics-port <n>',
@@ -164,10 +164,10 @@ async function snapshotSpec(o: RunCliOptions, config: Config, p: typeof Pipeline
 
 /**
  * How the snapshot ended, on stderr, with a line per company the API did not know, and the exit
- * code: 1 when it failed or was stopped (also when no company was found).
+ * code: 1 when it failed, was stopped or cancelled (also when no company was found).
  */
 function reportEnd(record: SnapshotView, missingDetailLines: typeof Pipeline.missingDetailLines): void {
-  if (record.state === 'failed' || record.state === 'stopped') {
+  if (record.state === 'failed' || record.state === 'stopped' || record.state === 'cancelled') {
     process.stderr.write(`snapshot ${record.spec.id} ${record.state}: ${record.message ?? ''}\n`);
     process.exitCode = 1;
   } else if (record.state === 'published') {

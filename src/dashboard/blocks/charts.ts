@@ -6,7 +6,7 @@
  */
 export const CHARTS_CSS = `
   figure.chart { margin: .4rem 0; } figure.chart svg { display: block; max-width: 100%; height: auto; }
-  .bar { fill: #7c9bd6; } .bar.published { fill: #4c9a63; } .bar.failed, .bar.stopped { fill: #c4554d; }
+  .bar { fill: #7c9bd6; } .bar.published { fill: #4c9a63; } .bar.failed, .bar.stopped, .bar.cancelled { fill: #c4554d; }
   .bar.running, .bar.enqueuing { fill: #7c9bd6; } .miss { fill: #b3261e; font: 14px sans-serif; }
   .axis { stroke: #9aa1b5; } .tick { fill: #68708a; font: 10px sans-serif; }
   .line { fill: none; stroke: #1f5fbf; stroke-width: 2; } .projection { fill: none; stroke: #1f5fbf; stroke-dasharray: 5 4; }

@@ -1,14 +1,20 @@
 /**
  * Enqueues a snapshot exactly once. The Redis record (SnapshotStore) is created atomically first;
  * only its creator adds the flow. Enqueueing an existing id is a no-op whatever state it is in,
- * also after BullMQ removed the finished jobs. `retry` re-enqueues a failed or stopped snapshot:
+ * also after BullMQ removed the finished jobs. `retry` re-enqueues a failed, stopped or cancelled snapshot:
  * parts already exported are reused, only the others send requests.
  */
 import { Job, type FlowProducer, type Queue } from 'bullmq';
 import type { Logger } from '../../log.js';
 import { buildSnapshotFlow, type FlowSettings } from './flow.js';
 import { partJobId, publishJobId } from './ids.js';
-import { companyKey, type SnapshotRecord, type SnapshotSpec, type SnapshotStore } from '../record/index.js';
+import {
+  companyKey,
+  isRetryable,
+  type SnapshotRecord,
+  type SnapshotSpec,
+  type SnapshotStore,
+} from '../record/index.js';
 
 export interface EnqueueDeps {
   store: SnapshotStore;
@@ -42,7 +48,7 @@ export async function enqueueSnapshot(
     const existing = await deps.store.get(spec.id);
     if (!existing) return enqueueSnapshot(deps, spec, opts); // expired between the two calls
     const stale = existing.state === 'enqueuing' && now() - existing.updatedAtMs > STALE_ENQUEUE_MS;
-    if (opts.retry && (existing.state === 'failed' || existing.state === 'stopped')) {
+    if (opts.retry && isRetryable(existing.state)) {
       if (!(await deps.store.reopen(spec.id)))
         return { kind: 'exists', record: (await deps.store.get(spec.id)) ?? existing };
       await removeOldJobs(deps, existing.spec);

@@ -7,7 +7,7 @@
 import type { FlowJob } from 'bullmq';
 import { partJobId, publishJobId } from './ids.js';
 import { CHANGE_DATASET } from '../part/index.js';
-import { companyKey, type SnapshotSpec } from '../record/index.js';
+import { companyKey, partsQueueName, type SnapshotSpec } from '../record/index.js';
 import {
   EXPORT_PART,
   PUBLISH_SNAPSHOT,
@@ -21,7 +21,7 @@ import {
 export type QueueNames = Record<QueueRole, string>;
 
 export function queueNames(base: string): QueueNames {
-  return { parts: `${base}-parts`, snapshots: `${base}-snapshots` };
+  return { parts: partsQueueName(base), snapshots: `${base}-snapshots` };
 }
 
 export interface FlowSettings extends JobSettings {

@@ -1,14 +1,8 @@
 /**
- * Follows a snapshot's record until it ends (published, failed or stopped). Each poll reads the
+ * Follows a snapshot's record until it ends (a final state of the record). Each poll reads the
  * record's view, without the company list, so it costs the same at 10 or 10,000 companies.
  */
-import type { SnapshotState, SnapshotStore, SnapshotView } from '../record/index.js';
-
-export const FINAL_STATES: readonly SnapshotState[] = ['published', 'failed', 'stopped'];
-
-export function isFinal(state: SnapshotState): boolean {
-  return FINAL_STATES.includes(state);
-}
+import { isFinal, type SnapshotStore, type SnapshotView } from '../record/index.js';
 
 export interface FollowOptions {
   /** Called with every poll's record. */

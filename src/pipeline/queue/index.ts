@@ -1,7 +1,8 @@
 /**
  * A snapshot in BullMQ: job names and payloads, deterministic ids, the flow and its enqueueing,
- * the incremental plan of a night, early segments, and following a snapshot to its end.
+ * its cancelling, the incremental plan of a night, early segments, and following a snapshot to its end.
  */
+export * from './cancel.js';
 export * from './enqueue.js';
 export * from './flow.js';
 export * from './follow.js';

@@ -24,6 +24,7 @@ export async function pipelineStates(
         break;
       case 'failed':
       case 'stopped':
+      case 'cancelled':
         out.set(id, { kind: 'retryable', updatedAtMs: rec.updatedAtMs });
         break;
       case 'published':

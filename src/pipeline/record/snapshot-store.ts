@@ -7,7 +7,7 @@
  *   snapshot:<id>        hash: spec (without its companies), companies (JSON array), company_count, status,
  *                        timestamps, counters `n:<dataset>:<status>`, `rows:<dataset>`, `requests`,
  *                        `part_retries`, `rate_limited_429`, `missing` (JSON: the companies the API did
- *                        not know, at most MISSING_KEPT) and `missing_count`
+ *                        not know, at most MISSING_KEPT), `missing_count`, `cancelled_by`/`cancelled_at` while cancelled
  *   snapshot:<id>:parts  hash: `<dataset>/<company>` -> PartPointer JSON (the last result of each part)
  *   snapshot:<id>:not_reused hash: `<dataset>/<company>` -> `<ticker> <dataset>: <message>` for each part
  *                        an incremental snapshot fetched although it could have been carried over
@@ -54,8 +54,41 @@ export interface SnapshotReuse {
  */
 export type SnapshotSpecHead = Omit<SnapshotSpec, 'companies'>;
 
-/** Lifecycle: enqueuing -> running -> published | failed | stopped. */
-export type SnapshotState = 'enqueuing' | 'running' | 'published' | 'failed' | 'stopped';
+/**
+ * Lifecycle: enqueuing -> running -> published | failed | stopped | cancelled; `--retry` reopens a
+ * failed, stopped or cancelled one (-> enqueuing). This store owns every move between them.
+ */
+export const SNAPSHOT_STATES = [
+  'enqueuing',
+  'running',
+  'published',
+  'failed',
+  'stopped',
+  'cancelled',
+] as const;
+export type SnapshotState = (typeof SNAPSHOT_STATES)[number];
+
+/** States a snapshot ends in: following it stops there. */
+export const FINAL_STATES: readonly SnapshotState[] = ['published', 'failed', 'stopped', 'cancelled'];
+/** States `run --retry` may start again (parts already exported are reused). */
+export const RETRYABLE_STATES: readonly SnapshotState[] = ['failed', 'stopped', 'cancelled'];
+/**
+ * States of a snapshot under way: queued (enqueuing) or running (also while it waits for a quota
+ * reset or an outage); `cancel` and a 401/403 stop act on these.
+ */
+export const ACTIVE_STATES: readonly SnapshotState[] = ['enqueuing', 'running'];
+
+export function isActive(state: SnapshotState): boolean {
+  return ACTIVE_STATES.includes(state);
+}
+
+export function isFinal(state: SnapshotState): boolean {
+  return FINAL_STATES.includes(state);
+}
+
+export function isRetryable(state: SnapshotState): boolean {
+  return RETRYABLE_STATES.includes(state);
+}
 
 export const RECORDED_PART_STATUSES = ['done', 'not_found', 'bad_request', 'failed'] as const;
 export type RecordedPartStatus = (typeof RECORDED_PART_STATUSES)[number];
@@ -114,6 +147,8 @@ export interface SnapshotView {
   missing: MissingCompany[];
   /** How many companies are missing (`missing` keeps the first MISSING_KEPT). */
   missingCount: number;
+  /** Who cancelled it and when (`filings-export cancel`), while it stays cancelled. */
+  cancelled: { by: string; atMs: number } | null;
 }
 
 /** The whole record, with the spec's company list (SnapshotStore.get). */
@@ -155,9 +190,12 @@ redis.call('ZADD', KEYS[2], ARGV[2], ARGV[5])
 return 1`;
 
 // Records a part result once per (dataset, company); a later result of the same part (a retried
-// snapshot) replaces the earlier one and moves the counters with it.
+// snapshot) replaces the earlier one and moves the counters with it. A cancelled snapshot refuses
+// results (0): a part that was in flight when it was cancelled is discarded, its counts stay put.
 const RECORD_PART = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return -1 end
+if state == 'cancelled' then return 0 end
 local old = redis.call('HGET', KEYS[2], ARGV[1])
 if old then
   local o = cjson.decode(old)
@@ -204,6 +242,20 @@ for _, s in ipairs(allowed) do
     redis.call('HSET', KEYS[1], 'state', ARGV[2], 'updated_at', ARGV[3])
     if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'message', ARGV[4]) end
     if ARGV[5] == '1' then redis.call('HSET', KEYS[1], 'finished_at', ARGV[3]) end
+    return 1
+  end
+end
+return 0`;
+
+// The cancel move and who made it, in one step: a part result recorded between two separate
+// writes would otherwise count after the state said cancelled.
+const CANCEL = `
+local cur = redis.call('HGET', KEYS[1], 'state')
+if not cur then return -1 end
+for _, s in ipairs(cjson.decode(ARGV[1])) do
+  if s == cur then
+    redis.call('HSET', KEYS[1], 'state', 'cancelled', 'updated_at', ARGV[2], 'finished_at', ARGV[2],
+      'cancelled_at', ARGV[2], 'cancelled_by', ARGV[3], 'message', ARGV[4])
     return 1
   end
 end
@@ -293,10 +345,13 @@ export class SnapshotStore {
     return this.redis.zrevrange(`${this.ns}snapshots`, 0, limit - 1);
   }
 
-  /** Records the result of a part (its pointer); later results of the same part replace it. */
-  async recordPart(snapshotId: string, pointer: PartPointer): Promise<void> {
+  /**
+   * Records the result of a part (its pointer); later results of the same part replace it. False
+   * when the record refused it: the snapshot was cancelled (or its record is gone).
+   */
+  async recordPart(snapshotId: string, pointer: PartPointer): Promise<boolean> {
     if (!isRecorded(pointer.status)) throw new Error(`cannot record a part as ${pointer.status}`);
-    await this.redis.eval(
+    const res = await this.redis.eval(
       RECORD_PART,
       3,
       this.key(snapshotId),
@@ -312,6 +367,7 @@ export class SnapshotStore {
       pointer.reusedFrom !== undefined ? '1' : '0',
       notReusedLine(pointer) ?? '',
     );
+    return res === 1;
   }
 
   /**
@@ -391,16 +447,46 @@ export class SnapshotStore {
 
   /** Stops a running snapshot (401/403): parts that have not started skip their request. */
   async stop(id: string, message: string): Promise<boolean> {
-    return this.transition(id, ['enqueuing', 'running'], 'stopped', { message, finished: true });
+    return this.transition(id, ACTIVE_STATES, 'stopped', { message, finished: true });
   }
 
-  /** Marks a published snapshot with its manifest path, and why `changes` is missing if it is. */
+  /**
+   * Cancels a queued, waiting or running snapshot on a person's word (`filings-export cancel`):
+   * records who and when; from then on the record refuses part results. Published snapshots and
+   * the budget are not touched. False when the snapshot is in another state.
+   */
+  async cancel(id: string, by: string): Promise<boolean> {
+    const at = this.now();
+    const message =
+      `cancelled by ${by} at ${new Date(at).toISOString()}; ` +
+      `start it again with: filings-export run --snapshot-id ${id} --retry`;
+    const res = await this.redis.eval(
+      CANCEL,
+      1,
+      this.key(id),
+      JSON.stringify(ACTIVE_STATES),
+      String(at),
+      by,
+      message,
+    );
+    return res === 1;
+  }
+
+  /**
+   * Marks a published snapshot with its manifest path, and why `changes` is missing if it is. A
+   * cancel that came once publishing had begun (`cancel` refuses, but the two may cross) yields:
+   * the files are out, so the record says published.
+   */
   async published(id: string, manifest: string, changesMissing?: string): Promise<boolean> {
     await this.redis.hset(this.key(id), {
       manifest,
       ...(changesMissing !== undefined ? { changes_missing: changesMissing } : {}),
     });
-    return this.transition(id, ['running'], 'published', { finished: true });
+    const moved = await this.transition(id, ['running', 'cancelled'], 'published', { finished: true });
+    // Its cancel line goes with it (a published snapshot carries no message).
+    if (moved && (await this.redis.hdel(this.key(id), 'cancelled_by', 'cancelled_at')) > 0)
+      await this.redis.hdel(this.key(id), 'message');
+    return moved;
   }
 
   /** Records the companies the API did not know (the first MISSING_KEPT of them, and how many). */
@@ -424,9 +510,9 @@ export class SnapshotStore {
     );
   }
 
-  /** Reopens a failed or stopped snapshot for --retry; false in any other state. */
+  /** Reopens a failed, stopped or cancelled snapshot for --retry; false in any other state. */
   async reopen(id: string): Promise<boolean> {
-    const moved = await this.transition(id, ['failed', 'stopped'], 'enqueuing');
+    const moved = await this.transition(id, RETRYABLE_STATES, 'enqueuing');
     if (moved) {
       await this.redis
         .multi()
@@ -438,6 +524,8 @@ export class SnapshotStore {
           'changes_missing',
           'missing',
           'missing_count',
+          'cancelled_by',
+          'cancelled_at',
         )
         .hincrby(this.key(id), 'retries', 1)
         .expire(this.key(id), this.ttl)
@@ -568,6 +656,8 @@ function recordView(h: Record<string, string>, spec: SnapshotSpecHead, companies
         : null,
     missing: h.missing ? (JSON.parse(h.missing) as MissingCompany[]) : [],
     missingCount: Number(h.missing_count ?? 0),
+    cancelled:
+      h.cancelled_by !== undefined ? { by: h.cancelled_by, atMs: Number(h.cancelled_at ?? 0) } : null,
   };
 }
 
