@@ -107,7 +107,8 @@ export async function runSnapshot(o: RunSnapshotOptions): Promise<RunSnapshotRes
       return { outcome: outcome.kind, plan, record: outcome.record };
     return { outcome: outcome.kind, plan, record: await follow(o, spec.id, workers, say) };
   } catch (err: unknown) {
-    if (o.local && o.signal?.aborted === true) await stopIfNeverAnswered(exporter, spec.id, o.signal.reason, say);
+    if (o.local && o.signal?.aborted === true)
+      await stopIfNeverAnswered(exporter, spec.id, o.signal.reason, say);
     throw err;
   } finally {
     await workers?.close();
