@@ -60,6 +60,7 @@ describe('one SIGTERM ends run --local when Redis is gone', () => {
       } finally {
         await redis.close();
       }
-    });
+      // Enqueueing and the first request may each take up to a minute on a loaded machine.
+    }, 180_000);
   }
 });

@@ -63,7 +63,7 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
     import('../command-support.js'),
     import('../../pipeline/index.js'),
   ]);
-  const { openExporter, redactUrl, resultLine, runSnapshot, serveMetrics } = p;
+  const { openExporter, redactUrl, resultLine, runSnapshot } = p;
   const flags: FlagOverride[] = [
     { path: 'datasets', value: o.datasets, flag: '--datasets' },
     { path: 'output.formats', value: o.formats, flag: '--formats' },
@@ -82,17 +82,7 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
     apiKey,
     processors: await app.loadJobs(),
   });
-  const metricsPort = o.metricsPort ?? config.worker.metrics_port;
-  const served =
-    o.local === true && metricsPort !== null
-      ? // A port that cannot be had ends the command: close what holds it open.
-        await serveMetrics(exporter, { port: metricsPort, host: config.worker.metrics_host }).catch(
-          async (err: unknown) => {
-            await exporter.close();
-            throw err;
-          },
-        )
-      : undefined;
+  const served = await serveLocalMetrics(o, config, exporter, p);
   if (served) logger.info({ url: `${served.server.url}/metrics` }, 'metrics served');
   const abort = new AbortController();
   const redis = `Redis at ${redactUrl(config.redis.url)}`;
@@ -139,6 +129,23 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
     await served?.close();
     offSignals();
   }
+}
+
+/** `run --local`'s metrics endpoint, when a port is set; a port that cannot be had closes the exporter and ends the command. */
+async function serveLocalMetrics(
+  o: RunCliOptions,
+  config: Config,
+  exporter: Pipeline.Exporter,
+  p: typeof Pipeline,
+): Promise<Awaited<ReturnType<typeof Pipeline.serveMetrics>> | undefined> {
+  const metricsPort = o.metricsPort ?? config.worker.metrics_port;
+  if (o.local !== true || metricsPort === null) return undefined;
+  return p
+    .serveMetrics(exporter, { port: metricsPort, host: config.worker.metrics_host })
+    .catch(async (err: unknown) => {
+      await exporter.close();
+      throw err;
+    });
 }
 
 /** The snapshot asked for: --tickers and --universe-file, else the config's universe. */
