@@ -414,5 +414,5 @@ describe('load into DuckDB and PostgreSQL', () => {
     } finally {
       await s3?.close();
     }
-  });
+  }, 300_000);
 });
