@@ -146,7 +146,7 @@ describe('verifySnapshot', () => {
     expect(report.ok).toBe(false);
     const bad = report.files.filter((f) => !f.ok);
     expect(bad).toHaveLength(1);
-    expect(bad[0]?.problems.join(' ')).toMatch(/^1 row\(s\) where value_num != value_scaled_int x 10\^scale/);
+    expect(bad[0]?.problems.join(' ')).toMatch(/^1 row where value_num != value_scaled_int x 10\^scale/);
     expect(bad[0]?.problems.join(' ')).toContain(
       String(syntheticFactRow(17, { ticker: 'AAPL', cik: '0000320193' }).fact_key),
     );

@@ -114,7 +114,7 @@ describe('incremental nights', () => {
     expect(second.rec.progress.series_catalog).toMatchObject({ done: 8, reused: 0 });
     const status = formatStatus(statusReport(second.rec, null));
     expect(status).toMatch(
-      /incremental: 14 part\(s\) carried over from inc-1 \(requests saved\); last full refresh 2025-10-30/,
+      /incremental: 14 parts carried over from inc-1 \(requests saved\); last full refresh 2025-10-30/,
     );
     expect(status).toMatch(/^dataset\s+done\s+reused\s+not_found/m);
     expect(second.manifest.incremental).toMatchObject({

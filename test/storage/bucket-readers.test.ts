@@ -10,9 +10,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listStoredSnapshots } from '../../src/output/catalog/stored-snapshots.js';
+import { latestStoredSnapshot, listStoredSnapshots } from '../../src/output/catalog/stored-snapshots.js';
 import type { Storage } from '../../src/output/storage/storage.js';
-import { readLatest } from '../../src/output/catalog/upload-snapshot.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import { openTestStorage, s3rverEnv, startS3, type TestS3 } from '../helpers/s3.js';
 import { publishFactParts, stageFactParts } from '../helpers/synthetic-snapshot.js';
@@ -146,7 +145,9 @@ describe('prune on an s3:// root', () => {
     ]);
     expect((await st.list('')).some((o) => o.key.includes('b-1'))).toBe(false);
     expect(left.find((s) => s.snapshotId === 'b-3')?.staging.length).toBeGreaterThan(0);
-    expect((await readLatest(st))?.snapshot_id).toBe('b-2');
+    // The pointer may still name b-bad, published last and then removed by hand above: every command
+    // reads `latest` through latestStoredSnapshot, which passes over a pointer to a snapshot that is gone.
+    expect(await latestStoredSnapshot(st)).toBe('b-2');
     // The one left still verifies.
     expect((await cli(['verify'])).code).toBe(0);
   });
