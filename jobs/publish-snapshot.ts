@@ -173,10 +173,21 @@ async function refuseIncomplete(
       `${failed.length + Math.max(0, missing)} of ${counted(p.total, 'part')} failed` +
       (first ? ` (first: ${first.dataset} ${first.ticker}: ${first.message ?? 'failed'})` : '') +
       `; not published. Retry the failed parts with: filings-export run --snapshot-id ${p.snapshotId} --retry`;
-    await store.transition(p.snapshotId, ['running'], 'failed', { message, finished: true });
-    log.error({ failed: failed.length, missing }, message);
-    throw new UnrecoverableError(message);
+    await endFailed(store, log, p.snapshotId, message, { failed: failed.length, missing });
   }
+}
+
+/** Ends a snapshot that cannot be published: the record says failed with `message`, and the job ends for good. */
+async function endFailed(
+  store: Store,
+  log: Logger,
+  id: string,
+  message: string,
+  fields: Record<string, unknown>,
+): Promise<never> {
+  await store.transition(id, ['running'], 'failed', { message, finished: true });
+  log.error(fields, message);
+  throw new UnrecoverableError(message);
 }
 
 /**
@@ -197,10 +208,9 @@ async function refuseNoneFound(
     log.warn({ missing: missing.map((m) => m.company) }, 'companies not found; publishing the rest');
     return;
   }
-  const message = noneFoundMessage(missing);
-  await store.transition(p.snapshotId, ['running'], 'failed', { message, finished: true });
-  log.error({ missing: missing.map((m) => m.company) }, message);
-  throw new UnrecoverableError(message);
+  await endFailed(store, log, p.snapshotId, noneFoundMessage(missing), {
+    missing: missing.map((m) => m.company),
+  });
 }
 
 /** Publishes, checks the published rows against the parts', marks it published and queues its load. */
