@@ -2,20 +2,30 @@
  * The docs point readers at the tests and benches that prove what they claim
  * (docs/budget.md's "Tests", the recipes' checks, the decisions' figures). A cited file that was
  * renamed or deleted leaves a claim nobody checks any more: every `test/…` and `bench/…` path
- * cited in README.md, CONTRIBUTING.md and docs/*.md must name a file that exists (a `*` pattern
- * at least one).
+ * cited in README.md, CONTRIBUTING.md and docs/**.md must name a file that exists (a `*` pattern
+ * at least one). Comments are held to the same: a file a comment of src/ or jobs/ names must exist,
+ * or the reader who follows it finds nothing (issue 37 found three such, left by moves).
  */
 import { readdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = new URL('../../', import.meta.url);
 
-/** The Markdown files users read: README.md, CONTRIBUTING.md and docs/*.md. */
+/** The Markdown files of `dir` and its sub-folders, as paths from the root. */
+async function markdownUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(new URL(`${dir}/`, root), { withFileTypes: true });
+  const nested = await Promise.all(
+    entries.filter((e) => e.isDirectory()).map((e) => markdownUnder(`${dir}/${e.name}`)),
+  );
+  const here = entries.filter((e) => e.isFile() && e.name.endsWith('.md')).map((e) => `${dir}/${e.name}`);
+  return [...here, ...nested.flat()];
+}
+
+/** The Markdown files users and contributors read: README.md, CONTRIBUTING.md and docs/**.md. */
 async function docFiles(): Promise<string[]> {
-  const docs = (await readdir(new URL('docs/', root)))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`);
-  return ['README.md', 'CONTRIBUTING.md', ...docs];
+  return ['README.md', 'CONTRIBUTING.md', ...(await markdownUnder('docs'))];
 }
 
 /** `test/…` and `bench/…` paths of a .ts file cited in `text`, `*` patterns included. */
@@ -32,6 +42,51 @@ async function matches(cited: string): Promise<string[]> {
   const pattern = new RegExp(`^${name.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}$`);
   const entries = await readdir(new URL(`${dir}/`, root)).catch(() => [] as string[]);
   return entries.filter((e) => pattern.test(e));
+}
+
+/** Every .ts file under `dir` (a path from the root), as paths from the root. */
+async function sourcesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(new URL(`${dir}/`, root), { withFileTypes: true, recursive: true });
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+    .map((e) => join(e.parentPath, e.name).slice(new URL(root).pathname.length));
+}
+
+/** The text of every comment in a TypeScript source, each once (the parser tells comments from strings). */
+function commentsOf(path: string, source: string): string[] {
+  const file = ts.createSourceFile(path, source, ts.ScriptTarget.Latest, true);
+  const seen = new Map<number, string>();
+  const keep = (ranges: ts.CommentRange[] | undefined): void => {
+    for (const r of ranges ?? []) seen.set(r.pos, source.slice(r.pos, r.end));
+  };
+  const visit = (node: ts.Node): void => {
+    keep(ts.getLeadingCommentRanges(source, node.getFullStart()));
+    keep(ts.getTrailingCommentRanges(source, node.end));
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return [...seen.values()];
+}
+
+/**
+ * File names a comment gives: paths with a folder (`src/pipeline/record/outage.ts`,
+ * `catalog/publish-order.ts`) and bare names (`outage.ts`). A URL's segments are not taken.
+ */
+function namedFiles(comment: string): { paths: string[]; bare: string[] } {
+  const found = comment.match(/(?<![\w/.@:-])[\w-]+(?:[./][\w-]+)*\.ts\b/g) ?? [];
+  const unique = [...new Set(found)];
+  return { paths: unique.filter((f) => f.includes('/')), bare: unique.filter((f) => !f.includes('/')) };
+}
+
+/**
+ * Where a path named in a comment of `from` may point: the comment's folder and each folder above
+ * it to the root (`catalog/paths.ts` in src/output/readers/ is src/output/catalog/paths.ts), or src/
+ * (`pipeline/queue/flow.ts` from jobs/).
+ */
+function candidates(from: string, named: string): string[] {
+  const folders: string[] = [];
+  for (let dir = dirname(from); dir !== '.'; dir = dirname(dir)) folders.push(dir);
+  return [...folders.map((dir) => join(dir, named)), named, join('src', named)];
 }
 
 describe('docs cite only tests and benches that exist', () => {
@@ -54,5 +109,48 @@ describe('docs cite only tests and benches that exist', () => {
     }
     expect(cited).toBeGreaterThan(20); // the docs do cite their tests: a scan that finds none is broken
     expect(missing).toEqual([]);
+  });
+});
+
+describe('comments of src/ and jobs/ name only files that exist', () => {
+  it('finds paths and bare names in comments, not in strings or URLs', () => {
+    const source = [
+      '// see src/pipeline/record/outage.ts and catalog/paths.ts (outage.ts)',
+      "const url = 'http://x/src/gone.ts'; /* https://github.com/o/r/blob/main/lib/x.ts */",
+      '/** Like `jobs/export-part.ts`. */',
+    ].join('\n');
+    const named = commentsOf('x.ts', source).map(namedFiles);
+    expect(named).toEqual([
+      { paths: ['src/pipeline/record/outage.ts', 'catalog/paths.ts'], bare: ['outage.ts'] },
+      { paths: [], bare: [] },
+      { paths: ['jobs/export-part.ts'], bare: [] },
+    ]);
+  });
+
+  it('every path a comment names resolves from its folder or one above, and every bare name is a file of src/ or jobs/', async () => {
+    const sources = [...(await sourcesUnder('src')), ...(await sourcesUnder('jobs'))];
+    const all = new Set(sources);
+    const names = new Set(sources.map((s) => s.slice(s.lastIndexOf('/') + 1)));
+    const exists = async (path: string): Promise<boolean> =>
+      all.has(path) ||
+      (await readFile(new URL(path, root)).then(
+        () => true,
+        () => false,
+      ));
+    const stale: string[] = [];
+    let named = 0;
+    for (const from of sources) {
+      for (const comment of commentsOf(from, await readFile(new URL(from, root), 'utf8'))) {
+        const { paths, bare } = namedFiles(comment);
+        named += paths.length + bare.length;
+        for (const path of paths) {
+          const found = await Promise.all(candidates(from, path).map(exists));
+          if (!found.includes(true)) stale.push(`${from}: ${path}`);
+        }
+        for (const name of bare) if (!names.has(name)) stale.push(`${from}: ${name}`);
+      }
+    }
+    expect(named).toBeGreaterThan(50); // comments do name files: a scan that finds none is broken
+    expect(stale).toEqual([]);
   });
 });
