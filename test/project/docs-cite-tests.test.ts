@@ -4,7 +4,9 @@
  * renamed or deleted leaves a claim nobody checks any more: every `test/…` and `bench/…` path
  * cited in README.md, CONTRIBUTING.md and docs/**.md must name a file that exists (a `*` pattern
  * at least one). Comments are held to the same: a file a comment of src/ or jobs/ names must exist,
- * or the reader who follows it finds nothing (issue 37 found three such, left by moves).
+ * or the reader who follows it finds nothing (issue 37 found three such, left by moves). And a
+ * section a doc or a comment sends the reader to (`docs/output.md, "Loading"`) must still be a
+ * heading or a bold lead-in of that doc, so splitting or renaming a section shows who cited it.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -151,6 +153,90 @@ describe('comments of src/ and jobs/ name only files that exist', () => {
       }
     }
     expect(named).toBeGreaterThan(50); // comments do name files: a scan that finds none is broken
+    expect(stale).toEqual([]);
+  });
+});
+
+/** Every Markdown file a citation may name: README.md, CONTRIBUTING.md and docs/**.md. */
+async function docTargets(): Promise<Map<string, string[]>> {
+  const targets = new Map<string, string[]>();
+  for (const doc of await docFiles()) {
+    const text = await readFile(new URL(doc, root), 'utf8');
+    const headings = [...text.matchAll(/^#+\s+(.+)$/gm)].map((m) => m[1]!);
+    const leadIns = [...text.matchAll(/\*\*([^*\n]+)\*\*/g)].map((m) => m[1]!);
+    targets.set(doc, [...headings, ...leadIns].map(plain));
+  }
+  return targets;
+}
+
+/** A title as compared: no heading marks or backticks, no trailing dot, lower case, spaces collapsed. */
+function plain(title: string): string {
+  return title
+    .replace(/^#+\s*/, '')
+    .replaceAll('`', '')
+    .replace(/\.$/, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .toLowerCase();
+}
+
+/**
+ * Sections cited in `text` (comment markers and line breaks already collapsed): a Markdown file
+ * followed by a quoted title, as in `docs/output.md, "Loading"` or `decisions.md ("Budget")`.
+ */
+function citedSections(text: string): { doc: string; title: string }[] {
+  const found = text.matchAll(/([\w./-]*\w\.md)(?:'s)?[,:]?\s+\(?"([^"]{3,120})"/g);
+  return [...found].map((m) => ({ doc: m[1]!, title: m[2]! }));
+}
+
+/** The doc a citation in `from` names, or undefined when it is no doc of ours. */
+function citedDoc(from: string, doc: string, docs: ReadonlyMap<string, unknown>): string | undefined {
+  const candidates = [doc, join(dirname(from), doc), join('docs', doc)];
+  return candidates.find((c) => docs.has(c));
+}
+
+/** Whether `title` (`…` standing for any text) is part of one of the doc's titles. */
+function titleFound(title: string, titles: readonly string[]): boolean {
+  const pieces = plain(title)
+    .split('…')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  return titles.some((t) => pieces.every((p) => t.includes(p)));
+}
+
+describe('docs and comments cite sections that exist', () => {
+  it('finds cited sections, with the doc as written', () => {
+    expect(citedSections('see docs/output.md, "Loading" and decisions.md ("`auto` on a key")')).toEqual([
+      { doc: 'docs/output.md', title: 'Loading' },
+      { doc: 'decisions.md', title: '`auto` on a key' },
+    ]);
+    expect(
+      titleFound('what the staged gzip … cost', [
+        plain('One process: what the staged gzip and the start-up cost'),
+      ]),
+    ).toBe(true);
+    expect(titleFound('What latest means', [plain('What the date and `latest` mean')])).toBe(false);
+  });
+
+  it('every cited section is a heading or a bold lead-in of its doc', async () => {
+    const targets = await docTargets();
+    const sources = [...(await sourcesUnder('src')), ...(await sourcesUnder('jobs'))];
+    const texts: [string, string][] = [];
+    for (const doc of targets.keys()) texts.push([doc, await readFile(new URL(doc, root), 'utf8')]);
+    for (const from of sources)
+      for (const comment of commentsOf(from, await readFile(new URL(from, root), 'utf8')))
+        texts.push([from, comment.replace(/\n\s*(?:\*(?!\/)|\/\/)?/g, ' ')]);
+    const stale: string[] = [];
+    let cited = 0;
+    for (const [from, text] of texts) {
+      for (const { doc, title } of citedSections(text.replace(/\n\s*/g, ' '))) {
+        const target = citedDoc(from, doc, targets);
+        if (target === undefined) continue;
+        cited++;
+        if (!titleFound(title, targets.get(target)!)) stale.push(`${from}: ${target} "${title}"`);
+      }
+    }
+    expect(cited).toBeGreaterThan(20); // docs and comments do cite sections: a scan that finds none is broken
     expect(stale).toEqual([]);
   });
 });
