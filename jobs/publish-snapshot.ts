@@ -53,7 +53,7 @@ export type { PublishSnapshotPayload };
 /** Days the per-part hash of a published snapshot is kept (the manifest has it all). */
 const PARTS_TTL_AFTER_PUBLISH_S = 7 * 86_400;
 
-/** The parent of every snapshot flow (queue/flow.ts); runs in the control worker. */
+/** The parent of every snapshot flow (src/pipeline/queue/flow.ts); runs in the control worker. */
 export const publishSnapshotJob = defineJob({
   type: PUBLISH_SNAPSHOT,
   deps: (env): PublishSnapshotDeps => ({

@@ -82,7 +82,7 @@ export interface PlainSegment {
 }
 
 /*
- * The shapes the pipeline's ports (src/pipeline/ports.ts) exchange with the output that satisfies
+ * The shapes the pipeline's ports (src/pipeline/part/ports.ts) exchange with the output that satisfies
  * them, stated here once so the port does not import its adapter's modules.
  */
 

@@ -127,7 +127,7 @@ async function stage(
 
 /**
  * Published as Parquet alone: a segment's Parquet replaces its rows, so they need no gzip
- * (docs/output.md "What a staged part is"). NDJSON output is converted from every staged row.
+ * (docs/internals/output.md "What a staged part is"). NDJSON output is converted from every staged row.
  * A part staged before (its pointer done, its staged file gone: a publish that could not use
  * its segments removed it) is staged whole this time, so that the retried publish can redo it.
  */

@@ -184,7 +184,7 @@ async function pick(o: LoadOptions, stored: StoredSnapshot[], ledger: LedgerRow[
       throw new InputError(`snapshot ${o.snapshot} is not published under ${o.storage.root}: nothing loaded`);
     return [await read(s)];
   }
-  // listStoredSnapshots lists in publish order, the one order of "newer" (catalog/publish-order.ts).
+  // listStoredSnapshots lists in publish order, the one order of "newer" (src/output/catalog/publish-order.ts).
   const order = stored;
   const loaded = new Set(ledger.map((r) => r.snapshot_id));
   const newest = ledger[ledger.length - 1];

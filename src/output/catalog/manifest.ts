@@ -13,7 +13,7 @@ import type { ColumnDef } from '../../datasets/index.js';
 
 export const MANIFEST_VERSION = 1;
 
-/** What a row of the `changes` dataset says (output/changes.ts). */
+/** What a row of the `changes` dataset says (src/output/publish/changes.ts). */
 export const CHANGE_KINDS = ['added', 'changed', 'removed'] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
@@ -138,7 +138,7 @@ export interface Manifest {
   writer: { name: string; version: string; engine: string };
   /** What an incremental night saved; absent in snapshots written before incremental nights. */
   incremental?: ManifestIncremental;
-  /** The `changes` dataset against the previous published snapshot (output/changes.ts); absent when none. */
+  /** The `changes` dataset against the previous published snapshot (src/output/publish/changes.ts); absent when none. */
   changes?: ManifestChanges;
   /**
    * Set when `changes` against a previous snapshot was asked for but not written: which snapshot,

@@ -3,7 +3,7 @@
  * API's data as of the moment it ran, so the order of publication is the order of the data; the
  * label date (`snapshot_date`, a calendar date in the time zone of whoever started it) never
  * decides. `latest`, the base of an incremental night, load, prune, verify, ddl, status and the
- * page all derive "newest" from this comparison (docs/output.md, "What latest means").
+ * page all derive "newest" from this comparison (docs/output.md, "What the date and `latest` mean").
  */
 
 /** What the order reads of a snapshot: its id and its manifest's `published_at` (ISO-8601). */

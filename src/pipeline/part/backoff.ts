@@ -5,7 +5,7 @@
  * many parts that failed together land across [d·(1−j), d·(1+j)] instead of all before d, so a
  * burst of failures does not come back as a burst, and the attempts of a part last as long as the
  * nominal schedule on average. (Only shortening delays, as before, made five attempts end 15–30 s
- * after the first.) API outages are not retried at all: the queue holds (outage.ts).
+ * after the first.) API outages are not retried at all: the queue holds (src/pipeline/record/outage.ts).
  */
 import type { BackoffStrategy } from 'bullmq';
 

@@ -22,7 +22,7 @@ export const FAILURE_ACTIONS = {
     'Per-minute 429: the whole parts queue waits out Retry-After; the job goes back, no attempt spent.',
   wait_quota_reset: 'Quota 429 (daily/monthly): the job is delayed until the quota resets, no attempt spent.',
   hold_on_outage:
-    'Transient and possibly global (the API is away): retried per part, but several in a row across parts hold the whole queue and probe until the API answers (src/pipeline/part/outage.ts).',
+    'Transient and possibly global (the API is away): retried per part, but several in a row across parts hold the whole queue and probe until the API answers (src/pipeline/record/outage.ts).',
   retry:
     'Transient: BullMQ retries with backoff while attempts remain (for a code marked "only if transient", only when the error says so).',
   fail: 'Permanent: the part fails at once, no further attempt.',
