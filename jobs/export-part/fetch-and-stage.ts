@@ -22,31 +22,31 @@ import { apiAnswered, type PartAttempt } from './attempt.js';
 
 /** Fetches the part under the budget and stages it; `note` becomes the pointer's message if it has none. */
 export function fetchAndStage(
-  a: PartAttempt,
+  attempt: PartAttempt,
   operation: string,
   note: string | undefined,
 ): Promise<PartPointer> {
-  const { deps, p } = a;
+  const { helpers, payload } = attempt;
   return withBudget(
-    deps.budget,
+    helpers.budget,
     {
-      job: a.job,
-      token: a.token,
-      rateLimiter: deps.rateLimiter,
+      job: attempt.job,
+      token: attempt.token,
+      rateLimiter: helpers.rateLimiter,
       operation,
-      snapshotId: p.snapshotId,
-      part: `${p.dataset}/${a.key}`,
-      store: deps.store,
-      label: a.label,
+      snapshotId: payload.snapshotId,
+      part: `${payload.dataset}/${attempt.key}`,
+      store: helpers.record,
+      label: attempt.label,
       // A part still waiting for its slot goes back to the queue when the worker shuts down.
-      signal: waitSignal(a.signal, deps.closing),
-      onWait: (reason) => deps.metrics?.budgetWaits.inc({ reason }),
+      signal: waitSignal(attempt.signal, helpers.closing),
+      onWait: (reason) => helpers.metrics?.budgetWaits.inc({ reason }),
     },
     async (permit) => {
-      const fetchedAt = new Date(deps.clock.now()).toISOString();
-      const res = await request(a, operation);
+      const fetchedAt = new Date(helpers.clock.now()).toISOString();
+      const res = await request(attempt, operation);
       try {
-        return await stage(a, res, permit, operation, fetchedAt, note);
+        return await stage(attempt, res, permit, operation, fetchedAt, note);
       } catch (err: unknown) {
         // Whatever failed after the headers (the writer, Redis), the body must not stay unread.
         await res.cancel();
@@ -57,11 +57,11 @@ export function fetchAndStage(
 }
 
 /** Sends the request; a failure is counted once its answer is known, then rethrown. */
-async function request(a: PartAttempt, operation: string): Promise<PartResponse> {
-  const { deps, p } = a;
-  const m = deps.metrics;
+async function request(attempt: PartAttempt, operation: string): Promise<PartResponse> {
+  const { helpers, payload } = attempt;
+  const m = helpers.metrics;
   try {
-    return await deps.fetcher.fetch(p.dataset, p.company, a.signal);
+    return await helpers.fetcher.fetch(payload.dataset, payload.company, attempt.signal);
   } catch (err: unknown) {
     // Counted once the answer is known; a request the client refused to send is not one.
     if (!(err instanceof RequestValidationError)) {
@@ -69,11 +69,11 @@ async function request(a: PartAttempt, operation: string): Promise<PartResponse>
       m?.requests.inc({ operation, status_class: statusClass(errorStatus(err)) });
       if (action === 'hold_queue') m?.rateLimited.inc({ kind: 'rate' });
       if (action === 'wait_quota_reset') m?.rateLimited.inc({ kind: 'quota' });
-      await deps.store.countRequest(p.snapshotId, {
+      await helpers.record.countRequest(payload.snapshotId, {
         rateLimited: action === 'hold_queue' || action === 'wait_quota_reset',
       });
       // Any status but a 5xx is an answer: the API is there.
-      if (action !== 'hold_on_outage' && action !== 'retry') await apiAnswered(a);
+      if (action !== 'hold_on_outage' && action !== 'retry') await apiAnswered(attempt);
     }
     throw err;
   }
@@ -81,31 +81,31 @@ async function request(a: PartAttempt, operation: string): Promise<PartResponse>
 
 /** Counts the answered request, then streams its rows into a new part writer. */
 async function stage(
-  a: PartAttempt,
+  attempt: PartAttempt,
   res: PartResponse,
   permit: BoundPermit,
   operation: string,
   fetchedAt: string,
   note: string | undefined,
 ): Promise<PartPointer> {
-  const { deps, p } = a;
-  deps.metrics?.requests.inc({ operation, status_class: statusClass(res.status) });
-  await apiAnswered(a);
-  await deps.store.countRequest(p.snapshotId, {});
+  const { helpers, payload } = attempt;
+  helpers.metrics?.requests.inc({ operation, status_class: statusClass(res.status) });
+  await apiAnswered(attempt);
+  await helpers.record.countRequest(payload.snapshotId, {});
   await permit.observe(res.rateLimit);
-  const early = earlyConversionOf(a);
-  const writer = deps.createWriter({
-    root: p.outDir,
-    snapshotId: p.snapshotId,
-    dataset: p.dataset,
-    ticker: a.key,
+  const early = earlyConversionOf(attempt);
+  const writer = helpers.createWriter({
+    root: payload.outDir,
+    snapshotId: payload.snapshotId,
+    dataset: payload.dataset,
+    ticker: attempt.key,
     fetchedAt,
     // Each segment's rows also uncompressed, for its conversion to read without gunzip.
     ...(early === undefined ? {} : { plainSegmentRows: early.segmentRows }),
-    ...(early !== undefined && (await parquetOnly(a)) ? { segmentsOutsideGzip: true } : {}),
+    ...(early !== undefined && (await parquetOnly(attempt)) ? { segmentsOutsideGzip: true } : {}),
   });
-  const fingerprint = p.dataset === CHANGE_DATASET ? new CatalogFingerprint() : undefined;
-  const segments = early === undefined ? undefined : segmentAnnouncer(a, early, writer);
+  const fingerprint = payload.dataset === CHANGE_DATASET ? new CatalogFingerprint() : undefined;
+  const segments = early === undefined ? undefined : segmentAnnouncer(attempt, early, writer);
   // Unparsed rows only when nothing reads a row's fields (the catalog fingerprint does).
   const pointer = await streamToWriter(
     (fingerprint === undefined ? res.compactRows : undefined) ?? res.rows,
@@ -113,12 +113,12 @@ async function stage(
     () => res.envelope(),
     writer,
     operation,
-    a.base,
+    attempt.base,
     fingerprint === undefined ? undefined : (row) => fingerprint.add(row),
     segments === undefined ? undefined : () => segments.poll(),
   );
   const queued = await segments?.settle();
-  if (queued) a.log.debug({ segments: queued }, 'segments queued while staging');
+  if (queued) attempt.log.debug({ segments: queued }, 'segments queued while staging');
   const digest = fingerprint?.digest();
   if (digest !== undefined && digest !== null) pointer.fingerprint = digest;
   if (note !== undefined && pointer.message === undefined) pointer.message = note;
@@ -131,36 +131,39 @@ async function stage(
  * A part staged before (its pointer done, its staged file gone: a publish that could not use
  * its segments removed it) is staged whole this time, so that the retried publish can redo it.
  */
-async function parquetOnly(a: PartAttempt): Promise<boolean> {
-  const { store } = a.deps;
-  const formats = (await store.view(a.p.snapshotId))?.spec.formats ?? [];
+async function parquetOnly(attempt: PartAttempt): Promise<boolean> {
+  const { record } = attempt.helpers;
+  const formats = (await record.view(attempt.payload.snapshotId))?.spec.formats ?? [];
   if (formats.length !== 1 || formats[0] !== 'parquet') return false;
-  return (await store.getPart(a.p.snapshotId, a.p.dataset, a.key))?.status !== 'done';
+  return (
+    (await record.getPart(attempt.payload.snapshotId, attempt.payload.dataset, attempt.key))?.status !==
+    'done'
+  );
 }
 
 /** Big parts of fixed-schema datasets are converted in segments while they are staged. */
-function earlyConversionOf(a: PartAttempt): EarlyConversion | undefined {
-  const { deps, p } = a;
-  return deps.earlyConversion === undefined || baseSchema(p.dataset).inferred
+function earlyConversionOf(attempt: PartAttempt): EarlyConversion | undefined {
+  const { helpers, payload } = attempt;
+  return helpers.earlyConversion === undefined || baseSchema(payload.dataset).inferred
     ? undefined
-    : deps.earlyConversion;
+    : helpers.earlyConversion;
 }
 
 function segmentAnnouncer(
-  a: PartAttempt,
+  attempt: PartAttempt,
   early: EarlyConversion,
   writer: PartWriter,
 ): SegmentAnnouncer | undefined {
-  const { p } = a;
+  const { payload } = attempt;
   // A writer that cannot say what is on disk (a bucket's, staged in a temp dir) has no segments.
   if (writer.written === undefined) return undefined;
   return new SegmentAnnouncer({
     early,
     writer,
-    snapshotId: p.snapshotId,
-    outDir: p.outDir,
-    dataset: p.dataset,
-    logger: a.log,
+    snapshotId: payload.snapshotId,
+    outDir: payload.outDir,
+    dataset: payload.dataset,
+    logger: attempt.log,
   });
 }
 
