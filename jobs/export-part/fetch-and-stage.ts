@@ -22,31 +22,31 @@ import { apiAnswered, type PartAttempt } from './attempt.js';
 
 /** Fetches the part under the budget and stages it; `note` becomes the pointer's message if it has none. */
 export function fetchAndStage(
-  attempt: PartAttempt,
+  a: PartAttempt,
   operation: string,
   note: string | undefined,
 ): Promise<PartPointer> {
-  const { helpers, payload } = attempt;
+  const { helpers: deps, payload: p } = a;
   return withBudget(
-    helpers.budget,
+    deps.budget,
     {
-      job: attempt.job,
-      token: attempt.token,
-      rateLimiter: helpers.rateLimiter,
+      job: a.job,
+      token: a.token,
+      rateLimiter: deps.rateLimiter,
       operation,
-      snapshotId: payload.snapshotId,
-      part: `${payload.dataset}/${attempt.key}`,
-      store: helpers.record,
-      label: attempt.label,
+      snapshotId: p.snapshotId,
+      part: `${p.dataset}/${a.key}`,
+      store: deps.record,
+      label: a.label,
       // A part still waiting for its slot goes back to the queue when the worker shuts down.
-      signal: waitSignal(attempt.signal, helpers.closing),
-      onWait: (reason) => helpers.metrics?.budgetWaits.inc({ reason }),
+      signal: waitSignal(a.signal, deps.closing),
+      onWait: (reason) => deps.metrics?.budgetWaits.inc({ reason }),
     },
     async (permit) => {
-      const fetchedAt = new Date(helpers.clock.now()).toISOString();
-      const res = await request(attempt, operation);
+      const fetchedAt = new Date(deps.clock.now()).toISOString();
+      const res = await request(a, operation);
       try {
-        return await stage(attempt, res, permit, operation, fetchedAt, note);
+        return await stage(a, res, permit, operation, fetchedAt, note);
       } catch (err: unknown) {
         // Whatever failed after the headers (the writer, Redis), the body must not stay unread.
         await res.cancel();
@@ -57,11 +57,11 @@ export function fetchAndStage(
 }
 
 /** Sends the request; a failure is counted once its answer is known, then rethrown. */
-async function request(attempt: PartAttempt, operation: string): Promise<PartResponse> {
-  const { helpers, payload } = attempt;
-  const m = helpers.metrics;
+async function request(a: PartAttempt, operation: string): Promise<PartResponse> {
+  const { helpers: deps, payload: p } = a;
+  const m = deps.metrics;
   try {
-    return await helpers.fetcher.fetch(payload.dataset, payload.company, attempt.signal);
+    return await deps.fetcher.fetch(p.dataset, p.company, a.signal);
   } catch (err: unknown) {
     // Counted once the answer is known; a request the client refused to send is not one.
     if (!(err instanceof RequestValidationError)) {
@@ -69,11 +69,11 @@ async function request(attempt: PartAttempt, operation: string): Promise<PartRes
       m?.requests.inc({ operation, status_class: statusClass(errorStatus(err)) });
       if (action === 'hold_queue') m?.rateLimited.inc({ kind: 'rate' });
       if (action === 'wait_quota_reset') m?.rateLimited.inc({ kind: 'quota' });
-      await helpers.record.countRequest(payload.snapshotId, {
+      await deps.record.countRequest(p.snapshotId, {
         rateLimited: action === 'hold_queue' || action === 'wait_quota_reset',
       });
       // Any status but a 5xx is an answer: the API is there.
-      if (action !== 'hold_on_outage' && action !== 'retry') await apiAnswered(attempt);
+      if (action !== 'hold_on_outage' && action !== 'retry') await apiAnswered(a);
     }
     throw err;
   }
@@ -81,31 +81,31 @@ async function request(attempt: PartAttempt, operation: string): Promise<PartRes
 
 /** Counts the answered request, then streams its rows into a new part writer. */
 async function stage(
-  attempt: PartAttempt,
+  a: PartAttempt,
   res: PartResponse,
   permit: BoundPermit,
   operation: string,
   fetchedAt: string,
   note: string | undefined,
 ): Promise<PartPointer> {
-  const { helpers, payload } = attempt;
-  helpers.metrics?.requests.inc({ operation, status_class: statusClass(res.status) });
-  await apiAnswered(attempt);
-  await helpers.record.countRequest(payload.snapshotId, {});
+  const { helpers: deps, payload: p } = a;
+  deps.metrics?.requests.inc({ operation, status_class: statusClass(res.status) });
+  await apiAnswered(a);
+  await deps.record.countRequest(p.snapshotId, {});
   await permit.observe(res.rateLimit);
-  const early = earlyConversionOf(attempt);
-  const writer = helpers.createWriter({
-    root: payload.outDir,
-    snapshotId: payload.snapshotId,
-    dataset: payload.dataset,
-    ticker: attempt.key,
+  const early = earlyConversionOf(a);
+  const writer = deps.createWriter({
+    root: p.outDir,
+    snapshotId: p.snapshotId,
+    dataset: p.dataset,
+    ticker: a.key,
     fetchedAt,
     // Each segment's rows also uncompressed, for its conversion to read without gunzip.
     ...(early === undefined ? {} : { plainSegmentRows: early.segmentRows }),
-    ...(early !== undefined && (await parquetOnly(attempt)) ? { segmentsOutsideGzip: true } : {}),
+    ...(early !== undefined && (await parquetOnly(a)) ? { segmentsOutsideGzip: true } : {}),
   });
-  const fingerprint = payload.dataset === CHANGE_DATASET ? new CatalogFingerprint() : undefined;
-  const segments = early === undefined ? undefined : segmentAnnouncer(attempt, early, writer);
+  const fingerprint = p.dataset === CHANGE_DATASET ? new CatalogFingerprint() : undefined;
+  const segments = early === undefined ? undefined : segmentAnnouncer(a, early, writer);
   // Unparsed rows only when nothing reads a row's fields (the catalog fingerprint does).
   const pointer = await streamToWriter(
     (fingerprint === undefined ? res.compactRows : undefined) ?? res.rows,
@@ -113,12 +113,12 @@ async function stage(
     () => res.envelope(),
     writer,
     operation,
-    attempt.base,
+    a.base,
     fingerprint === undefined ? undefined : (row) => fingerprint.add(row),
     segments === undefined ? undefined : () => segments.poll(),
   );
   const queued = await segments?.settle();
-  if (queued) attempt.log.debug({ segments: queued }, 'segments queued while staging');
+  if (queued) a.log.debug({ segments: queued }, 'segments queued while staging');
   const digest = fingerprint?.digest();
   if (digest !== undefined && digest !== null) pointer.fingerprint = digest;
   if (note !== undefined && pointer.message === undefined) pointer.message = note;
@@ -131,39 +131,36 @@ async function stage(
  * A part staged before (its pointer done, its staged file gone: a publish that could not use
  * its segments removed it) is staged whole this time, so that the retried publish can redo it.
  */
-async function parquetOnly(attempt: PartAttempt): Promise<boolean> {
-  const { record } = attempt.helpers;
-  const formats = (await record.view(attempt.payload.snapshotId))?.spec.formats ?? [];
+async function parquetOnly(a: PartAttempt): Promise<boolean> {
+  const { record: store } = a.helpers;
+  const formats = (await store.view(a.payload.snapshotId))?.spec.formats ?? [];
   if (formats.length !== 1 || formats[0] !== 'parquet') return false;
-  return (
-    (await record.getPart(attempt.payload.snapshotId, attempt.payload.dataset, attempt.key))?.status !==
-    'done'
-  );
+  return (await store.getPart(a.payload.snapshotId, a.payload.dataset, a.key))?.status !== 'done';
 }
 
 /** Big parts of fixed-schema datasets are converted in segments while they are staged. */
-function earlyConversionOf(attempt: PartAttempt): EarlyConversion | undefined {
-  const { helpers, payload } = attempt;
-  return helpers.earlyConversion === undefined || baseSchema(payload.dataset).inferred
+function earlyConversionOf(a: PartAttempt): EarlyConversion | undefined {
+  const { helpers: deps, payload: p } = a;
+  return deps.earlyConversion === undefined || baseSchema(p.dataset).inferred
     ? undefined
-    : helpers.earlyConversion;
+    : deps.earlyConversion;
 }
 
 function segmentAnnouncer(
-  attempt: PartAttempt,
+  a: PartAttempt,
   early: EarlyConversion,
   writer: PartWriter,
 ): SegmentAnnouncer | undefined {
-  const { payload } = attempt;
+  const { payload: p } = a;
   // A writer that cannot say what is on disk (a bucket's, staged in a temp dir) has no segments.
   if (writer.written === undefined) return undefined;
   return new SegmentAnnouncer({
     early,
     writer,
-    snapshotId: payload.snapshotId,
-    outDir: payload.outDir,
-    dataset: payload.dataset,
-    logger: attempt.log,
+    snapshotId: p.snapshotId,
+    outDir: p.outDir,
+    dataset: p.dataset,
+    logger: a.log,
   });
 }
 
