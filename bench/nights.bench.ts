@@ -27,7 +27,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { jobProcessors } from '../jobs/index.js';
+import { jobDefinitions } from '../jobs/index.js';
 import { requireApiKey, type Config } from '../src/config/load.js';
 import { loadStore } from '../src/emulator/data/index.js';
 import { DEMO_API_KEY } from '../src/emulator/demo-key.js';
@@ -133,7 +133,7 @@ export async function run(): Promise<BenchResult[]> {
       config,
       logger: silentLogger(),
       apiKey: requireApiKey(config),
-      processors: jobProcessors,
+      definitions: jobDefinitions,
     });
     const api = emulatorControl(emulator.url);
     const companies = store.companies().map((c) => parseCompany(c.ticker ?? c.cik, 'bench'));

@@ -10,7 +10,7 @@ import { cp, mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { jobProcessors } from '../jobs/index.js';
+import { jobDefinitions } from '../jobs/index.js';
 import { loadConfig, requireApiKey } from '../src/config/load.js';
 import { DEMO_API_KEY, startEmulator } from '../src/emulator/index.js';
 import { SYNTHETIC_CIK_START } from '../src/emulator/data/companies/synthetic.js';
@@ -53,7 +53,7 @@ async function metricsOverhead(): Promise<BenchResult> {
       config,
       logger: silentLogger(),
       apiKey: requireApiKey(config),
-      processors: jobProcessors,
+      definitions: jobDefinitions,
     });
     const companies = Array.from({ length: COMPANIES }, (_, i) =>
       parseCompany(String(SYNTHETIC_CIK_START + i), 'bench'),

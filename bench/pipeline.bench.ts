@@ -27,7 +27,7 @@ import { startEmulator } from '../src/emulator/index.js';
 import { startPrivateRedis } from '../src/infra/redis-server.js';
 import { silentLogger } from '../src/log.js';
 import { DEFAULT_ROW_GROUP_ROWS } from '../src/output/index.js';
-import { jobProcessors } from '../jobs/index.js';
+import { jobDefinitions } from '../jobs/index.js';
 import { openExporter } from '../src/pipeline/exporter.js';
 import { followSnapshot } from '../src/pipeline/queue/follow.js';
 import { runSnapshot } from '../src/pipeline/run-snapshot.js';
@@ -103,7 +103,7 @@ async function bundledUniverse(redisUrl: string, outDir: string, prefix: string)
         config,
         logger: silentLogger(),
         apiKey: requireApiKey(config),
-        processors: jobProcessors,
+        definitions: jobDefinitions,
       });
       try {
         const companies = store
@@ -435,7 +435,7 @@ async function workerExport(
     config,
     logger: silentLogger(),
     apiKey: requireApiKey(config),
-    processors: jobProcessors,
+    definitions: jobDefinitions,
   });
   const id = `bench-synbig-${entry}${hog ? '-hog' : ''}-c${conversions}`;
   try {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Entry point of the `filings-export` CLI, and the composition root: it hands the CLI the job
-// processors of jobs/ (loaded only by commands that run workers), so src/ never imports jobs/.
+// definitions of jobs/ (loaded only by commands that run workers), so src/ never imports jobs/.
 // The installed package has no sources and always runs the compiled build/. A checkout runs build/
 // while it is current (`npm run build`), else the TypeScript sources through tsx (a dev dependency),
 // so it works right after `npm install` and after any edit.
@@ -24,6 +24,6 @@ if (entry === 'build') {
   register();
   const { runCli } = await import('../src/cli/main.ts');
   await runCli(process.argv, {
-    loadJobs: async () => (await import('../jobs/index.ts')).jobProcessors,
+    loadJobs: async () => (await import('../jobs/index.ts')).jobDefinitions,
   });
 }

@@ -3,7 +3,7 @@
 // bundle of build/cli/ (scripts/bundle-cli.mjs), a chunk per command loaded when it runs.
 import module from 'node:module';
 
-/** Runs `filings-export` on argv with the job processors (loaded only by worker commands). */
+/** Runs `filings-export` on argv with the job definitions (loaded only by worker commands). */
 export async function runCompiled(argv) {
   // Node 22.1+ keeps the compiled code of build/ on disk between runs (under the temp dir; a
   // directory it cannot write is skipped), so a short command such as `status` starts with less
@@ -11,6 +11,6 @@ export async function runCompiled(argv) {
   module.enableCompileCache?.();
   const { runCli } = await import('../build/cli/main.js');
   await runCli(argv, {
-    loadJobs: async () => (await import('../build/cli/jobs.js')).jobProcessors,
+    loadJobs: async () => (await import('../build/cli/jobs.js')).jobDefinitions,
   });
 }

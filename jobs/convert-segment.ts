@@ -5,74 +5,47 @@
  * Best effort by design: whatever it cannot do (a staged file gone, a value that does not fit, a
  * snapshot already published) it skips, and publishing converts those rows itself.
  */
-import { UnrecoverableError, type Job } from 'bullmq';
 import { coerceError } from '../src/errors.js';
 import {
   CONVERT_SEGMENT,
   defineJob,
   type ConvertSegmentPayload,
-  type SegmentConverter,
-  type SegmentDiscarder,
+  type JobHelpers,
   type SegmentOutcome,
   type SegmentRequest,
-  type SnapshotStore,
 } from '../src/pipeline/index.js';
-import type { Logger } from '../src/log.js';
-
-export interface ConvertSegmentDeps {
-  convert: SegmentConverter;
-  /** Removes a skipped segment's uncompressed file. @defaultValue none: left to the staging area's removal */
-  discard?: SegmentDiscarder;
-  store: Pick<SnapshotStore, 'state'>;
-  logger: Logger;
-}
-
-export type ConvertSegmentProcessor = (job: Job) => Promise<SegmentOutcome>;
 
 export type { ConvertSegmentPayload };
 
 /** Runs in the control worker; without a converter (no local staging) every segment is skipped. */
-export const convertSegmentJob = defineJob({
-  type: CONVERT_SEGMENT,
-  deps: (env): ConvertSegmentDeps => ({
-    convert:
-      env.ports.convertSegment ??
-      (() => Promise.resolve({ status: 'skipped', reason: 'no segment converter' })),
-    ...(env.ports.discardSegment ? { discard: env.ports.discardSegment } : {}),
-    store: env.ctx.store,
-    logger: env.logger,
-  }),
-  create: createConvertSegmentProcessor,
-});
+export const convertSegmentJob = defineJob({ type: CONVERT_SEGMENT, run: convertSegment });
 
-export function createConvertSegmentProcessor(deps: ConvertSegmentDeps): ConvertSegmentProcessor {
-  return async function processConvertSegment(job: Job): Promise<SegmentOutcome> {
-    let p: ConvertSegmentPayload;
-    try {
-      p = CONVERT_SEGMENT.parse(job.data);
-    } catch (err: unknown) {
-      throw new UnrecoverableError(coerceError(err).message);
-    }
-    const log = deps.logger.child({ snapshot: p.snapshotId, segment: `${p.dataset} ${p.skip}+${p.take}` });
-    // Published, failed or stopped: its staging is gone or about to be; nothing would use the segment.
-    const state = await deps.store.state(p.snapshotId);
-    if (state !== 'running') {
-      // A failed or stopped snapshot keeps its staging for --retry: the segment's plain file goes
-      // now, unless it holds the segment's only rows (which a retried publish converts).
-      if (p.plainOnly !== true)
-        await deps.discard?.(segmentRequestOf(p)).catch((err: unknown) => {
-          log.debug({ reason: coerceError(err).message }, "could not remove the segment's plain file");
-        });
-      const outcome: SegmentOutcome = { status: 'skipped', reason: `snapshot is ${state ?? 'gone'}` };
-      log.debug({ reason: outcome.reason }, 'segment skipped');
-      return outcome;
-    }
-    const outcome = await deps.convert(segmentRequestOf(p));
-    if (outcome.status === 'converted')
-      log.debug({ ms: outcome.ms, read: outcome.read }, 'segment converted while staging');
-    else log.info({ reason: outcome.reason }, 'segment skipped; publishing converts these rows');
+async function convertSegment(payload: ConvertSegmentPayload, helpers: JobHelpers): Promise<SegmentOutcome> {
+  const { convertSegment: convert, discardSegment: discard } = helpers;
+  const log = helpers.logger.child({
+    snapshot: payload.snapshotId,
+    segment: `${payload.dataset} ${payload.skip}+${payload.take}`,
+  });
+  // Published, failed or stopped: its staging is gone or about to be; nothing would use the segment.
+  const state = await helpers.record.state(payload.snapshotId);
+  if (state !== 'running') {
+    // A failed or stopped snapshot keeps its staging for --retry: the segment's plain file goes
+    // now, unless it holds the segment's only rows (which a retried publish converts).
+    if (payload.plainOnly !== true)
+      await discard?.(segmentRequestOf(payload)).catch((err: unknown) => {
+        log.debug({ reason: coerceError(err).message }, "could not remove the segment's plain file");
+      });
+    const outcome: SegmentOutcome = { status: 'skipped', reason: `snapshot is ${state ?? 'gone'}` };
+    log.debug({ reason: outcome.reason }, 'segment skipped');
     return outcome;
-  };
+  }
+  const outcome: SegmentOutcome = convert
+    ? await convert(segmentRequestOf(payload))
+    : { status: 'skipped', reason: 'no segment converter' };
+  if (outcome.status === 'converted')
+    log.debug({ ms: outcome.ms, read: outcome.read }, 'segment converted while staging');
+  else log.info({ reason: outcome.reason }, 'segment skipped; publishing converts these rows');
+  return outcome;
 }
 
 /** The converter's request for a checked payload. */

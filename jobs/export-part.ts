@@ -6,85 +6,57 @@
  *
  * An attempt runs three named steps (jobs/export-part/): prepare or reuse (prepare.ts), fetch and
  * stage (fetch-and-stage.ts), and on a throw, act on the failure (on-failure.ts). A changed
- * company's catalog part then moves the company's other parts forward (hurry.ts).
+ * company's catalog part then moves the company's other parts to the front of the queue
+ * (changed-company-first.ts).
  */
 import type { Job } from 'bullmq';
-import {
-  CONVERT_SEGMENT,
-  defineJob,
-  earlyConversionOf,
-  EXPORT_PART,
-  partHurrier,
-  type ExportPartPayload,
-  type JobEnv,
-} from '../src/pipeline/index.js';
+import { defineJob, EXPORT_PART, type ExportPartPayload, type JobHelpers } from '../src/pipeline/index.js';
 import type { PartPointer } from '../src/types.js';
 import { recordPart, startAttempt } from './export-part/attempt.js';
+import { moveChangedCompanyFirst } from './export-part/changed-company-first.js';
 import { fetchAndStage } from './export-part/fetch-and-stage.js';
-import { hurryIfChanged } from './export-part/hurry.js';
 import { actOnFailure } from './export-part/on-failure.js';
 import { passOutageGate, prepareOrReuse } from './export-part/prepare.js';
-import type { ExportPartDeps, ExportPartProcessor } from './export-part/deps.js';
 
-export type { ExportPartPayload, ExportPartDeps };
+export type { ExportPartPayload };
 
 /** One part of a snapshot, in the parts worker (rate-limited by the budget). */
 export const exportPartJob = defineJob({
   type: EXPORT_PART,
-  deps: exportPartDeps,
-  create: createExportPartProcessor,
-  onFailed: (job, err, env) =>
-    env.ctx.logger.debug(
+  run: exportPart,
+  onFailed: (job, err, helpers) =>
+    helpers.logger.debug(
       { job: job.id, reason: err.message, attempts: job.attemptsMade },
       'part attempt failed',
     ),
 });
 
-function exportPartDeps(env: JobEnv): ExportPartDeps {
-  const { ctx } = env;
-  const early = earlyConversionOf(ctx.config, (payload) => env.add(CONVERT_SEGMENT, payload));
-  return {
-    closing: env.closing,
-    fetcher: env.ports.fetcher,
-    createWriter: env.ports.createWriter,
-    ...(env.ports.stagedBytes ? { stagedBytes: env.ports.stagedBytes } : {}),
-    ...(env.ports.reuse ? { reuse: env.ports.reuse, hurry: partHurrier(ctx.partsQueue) } : {}),
-    store: ctx.store,
-    budget: env.budget,
-    rateLimiter: ctx.partsQueue,
-    outage: ctx.outage,
-    maxOutageMs: ctx.config.retry.outage_max_ms,
-    stopSnapshot: env.stopSnapshot,
-    clock: env.clock,
-    logger: env.logger,
-    ...(env.metrics ? { metrics: env.metrics } : {}),
-    ...(early ? { earlyConversion: early } : {}),
-  };
-}
-
-/** The part processor: `new Worker(partsQueue, createExportPartProcessor(deps), …)`. */
-export function createExportPartProcessor(deps: ExportPartDeps): ExportPartProcessor {
-  return async function processExportPart(
-    job: Job,
-    token?: string,
-    signal?: AbortSignal,
-  ): Promise<PartPointer> {
-    const a = startAttempt(deps, job, token, signal);
-    const prepared = await prepareOrReuse(a);
-    if (prepared.kind === 'settled') return prepared.pointer;
-    await passOutageGate(a);
-    const startedAt = performance.now();
-    const timed = (): void =>
-      deps.metrics?.partDuration.observe({ dataset: a.p.dataset }, (performance.now() - startedAt) / 1000);
-    try {
-      const pointer = await fetchAndStage(a, prepared.spec.operation, prepared.note);
-      timed();
-      await recordPart(a, pointer);
-      a.log.debug({ rows: pointer.rows, bytes: pointer.bytes }, 'part exported');
-      await hurryIfChanged(a, pointer);
-      return pointer;
-    } catch (err: unknown) {
-      return actOnFailure(a, err, timed);
-    }
-  };
+/** One attempt of the part: prepare or reuse, fetch and stage, record; on a throw, the failure step. */
+async function exportPart(
+  payload: ExportPartPayload,
+  helpers: JobHelpers,
+  job: Job,
+  token?: string,
+  signal?: AbortSignal,
+): Promise<PartPointer> {
+  const attempt = startAttempt(payload, helpers, job, token, signal);
+  const prepared = await prepareOrReuse(attempt);
+  if (prepared.kind === 'settled') return prepared.pointer;
+  await passOutageGate(attempt);
+  const startedAt = performance.now();
+  const timed = (): void =>
+    helpers.metrics?.partDuration.observe(
+      { dataset: payload.dataset },
+      (performance.now() - startedAt) / 1000,
+    );
+  try {
+    const pointer = await fetchAndStage(attempt, prepared.spec.operation, prepared.note);
+    timed();
+    await recordPart(attempt, pointer);
+    attempt.log.debug({ rows: pointer.rows, bytes: pointer.bytes }, 'part exported');
+    await moveChangedCompanyFirst(attempt, pointer);
+    return pointer;
+  } catch (err: unknown) {
+    return actOnFailure(attempt, err, timed);
+  }
 }

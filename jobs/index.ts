@@ -10,8 +10,8 @@ import { loadSnapshotJob } from './load-snapshot.js';
 import { nightlyTriggerJob } from './nightly-trigger.js';
 import { publishSnapshotJob } from './publish-snapshot.js';
 
-/** The job definitions (named for what the entry injects as the workers' processors). */
-export const jobProcessors: JobDefinitions = [
+/** The job definitions, one per type of `JOB_TYPES`. */
+export const jobDefinitions: JobDefinitions = [
   exportPartJob,
   publishSnapshotJob,
   nightlyTriggerJob,

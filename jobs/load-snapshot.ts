@@ -11,81 +11,57 @@ import {
   defineJob,
   LOAD_SNAPSHOT,
   loadAfterPublish,
+  type JobHelpers,
   type LoadedDataset,
   type LoadSnapshotPayload,
-  type SnapshotStore,
 } from '../src/pipeline/index.js';
-import type { Logger } from '../src/log.js';
-import type { Metrics } from '../src/metrics/metrics.js';
-import type { Clock } from '../src/types.js';
 import { counted } from '../src/counted.js';
-
-export interface LoadSnapshotDeps {
-  /** Loads every published snapshot not yet loaded, up to `latest`, into output.load_into. */
-  load(outDir: string): Promise<LoadedDataset[]>;
-  store: Pick<SnapshotStore, 'recordLoad'>;
-  clock: Clock;
-  logger: Logger;
-  /** @defaultValue none */
-  metrics?: Metrics;
-}
-
-export type LoadSnapshotProcessor = (job: Job) => Promise<{ snapshotId: string; loaded: LoadedDataset[] }>;
 
 export type { LoadSnapshotPayload };
 
 /** Queued by publish-snapshot when `output.load_into` is set; runs in the control worker. */
-export const loadSnapshotJob = defineJob({
-  type: LOAD_SNAPSHOT,
-  deps: (env): LoadSnapshotDeps => ({
-    load: loadAfterPublish(env.ctx.config),
-    store: env.ctx.store,
-    clock: env.clock,
-    logger: env.logger,
-    ...(env.metrics ? { metrics: env.metrics } : {}),
-  }),
-  create: createLoadSnapshotProcessor,
-});
+export const loadSnapshotJob = defineJob({ type: LOAD_SNAPSHOT, run: loadSnapshot });
 
-export function createLoadSnapshotProcessor(deps: LoadSnapshotDeps): LoadSnapshotProcessor {
-  return async function processLoadSnapshot(job: Job) {
-    let p: LoadSnapshotPayload;
-    try {
-      p = LOAD_SNAPSHOT.parse(job.data);
-    } catch (err: unknown) {
-      throw new UnrecoverableError(coerceError(err).message);
-    }
-    const log = deps.logger.child({ snapshot: p.snapshotId, job: LOAD_SNAPSHOT.name });
-    try {
-      const loaded = await deps.load(p.outDir);
-      const acted = loaded.filter((d) => d.mode !== 'skip');
-      for (const d of acted)
-        deps.metrics?.loads.inc({ outcome: 'loaded', mode: d.mode === 'full' ? 'full' : 'changes' });
-      deps.metrics?.lastLoad.set(deps.clock.now() / 1000);
-      const message =
-        acted.length === 0
-          ? 'up to date'
-          : acted
-              .map(
-                (d) =>
-                  `${d.snapshotId} ${d.dataset} ${d.mode} ${counted(d.rows, 'row')}${d.shrink !== undefined ? ` (${d.shrink})` : ''}`,
-              )
-              .join('; ');
-      await deps.store.recordLoad(p.snapshotId, { outcome: 'loaded', atMs: deps.clock.now(), message });
-      log.info({ loaded: acted.length }, `warehouse load: ${message}`);
-      return { snapshotId: p.snapshotId, loaded };
-    } catch (err: unknown) {
-      const e = coerceError(err);
-      // A load that would shrink a table is refused, not failed: the warehouse is fine, the
-      // snapshot is suspect, and only a person (`load --allow-shrink`) can say it is meant.
-      const outcome = errorCode(e) === 'WAREHOUSE_SHRINK_REFUSED' ? 'refused' : 'failed';
-      deps.metrics?.loads.inc({ outcome, mode: 'unknown' });
-      const last = !isRetryable(e) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      const message = `${errorCode(e)}: ${e.message}${last ? '' : ' (will retry)'}`;
-      await deps.store.recordLoad(p.snapshotId, { outcome, atMs: deps.clock.now(), message });
-      log.error({ reason: e.message }, `warehouse load ${outcome}: ${message}`);
-      // A refused login or an altered table fails the same way again: no retry until someone acts.
-      throw isRetryable(e) ? e : new UnrecoverableError(message);
-    }
-  };
+/** Loads every published snapshot not yet loaded, up to `latest`, into output.load_into. */
+async function loadSnapshot(
+  payload: LoadSnapshotPayload,
+  helpers: JobHelpers,
+  job: Job,
+): Promise<{ snapshotId: string; loaded: LoadedDataset[] }> {
+  const log = helpers.logger.child({ snapshot: payload.snapshotId, job: LOAD_SNAPSHOT.name });
+  try {
+    const loaded = await loadAfterPublish(helpers.config)(payload.outDir);
+    const acted = loaded.filter((d) => d.mode !== 'skip');
+    for (const d of acted)
+      helpers.metrics?.loads.inc({ outcome: 'loaded', mode: d.mode === 'full' ? 'full' : 'changes' });
+    helpers.metrics?.lastLoad.set(helpers.clock.now() / 1000);
+    const message =
+      acted.length === 0
+        ? 'up to date'
+        : acted
+            .map(
+              (d) =>
+                `${d.snapshotId} ${d.dataset} ${d.mode} ${counted(d.rows, 'row')}${d.shrink !== undefined ? ` (${d.shrink})` : ''}`,
+            )
+            .join('; ');
+    await helpers.record.recordLoad(payload.snapshotId, {
+      outcome: 'loaded',
+      atMs: helpers.clock.now(),
+      message,
+    });
+    log.info({ loaded: acted.length }, `warehouse load: ${message}`);
+    return { snapshotId: payload.snapshotId, loaded };
+  } catch (err: unknown) {
+    const e = coerceError(err);
+    // A load that would shrink a table is refused, not failed: the warehouse is fine, the
+    // snapshot is suspect, and only a person (`load --allow-shrink`) can say it is meant.
+    const outcome = errorCode(e) === 'WAREHOUSE_SHRINK_REFUSED' ? 'refused' : 'failed';
+    helpers.metrics?.loads.inc({ outcome, mode: 'unknown' });
+    const last = !isRetryable(e) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    const message = `${errorCode(e)}: ${e.message}${last ? '' : ' (will retry)'}`;
+    await helpers.record.recordLoad(payload.snapshotId, { outcome, atMs: helpers.clock.now(), message });
+    log.error({ reason: e.message }, `warehouse load ${outcome}: ${message}`);
+    // A refused login or an altered table fails the same way again: no retry until someone acts.
+    throw isRetryable(e) ? e : new UnrecoverableError(message);
+  }
 }

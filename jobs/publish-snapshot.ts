@@ -16,28 +16,12 @@ import {
   noneFoundMessage,
   parsePartJobId,
   PUBLISH_SNAPSHOT,
-  type JobEnv,
+  type JobHelpers,
   type PublishSnapshotPayload,
-  type SnapshotPublisher,
-  type SnapshotStore,
 } from '../src/pipeline/index.js';
-import type { Metrics } from '../src/metrics/metrics.js';
 import type { Logger } from '../src/log.js';
-import { isDatasetName, type Clock, type PartPointer } from '../src/types.js';
+import { isDatasetName, type PartPointer } from '../src/types.js';
 import { counted } from '../src/counted.js';
-
-export interface PublishSnapshotDeps {
-  store: SnapshotStore;
-  publish: SnapshotPublisher;
-  clock: Clock;
-  logger: Logger;
-  /** How long the per-part hash stays after publication. */
-  partsTtlSeconds: number;
-  /** Prometheus metrics of this process. @defaultValue none */
-  metrics?: Metrics;
-  /** Queues the warehouse load of a published snapshot (output.load_into set). @defaultValue no load */
-  enqueueLoad?: (snapshotId: string, outDir: string) => Promise<void>;
-}
 
 export interface PublishSnapshotResult {
   snapshotId: string;
@@ -45,8 +29,6 @@ export interface PublishSnapshotResult {
   manifest: string | null;
   rows: Record<string, number>;
 }
-
-export type PublishSnapshotProcessor = (job: Job) => Promise<PublishSnapshotResult>;
 
 export type { PublishSnapshotPayload };
 
@@ -56,21 +38,7 @@ const PARTS_TTL_AFTER_PUBLISH_S = 7 * 86_400;
 /** The parent of every snapshot flow (src/pipeline/queue/flow.ts); runs in the control worker. */
 export const publishSnapshotJob = defineJob({
   type: PUBLISH_SNAPSHOT,
-  deps: (env): PublishSnapshotDeps => ({
-    store: env.ctx.store,
-    publish: env.ports.publish,
-    clock: env.clock,
-    logger: env.logger,
-    partsTtlSeconds: PARTS_TTL_AFTER_PUBLISH_S,
-    ...(env.metrics ? { metrics: env.metrics } : {}),
-    ...(env.ctx.config.output.load_into !== null
-      ? {
-          enqueueLoad: (snapshotId: string, outDir: string) =>
-            env.add(LOAD_SNAPSHOT, { v: 1, snapshotId, outDir }, { jobId: `load-${snapshotId}` }),
-        }
-      : {}),
-  }),
-  create: createPublishSnapshotProcessor,
+  run: publishSnapshot,
   onFailed: recordFailedPublish,
 });
 
@@ -78,51 +46,51 @@ export const publishSnapshotJob = defineJob({
  * A publish job that died without its processor noticing (stalled too often, a crash mid-write)
  * must not leave the snapshot "running" for ever.
  */
-function recordFailedPublish(job: Job, err: Error, env: JobEnv): void {
+function recordFailedPublish(job: Job, err: Error, helpers: JobHelpers): void {
   if (!job.finishedOn) return;
   const id =
     typeof job.data === 'object' && job.data ? (job.data as { snapshotId?: unknown }).snapshotId : undefined;
   if (typeof id !== 'string') return;
-  void env.ctx.store
+  void helpers.record
     .transition(id, ['running'], 'failed', { message: `publishing failed: ${err.message}`, finished: true })
     .catch((e: unknown) =>
-      env.ctx.logger.error({ err: coerceError(e) }, 'could not record a failed publish'),
+      helpers.logger.error({ err: coerceError(e) }, 'could not record a failed publish'),
     );
 }
 
-export function createPublishSnapshotProcessor(deps: PublishSnapshotDeps): PublishSnapshotProcessor {
-  return async function processPublishSnapshot(job: Job): Promise<PublishSnapshotResult> {
-    let p: PublishSnapshotPayload;
-    try {
-      p = PUBLISH_SNAPSHOT.parse(job.data);
-    } catch (err: unknown) {
-      throw new UnrecoverableError(coerceError(err).message);
+/** Publishes a complete snapshot; refuses (records failed, ends for good) one that is not. */
+async function publishSnapshot(
+  payload: PublishSnapshotPayload,
+  helpers: JobHelpers,
+  job: Job,
+): Promise<PublishSnapshotResult> {
+  const { record } = helpers;
+  const log = helpers.logger.child({ snapshot: payload.snapshotId });
+  const rec = await record.get(payload.snapshotId);
+  if (!rec)
+    throw new UnrecoverableError(
+      `snapshot ${payload.snapshotId} has no record in Redis (expired or removed)`,
+    );
+  const parts = await collectParts(record, job, payload);
+  await refuseIncomplete(record, log, payload, rec, parts);
+  await refuseNoneFound(record, log, payload, rec, parts);
+  try {
+    return await publishVerified(helpers, log, payload, rec, parts);
+  } catch (err: unknown) {
+    const e = coerceError(err);
+    const attempts = job.opts.attempts ?? 1;
+    if (e instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts) {
+      const message = `publishing failed: ${errorCode(e)}: ${e.message}`;
+      await record.transition(payload.snapshotId, ['running'], 'failed', { message, finished: true });
+      log.error({ reason: e.message }, message);
+      throw new UnrecoverableError(message);
     }
-    const log = deps.logger.child({ snapshot: p.snapshotId });
-    const rec = await deps.store.get(p.snapshotId);
-    if (!rec)
-      throw new UnrecoverableError(`snapshot ${p.snapshotId} has no record in Redis (expired or removed)`);
-    const parts = await collectParts(deps.store, job, p);
-    await refuseIncomplete(deps.store, log, p, rec, parts);
-    await refuseNoneFound(deps.store, log, p, rec, parts);
-    try {
-      return await publishVerified(deps, log, p, rec, parts);
-    } catch (err: unknown) {
-      const e = coerceError(err);
-      const attempts = job.opts.attempts ?? 1;
-      if (e instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts) {
-        const message = `publishing failed: ${errorCode(e)}: ${e.message}`;
-        await deps.store.transition(p.snapshotId, ['running'], 'failed', { message, finished: true });
-        log.error({ reason: e.message }, message);
-        throw new UnrecoverableError(message);
-      }
-      log.warn({ reason: e.message }, 'publishing failed; will retry');
-      throw e;
-    }
-  };
+    log.warn({ reason: e.message }, 'publishing failed; will retry');
+    throw e;
+  }
 }
 
-type Store = PublishSnapshotDeps['store'];
+type Store = JobHelpers['record'];
 type SnapshotRecord = NonNullable<Awaited<ReturnType<Store['get']>>>;
 
 /**
@@ -215,17 +183,17 @@ async function refuseNoneFound(
 
 /** Publishes, checks the published rows against the parts', marks it published and queues its load. */
 async function publishVerified(
-  deps: PublishSnapshotDeps,
+  helpers: JobHelpers,
   log: Logger,
   p: PublishSnapshotPayload,
   rec: SnapshotRecord,
   parts: PartPointer[],
 ): Promise<PublishSnapshotResult> {
-  const { store } = deps;
+  const store = helpers.record;
   const rows = rowsByDataset(parts, p.datasets);
   const waits = await store.quotaWaits(p.snapshotId);
-  const stopTimer = deps.metrics?.publishDuration.startTimer();
-  const result = await deps.publish({
+  const stopTimer = helpers.metrics?.publishDuration.startTimer();
+  const result = await helpers.publish({
     root: p.outDir,
     snapshotId: p.snapshotId,
     snapshotDate: p.snapshotDate,
@@ -254,10 +222,15 @@ async function publishVerified(
   await store.published(p.snapshotId, result.manifestPath, result.changesMissing);
   if (result.changesMissing !== undefined)
     log.warn({ reason: result.changesMissing }, 'published without its changes dataset');
-  await store.expireParts(p.snapshotId, deps.partsTtlSeconds);
+  await store.expireParts(p.snapshotId, PARTS_TTL_AFTER_PUBLISH_S);
   log.info({ manifest: result.manifestPath, rows: result.rows }, 'snapshot published');
   // A job of its own: a failed load is retried by itself and never unpublishes the snapshot.
-  await deps.enqueueLoad?.(p.snapshotId, p.outDir);
+  if (helpers.config.output.load_into !== null)
+    await helpers.add(
+      LOAD_SNAPSHOT,
+      { v: 1, snapshotId: p.snapshotId, outDir: p.outDir },
+      { jobId: `load-${p.snapshotId}` },
+    );
   return { snapshotId: p.snapshotId, status: 'published', manifest: result.manifestPath, rows: result.rows };
 }
 

@@ -26,7 +26,7 @@ export function fetchAndStage(
   operation: string,
   note: string | undefined,
 ): Promise<PartPointer> {
-  const { deps, p } = a;
+  const { helpers: deps, payload: p } = a;
   return withBudget(
     deps.budget,
     {
@@ -36,7 +36,7 @@ export function fetchAndStage(
       operation,
       snapshotId: p.snapshotId,
       part: `${p.dataset}/${a.key}`,
-      store: deps.store,
+      store: deps.record,
       label: a.label,
       // A part still waiting for its slot goes back to the queue when the worker shuts down.
       signal: waitSignal(a.signal, deps.closing),
@@ -58,7 +58,7 @@ export function fetchAndStage(
 
 /** Sends the request; a failure is counted once its answer is known, then rethrown. */
 async function request(a: PartAttempt, operation: string): Promise<PartResponse> {
-  const { deps, p } = a;
+  const { helpers: deps, payload: p } = a;
   const m = deps.metrics;
   try {
     return await deps.fetcher.fetch(p.dataset, p.company, a.signal);
@@ -69,7 +69,7 @@ async function request(a: PartAttempt, operation: string): Promise<PartResponse>
       m?.requests.inc({ operation, status_class: statusClass(errorStatus(err)) });
       if (action === 'hold_queue') m?.rateLimited.inc({ kind: 'rate' });
       if (action === 'wait_quota_reset') m?.rateLimited.inc({ kind: 'quota' });
-      await deps.store.countRequest(p.snapshotId, {
+      await deps.record.countRequest(p.snapshotId, {
         rateLimited: action === 'hold_queue' || action === 'wait_quota_reset',
       });
       // Any status but a 5xx is an answer: the API is there.
@@ -88,10 +88,10 @@ async function stage(
   fetchedAt: string,
   note: string | undefined,
 ): Promise<PartPointer> {
-  const { deps, p } = a;
+  const { helpers: deps, payload: p } = a;
   deps.metrics?.requests.inc({ operation, status_class: statusClass(res.status) });
   await apiAnswered(a);
-  await deps.store.countRequest(p.snapshotId, {});
+  await deps.record.countRequest(p.snapshotId, {});
   await permit.observe(res.rateLimit);
   const early = earlyConversionOf(a);
   const writer = deps.createWriter({
@@ -132,15 +132,15 @@ async function stage(
  * its segments removed it) is staged whole this time, so that the retried publish can redo it.
  */
 async function parquetOnly(a: PartAttempt): Promise<boolean> {
-  const { store } = a.deps;
-  const formats = (await store.view(a.p.snapshotId))?.spec.formats ?? [];
+  const { record: store } = a.helpers;
+  const formats = (await store.view(a.payload.snapshotId))?.spec.formats ?? [];
   if (formats.length !== 1 || formats[0] !== 'parquet') return false;
-  return (await store.getPart(a.p.snapshotId, a.p.dataset, a.key))?.status !== 'done';
+  return (await store.getPart(a.payload.snapshotId, a.payload.dataset, a.key))?.status !== 'done';
 }
 
 /** Big parts of fixed-schema datasets are converted in segments while they are staged. */
 function earlyConversionOf(a: PartAttempt): EarlyConversion | undefined {
-  const { deps, p } = a;
+  const { helpers: deps, payload: p } = a;
   return deps.earlyConversion === undefined || baseSchema(p.dataset).inferred
     ? undefined
     : deps.earlyConversion;
@@ -151,7 +151,7 @@ function segmentAnnouncer(
   early: EarlyConversion,
   writer: PartWriter,
 ): SegmentAnnouncer | undefined {
-  const { p } = a;
+  const { payload: p } = a;
   // A writer that cannot say what is on disk (a bucket's, staged in a temp dir) has no segments.
   if (writer.written === undefined) return undefined;
   return new SegmentAnnouncer({

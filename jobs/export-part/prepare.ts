@@ -12,13 +12,13 @@ import {
   CHANGE_DATASET,
   decideReuse,
   type ExportPartPayload,
+  type JobHelpers,
   type ReusePorts,
 } from '../../src/pipeline/index.js';
 import { stagedPartRelPath, toPosix } from '../../src/output/catalog/index.js';
 import { isAbsent, retryRead } from '../../src/output/storage/index.js';
 import { assertNever, type PartPointer } from '../../src/types.js';
 import { holdForOutage, recordEnded, type PartAttempt } from './attempt.js';
-import type { ExportPartDeps } from './deps.js';
 
 /** What the first step decided: the part is settled, or it is fetched (with a note for its pointer). */
 export type Prepared =
@@ -32,17 +32,19 @@ export type Prepared =
 const CATALOG_WAIT_MS = 250;
 
 /** Settles a part that needs no request (stopped, already exported, carried over), or says fetch it. */
-export async function prepareOrReuse(a: PartAttempt): Promise<Prepared> {
-  const { deps, p, log } = a;
-  const state = await deps.store.state(p.snapshotId);
+export async function prepareOrReuse(attempt: PartAttempt): Promise<Prepared> {
+  const { helpers, payload, log } = attempt;
+  const state = await helpers.record.state(payload.snapshotId);
   if (state === undefined)
-    throw new UnrecoverableError(`snapshot ${p.snapshotId} has no record in Redis (expired or removed)`);
+    throw new UnrecoverableError(
+      `snapshot ${payload.snapshotId} has no record in Redis (expired or removed)`,
+    );
   // Cancelled: the part was queued before its jobs were removed (or was in flight then); no request.
   if (state === 'cancelled')
     return {
       kind: 'settled',
       pointer: {
-        ...a.base,
+        ...attempt.base,
         status: 'failed',
         rows: 0,
         bytes: 0,
@@ -51,37 +53,37 @@ export async function prepareOrReuse(a: PartAttempt): Promise<Prepared> {
     };
   if (state === 'stopped') {
     const pointer: PartPointer = {
-      ...a.base,
+      ...attempt.base,
       status: 'failed',
       rows: 0,
       bytes: 0,
       message: 'not fetched: the snapshot was stopped',
     };
-    await deps.store.recordPart(p.snapshotId, pointer);
+    await helpers.record.recordPart(payload.snapshotId, pointer);
     return { kind: 'settled', pointer };
   }
 
   // A retried snapshot keeps what it already has: a finished part is not fetched again.
-  const previous = await deps.store.getPart(p.snapshotId, p.dataset, a.key);
-  if (previous && (await stillValid(previous, p.outDir, deps.stagedBytes))) {
+  const previous = await helpers.record.getPart(payload.snapshotId, payload.dataset, attempt.key);
+  if (previous && (await stillValid(previous, payload.outDir, helpers.stagedBytes))) {
     log.debug('part already exported; reusing it');
     return { kind: 'settled', pointer: previous };
   }
 
-  const spec = datasetDefinition(p.dataset);
+  const spec = datasetDefinition(payload.dataset);
   // Incremental night: an unchanged company's part is carried over instead of fetched.
-  if (p.reuse === undefined || deps.reuse === undefined || p.dataset === CHANGE_DATASET)
+  if (payload.reuse === undefined || helpers.reuse === undefined || payload.dataset === CHANGE_DATASET)
     return { kind: 'fetch', spec };
-  const outcome = await carryOver(deps.reuse, p, a.key, deps.store);
+  const outcome = await carryOver(helpers.reuse, payload, attempt.key, helpers.record);
   if (outcome.kind === 'wait') {
     // The company's catalog part has not ended: back in a moment, without spending an attempt.
-    await a.job.moveToDelayed(Date.now() + CATALOG_WAIT_MS, a.token);
-    throw new DelayedError(`${a.label}: waiting for the ${CHANGE_DATASET} part of ${a.key}`);
+    await attempt.job.moveToDelayed(Date.now() + CATALOG_WAIT_MS, attempt.token);
+    throw new DelayedError(`${attempt.label}: waiting for the ${CHANGE_DATASET} part of ${attempt.key}`);
   }
   if (outcome.kind === 'reused') {
-    await deps.store.recordPart(p.snapshotId, outcome.pointer);
-    deps.metrics?.parts.inc({ dataset: p.dataset, outcome: 'reused' });
-    log.debug({ from: p.reuse.from, rows: outcome.pointer.rows }, 'part carried over');
+    await helpers.record.recordPart(payload.snapshotId, outcome.pointer);
+    helpers.metrics?.parts.inc({ dataset: payload.dataset, outcome: 'reused' });
+    log.debug({ from: payload.reuse.from, rows: outcome.pointer.rows }, 'part carried over');
     return { kind: 'settled', pointer: outcome.pointer };
   }
   return { kind: 'fetch', spec, note: outcome.note };
@@ -91,20 +93,20 @@ export async function prepareOrReuse(a: PartAttempt): Promise<Prepared> {
  * During an API outage the queue holds; one part at a time is let through as the probe. Returns
  * when the request may go; otherwise holds the queue or fails the part (outage too long).
  */
-export async function passOutageGate(a: PartAttempt): Promise<void> {
-  const gate = await a.deps.outage.gate();
+export async function passOutageGate(attempt: PartAttempt): Promise<void> {
+  const gate = await attempt.helpers.outage.gate();
   switch (gate.kind) {
     case 'open':
     case 'probe':
       return;
     case 'hold':
-      return holdForOutage(a, gate.untilMs);
+      return holdForOutage(attempt, gate.untilMs);
     case 'expired': {
       const message =
         `API unreachable since ${new Date(gate.since).toISOString()}, longer than ` +
-        `retry.outage_max_ms=${a.deps.maxOutageMs} ms (${gate.lastError}); not fetched. ` +
-        `Resume with: filings-export run --snapshot-id ${a.p.snapshotId} --retry`;
-      await recordEnded(a, 'failed', message);
+        `retry.outage_max_ms=${attempt.helpers.config.retry.outage_max_ms} ms (${gate.lastError}); not fetched. ` +
+        `Resume with: filings-export run --snapshot-id ${attempt.payload.snapshotId} --retry`;
+      await recordEnded(attempt, 'failed', message);
       throw new UnrecoverableError(message);
     }
     default:
@@ -122,22 +124,22 @@ type CarryOutcome =
  */
 async function carryOver(
   reuse: ReusePorts,
-  p: ExportPartPayload,
+  payload: ExportPartPayload,
   key: string,
-  store: ExportPartDeps['store'],
+  record: JobHelpers['record'],
 ): Promise<CarryOutcome> {
-  const from = p.reuse!.from;
+  const from = payload.reuse!.from;
   let previous;
   try {
-    previous = await reuse.previousManifest(p.outDir, from);
+    previous = await reuse.previousManifest(payload.outDir, from);
   } catch (err: unknown) {
     return {
       kind: 'fetch',
       note: `fetched: previous snapshot ${from} cannot be read (${coerceError(err).message})`,
     };
   }
-  const catalog = await store.getPart(p.snapshotId, CHANGE_DATASET, key);
-  const decision = decideReuse(p.dataset, key, catalog, previous);
+  const catalog = await record.getPart(payload.snapshotId, CHANGE_DATASET, key);
+  const decision = decideReuse(payload.dataset, key, catalog, previous);
   switch (decision.kind) {
     case 'wait':
       return decision;
@@ -146,7 +148,7 @@ async function carryOver(
     case 'reuse': {
       const prev = decision.previous;
       const pointer: PartPointer = {
-        dataset: p.dataset,
+        dataset: payload.dataset,
         ticker: key,
         status: 'done',
         rows: prev.rows,
@@ -156,13 +158,13 @@ async function carryOver(
       if (prev.rows === 0) return { kind: 'reused', pointer };
       if (decision.files.length > 0) {
         // Nothing is staged: publish takes the rows from these files, checked here by size only.
-        const there = await reuse.checkSourceFiles(p.outDir, decision.files);
+        const there = await reuse.checkSourceFiles(payload.outDir, decision.files);
         if (!there.ok) return { kind: 'fetch', note: `fetched, not reused: ${there.reason}` };
         return { kind: 'reused', pointer };
       }
       // A source published before files were reused: its archived staged part is carried over.
-      const to = toPosix(stagedPartRelPath(p.snapshotId, p.dataset, key));
-      const copied = await reuse.carryOver(p.outDir, {
+      const to = toPosix(stagedPartRelPath(payload.snapshotId, payload.dataset, key));
+      const copied = await reuse.carryOver(payload.outDir, {
         archive: prev.archive!,
         bytes: prev.bytes!,
         sha256: prev.sha256!,
@@ -180,7 +182,7 @@ async function carryOver(
 async function stillValid(
   prev: PartPointer,
   outDir: string,
-  stagedBytes: ExportPartDeps['stagedBytes'],
+  stagedBytes: JobHelpers['stagedBytes'],
 ): Promise<boolean> {
   if (prev.status === 'not_found' || prev.status === 'bad_request') return true;
   if (prev.status !== 'done' || !prev.file) return false;

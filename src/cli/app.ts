@@ -1,5 +1,5 @@
 /**
- * What the program entry injects into the CLI: the composition root's wiring. The job processors
+ * What the program entry injects into the CLI: the composition root's wiring. The job definitions
  * live in jobs/, above src/, so the entry (bin/filings-export.mjs) hands them in, loaded lazily so
  * that commands without workers never load them.
  */

@@ -7,7 +7,7 @@ import { createBudget, type Budget } from '../budget/index.js';
 import type { Config } from '../config/load.js';
 import type { Secret } from '../config/secret.js';
 import type { Logger } from '../log.js';
-import type { JobDefinitions } from './job-processors.js';
+import type { JobDefinitions } from './job-definitions.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { systemClock, type Clock } from '../types.js';
 import { clientFetcher } from './part/index.js';
@@ -38,7 +38,7 @@ export interface OpenExporterOptions {
   logger: Logger;
   apiKey: Secret;
   /** Every job type's definition (jobs/index.ts), injected by the composition root (the program entry). */
-  processors: JobDefinitions;
+  definitions: JobDefinitions;
   /** @defaultValue systemClock */
   clock?: Clock;
 }
@@ -82,9 +82,9 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
       }
       const running = await startWorkers({
         ctx,
-        processors: opts.processors,
+        definitions: opts.definitions,
         fetcher: clientFetcher(client),
-        ...(await outputPorts({
+        output: await outputPorts({
           ...(config.output.publish_memory_mb !== null
             ? { publishMemoryMb: config.output.publish_memory_mb }
             : {}),
@@ -98,7 +98,7 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
           // Both roles in one process (`run --local`, a `worker` without --only): DuckDB's
           // conversions share the memory of the parts being staged, so freed memory goes back at once.
           ...(sharesProcess(roles) ? { releaseFreedMemory: true } : {}),
-        })),
+        }),
         budget,
         clock,
         ...(roles ? { roles } : {}),

@@ -45,15 +45,10 @@ export {
 } from './record/index.js';
 export { describeKeyBudget, formatStatus, latestUnder, readStatus, statusReport } from './status-view.js';
 
-// What the job definitions of jobs/ build on: the job contract, the processors' deps, and the
-// steps of a part.
-export {
-  defineJob,
-  type DefinedJob,
-  type JobDefinition,
-  type JobDefinitions,
-  type JobEnv,
-} from './job-processors.js';
+// What the job definitions of jobs/ build on: the job contract, the helpers every job gets, and
+// the steps of a part.
+export { defineJob, type DefinedJob, type JobDefinition, type JobDefinitions } from './job-definitions.js';
+export type { JobHelpers } from './job-helpers.js';
 export { loadAfterPublish, type LoadedDataset } from './load-after-publish.js';
 export {
   CONVERT_SEGMENT,

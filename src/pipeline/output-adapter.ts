@@ -1,5 +1,5 @@
 /**
- * Adapts the output module (src/output) to the processors' ports: part writers that stage one
+ * Adapts the output module (src/output) to the jobs' helpers (job-helpers.ts): part writers that stage one
  * part, and the publisher that builds the snapshot's files, manifest and _SUCCESS. The publisher
  * (DuckDB, ~30 MB of native code) loads on the first publish only: a parts-only worker never
  * carries it, and commands that do not export never load either.
@@ -10,28 +10,15 @@ import { ConfigError } from '../errors.js';
 import type { Manifest } from '../output/catalog/index.js';
 import type { PublishOptions } from '../output/index.js';
 import { type Storage, isS3Root } from '../output/storage/index.js';
+import type { OutputHelpers } from './job-helpers.js';
 import type {
   PartWriterFactory,
   PublishRequest,
   ReusePorts,
   SegmentConverter,
-  SegmentDiscarder,
   SegmentRequest,
   SnapshotPublisher,
 } from './part/index.js';
-
-export interface OutputPorts extends ReusePorts {
-  createWriter: PartWriterFactory;
-  /** Size of a staged part (stat locally, head on a bucket), null when absent. */
-  stagedBytes: (root: string, file: string) => Promise<number | null>;
-  /** Closes the storages opened for remote roots. */
-  closeOutput(): Promise<void>;
-  publish: SnapshotPublisher;
-  /** Converts a segment of a part being staged under a local root (early-segments.ts). */
-  convertSegment: SegmentConverter;
-  /** Removes a skipped segment's uncompressed file under a local root (plain-segments.ts). */
-  discardSegment: SegmentDiscarder;
-}
 
 export interface OutputPortOptions {
   /** DuckDB memory limit while publishing, MB. @defaultValue the output module's */
@@ -52,10 +39,10 @@ export interface OutputPortOptions {
   releaseFreedMemory?: boolean;
 }
 
-export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputPorts> {
+export async function outputPorts(opts: OutputPortOptions = {}): Promise<Required<OutputHelpers>> {
   const storages = storagePool(opts);
   return {
-    ...reusePorts(storages, opts),
+    reuse: reusePorts(storages, opts),
     closeOutput: storages.close,
     stagedBytes: stagedBytesPort(storages),
     createWriter: await writerFactory(storages, opts),
@@ -135,7 +122,7 @@ function reusePorts(storages: StoragePool, opts: OutputPortOptions): ReusePorts 
   };
 }
 
-function stagedBytesPort(storages: StoragePool): OutputPorts['stagedBytes'] {
+function stagedBytesPort(storages: StoragePool): NonNullable<OutputHelpers['stagedBytes']> {
   return async (root, file) => {
     // Absent: the part is fetched again. Unreadable (after retries): the attempt fails with its cause.
     const { isAbsent, retryRead } = await import('../output/storage/index.js');

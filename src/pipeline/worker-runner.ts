@@ -2,7 +2,8 @@
  * Runs the pipeline's BullMQ workers in this process: one worker per queue role, each running the
  * job types of its queue from the injected definitions (jobs/index.ts): the parts worker
  * (rate-limited by the budget; one job start = one request) and the control worker (publish-snapshot
- * parents, the nightly trigger, segments, loads). Any number of processes on any number of machines
+ * parents, the nightly trigger, segments, loads). Each worker builds its jobs' helpers once
+ * (job-helpers.ts) and hands them to every job it runs. Any number of processes on any number of machines
  * may run these against the same Redis. `close(deadline)` lets running jobs finish, then aborts the rest.
  */
 import { hostname } from 'node:os';
@@ -12,42 +13,28 @@ import { ConfigError, coerceError } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { assertNever, type Clock } from '../types.js';
 import { budgetConfigFrom, type PipelineContext } from './context.js';
-import type { DefinedJob, JobDefinitions, JobEnv, JobPorts, JobProcessor } from './job-processors.js';
+import type { DefinedJob, JobDefinitions, JobProcessor } from './job-definitions.js';
+import type { JobHelpers, OutputHelpers } from './job-helpers.js';
+import { backoffStrategy, concurrencyFor, limiterFor, partHurrier, type PartFetcher } from './part/index.js';
 import {
-  backoffStrategy,
-  concurrencyFor,
-  limiterFor,
-  type PartFetcher,
-  type PartWriterFactory,
-  type ReusePorts,
-  type SegmentConverter,
-  type SegmentDiscarder,
-  type SnapshotPublisher,
-} from './part/index.js';
-import { JOB_TYPES, QUEUE_ROLES, publishJobId, type QueueRole } from './queue/index.js';
+  CONVERT_SEGMENT,
+  earlyConversionOf,
+  JOB_TYPES,
+  QUEUE_ROLES,
+  publishJobId,
+  type QueueRole,
+} from './queue/index.js';
 
 export interface WorkerRunnerDeps {
   ctx: PipelineContext;
   /** Every job type's definition (jobs/index.ts), injected by the composition root. */
-  processors: JobDefinitions;
+  definitions: JobDefinitions;
   fetcher: PartFetcher;
-  createWriter: PartWriterFactory;
-  /** See ExportPartDeps.stagedBytes. */
-  stagedBytes?: (root: string, file: string) => Promise<number | null>;
-  /** See ExportPartDeps.reuse. */
-  previousManifest?: ReusePorts['previousManifest'];
-  carryOver?: ReusePorts['carryOver'];
-  checkSourceFiles?: ReusePorts['checkSourceFiles'];
-  publish: SnapshotPublisher;
-  /** Converts segments of parts being staged (convert-segment jobs). @defaultValue none: such jobs are skipped */
-  convertSegment?: SegmentConverter;
-  /** See JobPorts.discardSegment. @defaultValue none */
-  discardSegment?: SegmentDiscarder;
-  /** Releases the output ports' storages (bucket connections) once the workers stopped. */
-  closeOutput?: () => Promise<void>;
+  /** The output module's part of the helpers (output-adapter.ts), closed once the workers stopped. */
+  output: OutputHelpers;
   budget: Budget;
   clock: Clock;
-  /** Prometheus metrics the processors record into. @defaultValue none */
+  /** Prometheus metrics the jobs record into. @defaultValue none */
   metrics?: Metrics;
   /** Which workers to run. @defaultValue both */
   roles?: { parts?: boolean; control?: boolean };
@@ -65,19 +52,19 @@ export interface RunningWorkers {
 const WORKER_OF: Record<QueueRole, 'parts' | 'control'> = { parts: 'parts', snapshots: 'control' };
 
 export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorkers> {
-  checkJobDefinitions(deps.processors);
+  checkJobDefinitions(deps.definitions);
   // Aborted when close() starts: parts still waiting for a rate-limit slot go back to the queue.
   const closing = new AbortController();
   const roles = { parts: deps.roles?.parts ?? true, control: deps.roles?.control ?? true };
   const workers = QUEUE_ROLES.filter((role) => roles[WORKER_OF[role]]).map((role) => {
-    const env = jobEnv(deps, role, closing.signal);
-    const jobs = deps.processors.filter((d) => d.type.queue === role);
+    const helpers = jobHelpers(deps, role, closing.signal);
+    const jobs = deps.definitions.filter((d) => d.type.queue === role);
     const worker = new Worker(
       deps.ctx.names[role],
-      dispatch(deps.ctx, role, jobs, env),
+      dispatch(deps.ctx, role, jobs, helpers),
       workerOptions(deps, role),
     );
-    watchFailures(worker, jobs, env);
+    watchFailures(worker, jobs, deps.ctx, helpers);
     return worker;
   });
   await Promise.all(workers.map((w) => w.waitUntilReady()));
@@ -100,40 +87,37 @@ export function checkJobDefinitions(defs: JobDefinitions): void {
   if (problems.length > 0) throw new ConfigError(`job definitions (jobs/index.ts): ${problems.join('; ')}`);
 }
 
-/** What the runner offers the definitions of one queue's worker. */
-function jobEnv(deps: WorkerRunnerDeps, role: QueueRole, closing: AbortSignal): JobEnv {
-  const { ctx } = deps;
-  const ports: JobPorts = {
-    fetcher: deps.fetcher,
-    createWriter: deps.createWriter,
-    ...(deps.stagedBytes ? { stagedBytes: deps.stagedBytes } : {}),
-    ...(deps.previousManifest && deps.carryOver && deps.checkSourceFiles
-      ? {
-          reuse: {
-            previousManifest: deps.previousManifest,
-            carryOver: deps.carryOver,
-            checkSourceFiles: deps.checkSourceFiles,
-          },
-        }
-      : {}),
-    publish: deps.publish,
-    ...(deps.convertSegment ? { convertSegment: deps.convertSegment } : {}),
-    ...(deps.discardSegment ? { discardSegment: deps.discardSegment } : {}),
+/** The helpers of one queue's worker, built once and handed to every job it runs. */
+function jobHelpers(deps: WorkerRunnerDeps, role: QueueRole, closing: AbortSignal): JobHelpers {
+  const { ctx, output } = deps;
+  const add: JobHelpers['add'] = async (type, payload, opts) => {
+    const queue = type.queue === 'parts' ? ctx.partsQueue : ctx.snapshotsQueue;
+    await queue.add(type.name, payload, { ...type.options(ctx.flowSettings), ...opts });
   };
+  const early = earlyConversionOf(ctx.config, (payload) => add(CONVERT_SEGMENT, payload));
   return {
-    ctx,
-    ports,
+    config: ctx.config,
+    fetcher: deps.fetcher,
     budget: deps.budget,
+    createWriter: output.createWriter,
+    ...(output.stagedBytes ? { stagedBytes: output.stagedBytes } : {}),
+    ...(output.convertSegment ? { convertSegment: output.convertSegment } : {}),
+    ...(output.discardSegment ? { discardSegment: output.discardSegment } : {}),
+    ...(early ? { earlyConversion: early } : {}),
+    ...(output.reuse ? { reuse: output.reuse } : {}),
+    publish: output.publish,
+    record: ctx.store,
+    logger: ctx.logger.child({ worker: WORKER_OF[role] }),
     clock: deps.clock,
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
-    logger: ctx.logger.child({ worker: WORKER_OF[role] }),
     closing,
+    add,
+    enqueue: (spec) => ctx.enqueue(spec),
     stopSnapshot: async (snapshotId, message, job) =>
       void (await stopSnapshot(ctx, snapshotId, message, job)),
-    add: async (type, payload, opts) => {
-      const queue = type.queue === 'parts' ? ctx.partsQueue : ctx.snapshotsQueue;
-      await queue.add(type.name, payload, { ...type.options(ctx.flowSettings), ...opts });
-    },
+    rateLimiter: ctx.partsQueue,
+    outage: ctx.outage,
+    hurry: partHurrier(ctx.partsQueue),
   };
 }
 
@@ -162,9 +146,9 @@ function dispatch(
   ctx: PipelineContext,
   role: QueueRole,
   jobs: readonly DefinedJob[],
-  env: JobEnv,
+  helpers: JobHelpers,
 ): JobProcessor {
-  const byName = new Map(jobs.map((d) => [d.type.name, d.start(env)]));
+  const byName = new Map(jobs.map((d) => [d.type.name, d.start(helpers)]));
   return async (job, token, signal) => {
     const processor = byName.get(job.name);
     if (!processor)
@@ -214,13 +198,18 @@ function workerOptions(deps: WorkerRunnerDeps, role: QueueRole): WorkerOptions {
 }
 
 /** Worker errors are logged; a failed job goes to its type's `onFailed`. */
-function watchFailures(worker: Worker, jobs: readonly DefinedJob[], env: JobEnv): void {
+function watchFailures(
+  worker: Worker,
+  jobs: readonly DefinedJob[],
+  ctx: PipelineContext,
+  helpers: JobHelpers,
+): void {
   const byName = new Map(jobs.map((d) => [d.type.name, d]));
   worker.on('error', (err) =>
-    env.ctx.logger.error({ err: coerceError(err), queue: worker.name }, 'worker error'),
+    ctx.logger.error({ err: coerceError(err), queue: worker.name }, 'worker error'),
   );
   worker.on('failed', (job, err) => {
-    if (job) byName.get(job.name)?.onFailed?.(job, err, env);
+    if (job) byName.get(job.name)?.onFailed?.(job, err, helpers);
   });
 }
 
@@ -247,5 +236,5 @@ async function closeWorkers(
     await Promise.all(workers.map((w) => w.close(true)));
   }
   if (timer) clearTimeout(timer);
-  await deps.closeOutput?.();
+  await deps.output.closeOutput?.();
 }

@@ -19,14 +19,14 @@ import {
   type PipelineContext,
 } from '../../src/pipeline/context.js';
 import { followSnapshot } from '../../src/pipeline/queue/follow.js';
+import type { JobHelpers, OutputHelpers } from '../../src/pipeline/job-helpers.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
-import type { PartWriterFactory, SnapshotPublisher } from '../../src/pipeline/part/ports.js';
 import type { SnapshotSpec, SnapshotView } from '../../src/pipeline/record/snapshot-store.js';
 import { parseCompany } from '../../src/pipeline/record/universe.js';
 import { startWorkers, type RunningWorkers } from '../../src/pipeline/worker-runner.js';
 import type { Clock, DatasetName } from '../../src/types.js';
 import { systemClock } from '../../src/types.js';
-import { jobProcessors } from '../../jobs/index.js';
+import { jobDefinitions } from '../../jobs/index.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 import { startTestEmulator, type TestEmulator } from './emulator.js';
 import type { EmulatorOptions } from '../../src/emulator/index.js';
@@ -51,7 +51,7 @@ export interface HarnessOptions {
   /** Config overrides as `path: value`. */
   config?: Record<string, unknown>;
   /** Output ports. @defaultValue the real output module */
-  output?: { createWriter: PartWriterFactory; publish: SnapshotPublisher };
+  output?: Pick<OutputHelpers, 'createWriter' | 'publish'>;
   /** One clock for the emulator, the budget, the client and the workers. @defaultValue systemClock */
   clock?: Clock;
 }
@@ -135,12 +135,13 @@ export async function startPipelineHarness(opts: HarnessOptions = {}): Promise<P
     async startWorkers(roles, metrics) {
       const w = await startWorkers({
         ctx,
-        processors: jobProcessors,
+        definitions: jobDefinitions,
         fetcher: clientFetcher(client),
-        ...(opts.output ??
+        output:
+          opts.output ??
           (await outputPorts(
             config.output.row_group_rows !== null ? { rowGroupRows: config.output.row_group_rows } : {},
-          ))),
+          )),
         budget,
         clock,
         ...(roles ? { roles } : {}),
@@ -191,5 +192,36 @@ export async function startPipelineHarness(opts: HarnessOptions = {}): Promise<P
       await emulator.close();
       await rm(outDir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * The helpers of a test that runs one job by hand: those it gives, a silent logger, the system
+ * clock and a signal never aborted; any other port throws when the job touches it, naming it.
+ */
+export function testJobHelpers(given: Partial<JobHelpers>): JobHelpers {
+  const unused = <T>(name: keyof JobHelpers): T => {
+    const refuse = (): never => {
+      throw new Error(`helpers.${name} was not given to this test`);
+    };
+    return new Proxy(() => undefined, { get: refuse, apply: refuse }) as T;
+  };
+  return {
+    config: unused('config'),
+    fetcher: unused('fetcher'),
+    budget: unused('budget'),
+    createWriter: unused('createWriter'),
+    publish: unused('publish'),
+    record: unused('record'),
+    logger: silentLogger(),
+    clock: systemClock,
+    closing: new AbortController().signal,
+    add: unused('add'),
+    enqueue: unused('enqueue'),
+    stopSnapshot: unused('stopSnapshot'),
+    rateLimiter: unused('rateLimiter'),
+    outage: unused('outage'),
+    hurry: unused('hurry'),
+    ...given,
   };
 }

@@ -32,12 +32,13 @@ import {
   type ConvertSegmentPayload,
 } from '../../src/pipeline/queue/job-payloads.js';
 import { SegmentAnnouncer } from '../../src/pipeline/queue/segment-announcer.js';
-import { createConvertSegmentProcessor, segmentRequestOf } from '../../jobs/convert-segment.js';
+import { convertSegmentJob, segmentRequestOf } from '../../jobs/convert-segment.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../../src/types.js';
 import { syntheticFactRow } from '../helpers/synthetic-rows.js';
-import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
+import { startPipelineHarness, testJobHelpers, type PipelineHarness } from '../helpers/pipeline.js';
 import { followSnapshot } from '../../src/pipeline/queue/follow.js';
+import type { SnapshotStore } from '../../src/pipeline/record/snapshot-store.js';
 
 type Row = Record<string, unknown>;
 const DATE = '2026-11-25';
@@ -274,12 +275,13 @@ describe('segments converted while staging', () => {
     expect(await plainLeft(part, root)).toHaveLength(2);
     const ports = await outputPorts();
     try {
-      const process = createConvertSegmentProcessor({
-        convert: () => Promise.reject(new Error('a snapshot that is not running converts nothing')),
-        discard: ports.discardSegment,
-        store: { state: () => Promise.resolve('failed') },
-        logger: silentLogger(),
-      });
+      const process = convertSegmentJob.start(
+        testJobHelpers({
+          convertSegment: () => Promise.reject(new Error('a snapshot that is not running converts nothing')),
+          discardSegment: ports.discardSegment,
+          record: { state: () => Promise.resolve('failed') } as unknown as SnapshotStore,
+        }),
+      );
       // Failed: its staging stays for --retry, the segments' plain files do not.
       for (const p of payloads.slice(1, 3))
         expect(await process({ data: p } as unknown as Job)).toEqual({

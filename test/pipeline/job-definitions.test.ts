@@ -6,8 +6,8 @@
 import { readdir } from 'node:fs/promises';
 import { Job, type Queue } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
-import { jobProcessors } from '../../jobs/index.js';
-import { defineJob, type DefinedJob } from '../../src/pipeline/job-processors.js';
+import { jobDefinitions } from '../../jobs/index.js';
+import { defineJob, type DefinedJob } from '../../src/pipeline/job-definitions.js';
 import {
   EXPORT_PART,
   JOB_NAMES,
@@ -22,13 +22,13 @@ const isDefinition = (v: unknown): v is DefinedJob =>
 
 describe('job definitions', () => {
   it('jobs/index.ts lists one definition per type of JOB_TYPES, each with its contract', () => {
-    expect(jobProcessors.map((d) => d.type.name).sort()).toEqual([...JOB_NAMES].sort());
+    expect(jobDefinitions.map((d) => d.type.name).sort()).toEqual([...JOB_NAMES].sort());
     for (const t of JOB_TYPES)
       expect(
-        jobProcessors.filter((d) => d.type === t),
+        jobDefinitions.filter((d) => d.type === t),
         t.name,
       ).toHaveLength(1);
-    expect(() => checkJobDefinitions(jobProcessors)).not.toThrow();
+    expect(() => checkJobDefinitions(jobDefinitions)).not.toThrow();
   });
 
   it('every definition written in jobs/ is in the list jobs/index.ts hands the runner', async () => {
@@ -41,22 +41,21 @@ describe('job definitions', () => {
       written.push(...Object.values(mod).filter(isDefinition));
     }
     expect(written.map((d) => d.type.name).sort()).toEqual([...JOB_NAMES].sort());
-    for (const d of written) expect(jobProcessors, d.type.name).toContain(d);
+    for (const d of written) expect(jobDefinitions, d.type.name).toContain(d);
   });
 
   it('the runner refuses a list with a type missing, defined twice, or outside JOB_TYPES, naming it', () => {
-    const [first, ...rest] = jobProcessors;
+    const [first, ...rest] = jobDefinitions;
     if (!first) throw new Error('no job definitions');
     expect(() => checkJobDefinitions(rest)).toThrow(`${first.type.name} has no definition`);
-    expect(() => checkJobDefinitions([...jobProcessors, first])).toThrow(
+    expect(() => checkJobDefinitions([...jobDefinitions, first])).toThrow(
       `${first.type.name} is defined twice`,
     );
     const stray = defineJob({
       type: { ...EXPORT_PART, name: 'stray-job' },
-      deps: () => ({}),
-      create: () => () => Promise.resolve(null),
+      run: () => Promise.resolve(null),
     });
-    expect(() => checkJobDefinitions([...jobProcessors, stray])).toThrow('stray-job is not in JOB_TYPES');
+    expect(() => checkJobDefinitions([...jobDefinitions, stray])).toThrow('stray-job is not in JOB_TYPES');
   });
 
   it('every job type is enqueued with at least one attempt and a retention', () => {

@@ -1,7 +1,7 @@
 /**
  * The part processor's failure step (jobs/export-part/on-failure.ts), one failure action at a
  * time: a real BullMQ job in real Redis, the real snapshot store and outage guard, and the
- * step's other ports injected (the queue's rate limiter and the snapshot stopper record calls).
+ * step's other helpers injected (the queue's rate limiter and the snapshot stopper record calls).
  */
 import { DelayedError, Queue, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -19,13 +19,13 @@ import {
   UnexpectedStatusError,
   ForbiddenError,
 } from '../../src/errors.js';
-import { silentLogger } from '../../src/log.js';
-import type { ExportPartDeps } from '../../jobs/export-part/deps.js';
+import { parseExportPartPayload } from '../../src/pipeline/queue/job-payloads.js';
 import { OutageGuard } from '../../src/pipeline/record/outage.js';
 import { SnapshotStore } from '../../src/pipeline/record/snapshot-store.js';
 import { startAttempt, type PartAttempt } from '../../jobs/export-part/attempt.js';
 import { actOnFailure } from '../../jobs/export-part/on-failure.js';
 import { TestClock } from '../helpers/clock.js';
+import { testJobHelpers } from '../helpers/pipeline.js';
 
 const prefix = `test:part-failure:${process.pid}`;
 const bullPrefix = `test-part-failure-${process.pid}`;
@@ -42,18 +42,6 @@ afterAll(async () => {
   if (keys.length) await r.del(...keys);
   await r.quit();
 });
-
-/** A port the failure step must not touch. */
-function unused<T>(name: string): T {
-  return new Proxy(
-    {},
-    {
-      get() {
-        throw new Error(`${name} is not used by the failure step`);
-      },
-    },
-  ) as T;
-}
 
 interface Scene {
   attempt: PartAttempt;
@@ -121,19 +109,15 @@ async function scene(opts: { attempts: number; failuresToHold?: number }): Promi
   );
   const holds: number[] = [];
   const stops: Scene['stops'] = [];
-  const deps: ExportPartDeps = {
-    fetcher: unused('fetcher'),
-    createWriter: unused('createWriter'),
-    budget: unused('budget'),
-    store,
+  // The step's other ports are not given: one it touches throws, naming it.
+  const helpers = testJobHelpers({
+    record: store,
     rateLimiter: { rateLimit: async (ms) => void holds.push(ms) },
     outage,
-    maxOutageMs: 3_600_000,
     stopSnapshot: async (id, message, j) => void stops.push({ snapshotId: id, message, job: j }),
     clock,
-    logger: silentLogger(),
-  };
-  const attempt = startAttempt(deps, job, undefined, undefined);
+  });
+  const attempt = startAttempt(parseExportPartPayload(job.data), helpers, job);
   let timedCalls = 0;
   return {
     attempt,
@@ -147,8 +131,8 @@ async function scene(opts: { attempts: number; failuresToHold?: number }): Promi
   };
 }
 
-const partOf = (s: Scene) => s.store.getPart(s.attempt.p.snapshotId, 'facts_full', 'ACME');
-const retriesOf = async (s: Scene) => (await s.store.get(s.attempt.p.snapshotId))!.partRetries;
+const partOf = (s: Scene) => s.store.getPart(s.attempt.payload.snapshotId, 'facts_full', 'ACME');
+const retriesOf = async (s: Scene) => (await s.store.get(s.attempt.payload.snapshotId))!.partRetries;
 
 describe('part failure step: one action at a time', () => {
   it('record_not_found: the part ends as not_found, nothing is retried', async () => {
@@ -179,7 +163,7 @@ describe('part failure step: one action at a time', () => {
     expect(await partOf(s)).toMatchObject({ status: 'failed', message: 'key revoked: rotate it' });
     expect(s.stops).toHaveLength(1);
     expect(s.stops[0]).toMatchObject({
-      snapshotId: s.attempt.p.snapshotId,
+      snapshotId: s.attempt.payload.snapshotId,
       message: 'key revoked: rotate it',
     });
     expect(s.stops[0]!.job.id).toBe(s.job.id);

@@ -5,18 +5,17 @@
  */
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNightlyTriggerProcessor, scheduledAtMs } from '../../jobs/nightly-trigger.js';
+import { nightlyTriggerJob, scheduledAtMs } from '../../jobs/nightly-trigger.js';
 import {
   parseExportPartPayload,
   parseNightlyTriggerPayload,
   parsePublishSnapshotPayload,
 } from '../../src/pipeline/queue/job-payloads.js';
 import { InputError } from '../../src/errors.js';
-import { silentLogger } from '../../src/log.js';
 import { localDate } from '../../src/pipeline/queue/ids.js';
 import { upsertNightlySchedule } from '../../src/pipeline/schedule.js';
 import { DATASETS, systemClock } from '../../src/types.js';
-import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
+import { startPipelineHarness, testJobHelpers, type PipelineHarness } from '../helpers/pipeline.js';
 
 describe('the nightly scheduler', () => {
   let h: PipelineHarness;
@@ -66,11 +65,12 @@ describe('the nightly scheduler', () => {
     expect(parseNightlyTriggerPayload(j.data).companies).toEqual([{ kind: 'ticker', ticker: 'WMT' }]);
     const when = scheduledAtMs(j, systemClock);
     expect(j.id).toMatch(new RegExp(`:${when}$`));
-    const process = createNightlyTriggerProcessor({
+    const helpers = testJobHelpers({
+      config: h.config,
       enqueue: (s) => h.ctx.enqueue(s),
       clock: systemClock,
-      logger: silentLogger(),
     });
+    const process = (job: Job) => nightlyTriggerJob.run(parseNightlyTriggerPayload(job.data), helpers, job);
     const first = await process(j);
     expect(first).toEqual({
       snapshotId: `nightly-${localDate(when, 'America/New_York')}`,

@@ -63,7 +63,7 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
       config,
       logger: workerLogger,
       apiKey: m.requireApiKey(config),
-      processors: await app.loadJobs(),
+      definitions: await app.loadJobs(),
     });
     const startedAt = Date.now();
     const { record } = await m.runSnapshot({

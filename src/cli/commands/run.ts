@@ -80,7 +80,7 @@ export async function run(o: RunCliOptions, app: CliApp): Promise<void> {
     config,
     logger: quiet ? logger.child({}, { level: 'warn' }) : logger,
     apiKey,
-    processors: await app.loadJobs(),
+    definitions: await app.loadJobs(),
   });
   const served = await serveLocalMetrics(o, config, exporter, p);
   if (served) logger.info({ url: `${served.server.url}/metrics` }, 'metrics served');

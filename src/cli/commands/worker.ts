@@ -51,7 +51,7 @@ export async function run(o: WorkerCliOptions, app: CliApp): Promise<void> {
   ];
   const { config, logger } = setup(o, flags);
   const apiKey = requireApiKey(config);
-  const exporter = await openExporter({ config, logger, apiKey, processors: await app.loadJobs() });
+  const exporter = await openExporter({ config, logger, apiKey, definitions: await app.loadJobs() });
   let served: Awaited<ReturnType<typeof serveMetrics>> | undefined;
   try {
     const roles = o.only ? { parts: o.only === 'parts', control: o.only === 'control' } : undefined;

@@ -9,17 +9,17 @@ import type { PartPointer } from '../../src/types.js';
 import type { PartAttempt } from './attempt.js';
 
 /** Best effort: a failure is logged, and the parts then simply run in their turn. */
-export async function hurryIfChanged(a: PartAttempt, catalog: PartPointer): Promise<void> {
-  const { deps, p, key } = a;
-  if (p.dataset !== CHANGE_DATASET) return;
-  if (p.reuse === undefined || deps.reuse === undefined || deps.hurry === undefined) return;
+export async function moveChangedCompanyFirst(attempt: PartAttempt, catalog: PartPointer): Promise<void> {
+  const { helpers, payload, key } = attempt;
+  if (payload.dataset !== CHANGE_DATASET) return;
+  if (payload.reuse === undefined || helpers.reuse === undefined) return;
   try {
-    const previous = await deps.reuse.previousManifest(p.outDir, p.reuse.from);
+    const previous = await helpers.reuse.previousManifest(payload.outDir, payload.reuse.from);
     const datasets = datasetsToHurry(key, catalog, previous);
     if (datasets.length === 0) return;
-    await deps.hurry(datasets.map((d) => partJobId(p.snapshotId, d, key)));
-    a.log.debug({ datasets }, 'changed company: its other parts go first');
+    await helpers.hurry(datasets.map((d) => partJobId(payload.snapshotId, d, key)));
+    attempt.log.debug({ datasets }, 'changed company: its other parts go first');
   } catch (err: unknown) {
-    a.log.warn({ err: coerceError(err).message }, 'could not move the changed company’s parts forward');
+    attempt.log.warn({ err: coerceError(err).message }, 'could not move the changed company’s parts forward');
   }
 }
