@@ -11,7 +11,8 @@ import type { Budget } from '../budget/index.js';
 import { ConfigError, coerceError } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { assertNever, type Clock } from '../types.js';
-import { budgetConfigFrom, type PipelineContext } from './context.js';
+import { budgetConfigFrom } from '../budget/index.js';
+import type { PipelineContext } from './context.js';
 import type { DefinedJob, JobDefinitions, JobEnv, JobPorts, JobProcessor } from './job-processors.js';
 import {
   backoffStrategy,
