@@ -1,9 +1,9 @@
 /**
  * The floors of filings-export, checked in `npm run lint` (scripts/check-deps.ts): nothing may
  * import a floor above its own. Top to bottom:
- *   bin (composition root) → jobs/ → src/cli → src/pipeline → src/{budget, output, api, config, infra}
+ *   bin (composition root) → jobs/ → src/cli → src/pipeline → src/{budget, output, api, config, infra, runtime}
  *   → src/{errors, types, log}.ts → src/contract;   src/emulator → the contract only
- *   (src/api/openapi.gen.ts, src/contract/), src/package-root.ts (where bundled files are), src/listen.ts
+ *   (src/contract/: the generated OpenAPI types and the vocabulary), src/package-root.ts (where bundled files are), src/listen.ts
  *   (a port that cannot be had, in words) and its own modules.
  * Inside src/output, sub-folders point down (storage → catalog → staging → convert → publish → readers)
  * and meet through their index.ts; the rest of src/ sees output only through its faces (OUTPUT_FACES).
@@ -47,14 +47,16 @@ module.exports = {
       from: { path: '^src/emulator/' },
       to: {
         path: '^src/',
-        pathNot: [
-          '^src/emulator/',
-          '^src/api/openapi\\.gen\\.ts$',
-          '^src/contract/',
-          '^src/package-root\\.ts$',
-          '^src/listen\\.ts$',
-        ],
+        pathNot: ['^src/emulator/', '^src/contract/', '^src/package-root\\.ts$', '^src/listen\\.ts$'],
       },
+    },
+    {
+      name: 'contract-imports-nothing',
+      comment:
+        'src/contract (the OpenAPI document, its generated types, the vocabulary) is the floor the client and the emulator share: it imports no other module of src/.',
+      severity: 'error',
+      from: { path: '^src/contract/' },
+      to: { path: '^src/', pathNot: '^src/contract/' },
     },
     {
       name: 'emulator-subfolders-through-their-index',
@@ -88,13 +90,13 @@ module.exports = {
     {
       name: 'pipeline-below-cli',
       severity: 'error',
-      from: { path: '^src/(pipeline|budget|output|api|config|infra|warehouse)/' },
+      from: { path: '^src/(pipeline|budget|output|api|config|infra|runtime|warehouse)/' },
       to: { path: '^src/cli/' },
     },
     {
       name: 'lower-floors-below-pipeline',
       severity: 'error',
-      from: { path: '^src/(budget|output|api|config|infra|warehouse)/' },
+      from: { path: '^src/(budget|output|api|config|infra|runtime|warehouse)/' },
       to: { path: '^src/pipeline/' },
     },
     {
@@ -102,7 +104,10 @@ module.exports = {
       comment:
         'jobs/, the CLI, the dashboard and every other floor allowed to use the pipeline import only its public faces: src/pipeline/index.ts, and status-view.ts for `status` (it loads neither BullMQ nor DuckDB).',
       severity: 'error',
-      from: { path: '^(src|jobs)/', pathNot: '^src/(pipeline|budget|output|api|config|infra|warehouse)/' },
+      from: {
+        path: '^(src|jobs)/',
+        pathNot: '^src/(pipeline|budget|output|api|config|infra|runtime|warehouse)/',
+      },
       to: { path: '^src/pipeline/', pathNot: '^src/pipeline/(index|status-view)\\.ts$' },
     },
     {

@@ -12,7 +12,7 @@ export default tseslint.config(
       'build/**',
       '.tmp/**',
       'tmp/**',
-      'src/api/openapi.gen.ts',
+      'src/contract/openapi.gen.ts',
       'bin/**',
       'scripts/**/*.mjs',
       '.dependency-cruiser.cjs',

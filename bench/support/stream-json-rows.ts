@@ -1,7 +1,7 @@
 /**
  * The client's previous streaming parser, kept for the bench's comparison only (docs/decisions.md
  * "## Client"): stream-json's core tokenizer plus an assembler that hands out the items of the
- * envelope's `rows` array. Replaced in src/api by the row splitter (row-splitter.ts).
+ * envelope's `rows` array. Replaced in src/api by the row splitter (src/api/row-splitter/).
  */
 import { StringDecoder } from 'node:string_decoder';
 import { jsonParser } from 'stream-json/core/parser.js';

@@ -13,7 +13,6 @@ import { ExtractError, parseJsonLossless } from './row-extractor.js';
 import { BodyRowStream, type RowStream } from './row-stream.js';
 import { discardBody, readBytes, readErrorText, Transport, type RawResponse } from './transport.js';
 import type {
-  ApiResult,
   B2bOperation,
   B2bOperations,
   OperationId,
@@ -22,9 +21,8 @@ import type {
   SandboxSearchEnvelope,
   SandboxSearchQuery,
   SeriesBlob,
-  StreamOperation,
-} from './contract-types.js';
-import { isStreamOperation } from './contract-types.js';
+} from '../contract/contract-types.js';
+import { isStreamOperation, type ApiResult, type StreamOperation } from './client-operations.js';
 import { validateRequest, validateSandboxQuery } from './validate.js';
 
 export interface FilingsClientOptions {

@@ -8,4 +8,5 @@ export { parseJsonNumber } from './json-number.js';
 export { validateRequest, validateSandboxQuery, LIMITS, CHUNK_TYPES, ENTITY_TYPES } from './validate.js';
 export { createRowExtractor, parseJsonLossless, type RowExtractor } from './row-extractor.js';
 export { errorFromResponse, redactSecret } from './error-map.js';
-export * from './contract-types.js';
+export * from '../contract/contract-types.js';
+export * from './client-operations.js';

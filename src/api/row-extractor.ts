@@ -3,7 +3,7 @@
  * one number rule (json-number.ts: a literal a double cannot hold exactly arrives as its text):
  *
  * - `createRowExtractor()`: rows of an envelope `{ ...fields, rows: [ {...}, ... ], ...fields }`
- *   arriving as byte chunks (row-splitter.ts). `push(chunk)` then `take()` until undefined gives
+ *   arriving as byte chunks (row-splitter/). `push(chunk)` then `take()` until undefined gives
  *   the completed rows in batches; `end()` returns the envelope fields (everything except `rows`).
  * - `parseJsonLossless(text)`: a whole body.
  *
@@ -22,9 +22,9 @@ import {
   SplitError,
   type Row,
   type RowSplitterOptions,
-} from './row-splitter.js';
+} from './row-splitter/index.js';
 
-export type { Row } from './row-splitter.js';
+export type { Row } from './row-splitter/index.js';
 
 /** Why parsing failed: `malformed` = not valid JSON / not an envelope; `truncated` = ended early. */
 export class ExtractError extends Error {
@@ -149,7 +149,7 @@ export function createRowExtractor(opts: RowSplitterOptions = {}): RowExtractor 
  */
 export function parseJsonLossless(input: string | Buffer): unknown {
   const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
-  // Most bodies need no quoting: one regexp over the text instead of the byte scan (row-splitter.ts).
+  // Most bodies need no quoting: one regexp over the text instead of the byte scan (row-splitter/).
   const text = exactText(bytes) ?? decodeQuoting(bytes, 0, bytes.length, inexactLiterals(bytes));
   try {
     return JSON.parse(text) as unknown;

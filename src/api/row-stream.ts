@@ -1,15 +1,15 @@
 /**
  * A large response as an async iterable of rows plus its envelope fields, parsed incrementally from
  * the byte stream (row-extractor.ts). Memory per received chunk: the chunk, the row in progress
- * carried over from the previous one, and one batch of parsed rows (row-splitter.ts
- * MAX_BATCH_BYTES of row text) at a time.
+ * carried over from the previous one, and one batch of parsed rows (MAX_BATCH_BYTES of row text,
+ * row-splitter/) at a time.
  */
 import { TransportError } from '../errors.js';
 import { RowText, type RateLimitState } from '../types.js';
 import type { CompactBatch } from './compact-rows.js';
 import { transportError } from './error-map.js';
 import { createRowExtractor, ExtractError, type Row, type RowExtractor } from './row-extractor.js';
-import type { RowSplitterOptions } from './row-splitter.js';
+import type { RowSplitterOptions } from './row-splitter/index.js';
 import { bodyFailure, discardBody, type RawResponse } from './transport.js';
 
 export interface RowStream {

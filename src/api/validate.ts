@@ -1,12 +1,12 @@
 /**
  * Client-side validation of every documented request bound (sections 2.1, 4, 8), run before a
  * request is sent so a bad request never spends rate-limit or quota budget. Each failure throws
- * RequestValidationError naming the field. The rules mirror src/api/openapi.yaml; test/api/contract.test.ts
+ * RequestValidationError naming the field. The rules mirror src/contract/openapi.yaml; test/api/contract.test.ts
  * checks that both accept and reject the same requests.
  */
 import { RequestValidationError } from '../errors.js';
 import { assertNever } from '../types.js';
-import type { B2bOperation } from './contract-types.js';
+import type { B2bOperation } from '../contract/contract-types.js';
 import {
   CHUNK_TYPES,
   CIK_PATTERN,

@@ -37,4 +37,10 @@ export { keyFingerprint } from './fingerprint.js';
 export { nextUtcMidnight, nextUtcMonthStart, utcDay, utcMonth } from './time.js';
 export { planRequests, assertPlanFits } from './plan.js';
 export { createBudget, type Budget, type BudgetOptions, type BoundPermit } from './budget.js';
-export { BUDGET_SETTINGS_SCHEMA, toBudgetConfig, type BudgetSettings } from './settings.js';
+export {
+  BUDGET_SETTINGS_SCHEMA,
+  budgetConfigFrom,
+  budgetPrefix,
+  toBudgetConfig,
+  type BudgetSettings,
+} from './settings.js';

@@ -67,6 +67,19 @@ export function toBudgetConfig(s: BudgetSettings): BudgetConfig {
 }
 
 /** camelCase name of a setting (`requests_per_minute` → `requestsPerMinute`). */
+/** The budget section of a loaded config (validated once, at load) in the budget's own terms. */
+export function budgetConfigFrom(config: { budget: BudgetSettings }): BudgetConfig {
+  return toBudgetConfig(config.budget);
+}
+
+/**
+ * Redis key prefix of the budget. Per Redis prefix, not per queue: every exporter using the same
+ * key against the same Redis shares one budget (the key's fingerprint is part of each budget key).
+ */
+export function budgetPrefix(config: { redis: { prefix: string } }): string {
+  return `${config.redis.prefix}:budget`;
+}
+
 export function camelName(snake: string): string {
   return snake.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
 }

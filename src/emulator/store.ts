@@ -5,7 +5,7 @@
  * interface (sections 2.2–2.9). URL fields hold absolute paths (`/api/evidence/…`); the HTTP layer
  * prefixes the public base URL when it serialises them.
  */
-import type { components } from '../api/openapi.gen.js';
+import type { components } from '../contract/openapi.gen.js';
 
 /** A company known to the emulator (real or synthetic). */
 export interface Company {
@@ -24,7 +24,7 @@ export interface Company {
 export type Row = Record<string, unknown>;
 
 /*
- * Row types are the contract's (src/api/openapi.gen.ts, generated from src/api/openapi.yaml), so a
+ * Row types are the contract's (src/contract/openapi.gen.ts, generated from src/contract/openapi.yaml), so a
  * contract change is a compile error here. Only where the emulator's row intentionally differs
  * from a schema is the difference stated, next to the reason.
  */

@@ -23,7 +23,6 @@ import {
   type SnapshotStore,
 } from './record/index.js';
 
-export { budgetConfigFrom, budgetPrefix } from './budget-settings.js';
 export { redactUrl } from './record/index.js';
 
 export interface PipelineContext {

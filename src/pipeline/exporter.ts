@@ -3,7 +3,7 @@
  * for the configured key, and (on demand) workers wired to the client and the output.
  */
 import { FilingsClient } from '../api/index.js';
-import { createBudget, type Budget } from '../budget/index.js';
+import { budgetConfigFrom, budgetPrefix, createBudget, type Budget } from '../budget/index.js';
 import type { Config } from '../config/load.js';
 import type { Secret } from '../config/secret.js';
 import type { Logger } from '../log.js';
@@ -11,15 +11,11 @@ import type { JobDefinitions } from './job-definitions.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { systemClock, type Clock } from '../types.js';
 import { clientFetcher } from './part/index.js';
-import { budgetConfigFrom, budgetPrefix, openPipeline, type PipelineContext } from './context.js';
+import { openPipeline, type PipelineContext } from './context.js';
 import { openStorage, s3Settings } from '../output/storage/index.js';
 import { outputPorts } from './output-adapter.js';
 import { startWorkers, type RunningWorkers } from './worker-runner.js';
-import {
-  capYoungGeneration,
-  youngGenerationSetAtStart,
-  type YoungGenerationCap,
-} from './young-generation.js';
+import { capYoungGeneration, youngGenerationSetAtStart, type YoungGenerationCap } from '../runtime/index.js';
 
 export interface Exporter {
   ctx: PipelineContext;

@@ -5,18 +5,7 @@
 // This file is the pipeline's one public face: the CLI (and any other front end), the dashboard and
 // the job definitions of jobs/ import only it (.dependency-cruiser.cjs). Commands import it lazily,
 // when they run, so that registering them loads only commander.
-export { effectiveRate } from '../budget/index.js';
-export { checkAnyOutputRoot, checkOutputRoot } from '../output/staging/index.js';
-export { s3Settings } from '../output/storage/index.js';
-export {
-  annualRevenueSql,
-  annualRevenueTableSql,
-  DEMO_METRIC,
-  groupDigits,
-  queryAnnualRevenue,
-  queryAnnualRevenueTable,
-} from './demo-query.js';
-export { budgetConfigFrom, openPipeline, redactUrl, type PipelineContext } from './context.js';
+export { openPipeline, redactUrl, type PipelineContext } from './context.js';
 export { openExporter, type Exporter, type OpenExporterOptions } from './exporter.js';
 export { serveMetrics, type ServedMetrics } from './metrics-endpoint.js';
 export { resultLine, runSnapshot } from './run-snapshot.js';

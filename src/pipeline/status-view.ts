@@ -2,12 +2,17 @@
  * What `status` shows: per dataset done / not_found / bad_request / failed / pending parts and
  * rows, the state, and what the snapshot waits for. As a table for people and as JSON.
  */
-import { createBudget, keyFingerprint, type BudgetDescription } from '../budget/index.js';
+import {
+  budgetConfigFrom,
+  budgetPrefix,
+  createBudget,
+  keyFingerprint,
+  type BudgetDescription,
+} from '../budget/index.js';
 import type { Config } from '../config/load.js';
 // The catalog and storage alone, not output/index.js: that also holds the publisher, which loads DuckDB.
 import { latestStoredSnapshot } from '../output/catalog/index.js';
 import { openStorage, s3Settings } from '../output/storage/index.js';
-import { budgetConfigFrom, budgetPrefix } from './budget-settings.js';
 import { noWorkerStatus, outageStatus } from './record/index.js';
 import type { PipelineRecords } from './record/index.js';
 import { missingDetailLines, totals, type MissingCompany } from './record/index.js';

@@ -1,5 +1,5 @@
 /**
- * The row splitter behind `stream()` (src/api/row-splitter.ts): row boundaries found in the byte
+ * The row splitter behind `stream()` (src/api/row-splitter/): row boundaries found in the byte
  * stream whatever the strings hold or where the chunks are cut, exact numbers, `__proto__` as a
  * plain field, envelope fields on both sides of `rows`, and bodies cut short or not envelopes.
  */
@@ -12,7 +12,12 @@ import {
   parseJsonLossless,
   type Row,
 } from '../../src/api/row-extractor.js';
-import { decodeQuoting, inexactLiterals, MAX_BATCH_BYTES, RowSplitter } from '../../src/api/row-splitter.js';
+import {
+  decodeQuoting,
+  inexactLiterals,
+  MAX_BATCH_BYTES,
+  RowSplitter,
+} from '../../src/api/row-splitter/index.js';
 
 /** Feeds `text` in chunks of `step` bytes; returns the rows, the envelope and the rows per take(). */
 function split(text: string, step: number): { rows: Row[]; envelope: Row; batches: number[] } {

@@ -1,12 +1,12 @@
 /**
  * The client's request validation (src/api/validate.ts) and the OpenAPI request schemas
- * (src/api/openapi.yaml) state the same bounds: for each case both accept, or both reject (and the
+ * (src/contract/openapi.yaml) state the same bounds: for each case both accept, or both reject (and the
  * client names the field). Also: every schema of the document compiles under ajv's strict mode.
  */
 import { describe, expect, test } from 'vitest';
 import { RequestValidationError } from '../../src/errors.js';
 import { validateRequest as clientValidate, validateSandboxQuery } from '../../src/api/validate.js';
-import { B2B_OPERATIONS, type B2bOperation } from '../../src/api/contract-types.js';
+import { B2B_OPERATIONS, type B2bOperation } from '../../src/contract/contract-types.js';
 import { contract, validateRequest as contractValidate } from '../helpers/contract.js';
 
 const KEY = 'a'.repeat(64);

@@ -1,6 +1,6 @@
 /**
  * Issue 2 item 4: the emulator's actual responses, for every operation and every error status and
- * body shape, validate against the OpenAPI document (src/api/openapi.yaml). Raw HTTP (fetch), not
+ * body shape, validate against the OpenAPI document (src/contract/openapi.yaml). Raw HTTP (fetch), not
  * the client, so the bytes on the wire are what is checked.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';

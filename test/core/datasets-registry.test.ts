@@ -19,7 +19,7 @@ import {
 describe('dataset registry', () => {
   it('backs every dataset by a POST operation of the contract', async () => {
     const contract = parse(
-      await readFile(new URL('../../src/api/openapi.yaml', import.meta.url), 'utf8'),
+      await readFile(new URL('../../src/contract/openapi.yaml', import.meta.url), 'utf8'),
     ) as {
       paths: Record<string, { post?: unknown }>;
     };

@@ -1,5 +1,5 @@
 /**
- * Validates real responses (and requests) against the project's OpenAPI document, src/api/openapi.yaml.
+ * Validates real responses (and requests) against the project's OpenAPI document, src/contract/openapi.yaml.
  * Every test that hits the emulator can call `validateResponse(operation, status, body, headers?)`.
  * Schemas are JSON Schema 2020-12 (OpenAPI 3.1), compiled with ajv once per process.
  */
@@ -12,7 +12,7 @@ import { parse as parseYaml } from 'yaml';
 // ajv-formats is CommonJS with a default export; under NodeNext the callable sits on `.default`.
 const addFormats = addFormatsImport as unknown as typeof addFormatsImport.default;
 
-export const OPENAPI_PATH = fileURLToPath(new URL('../../src/api/openapi.yaml', import.meta.url));
+export const OPENAPI_PATH = fileURLToPath(new URL('../../src/contract/openapi.yaml', import.meta.url));
 
 type Json = Record<string, unknown>;
 
@@ -205,7 +205,7 @@ export function assertValidResponse(
   const errors = validateResponse(operation, status, body, headers);
   if (errors.length > 0) {
     throw new Error(
-      `${operation} ${status} response breaks src/api/openapi.yaml:\n  ${errors.slice(0, 20).join('\n  ')}`,
+      `${operation} ${status} response breaks src/contract/openapi.yaml:\n  ${errors.slice(0, 20).join('\n  ')}`,
     );
   }
 }

@@ -8,16 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { FilingsClient } from '../../src/api/index.js';
-import { createBudget, type Budget } from '../../src/budget/index.js';
+import { budgetConfigFrom, budgetPrefix, createBudget, type Budget } from '../../src/budget/index.js';
 import { loadConfig, requireApiKey, type Config, type FlagOverride } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log.js';
 import { clientFetcher } from '../../src/pipeline/part/client-fetcher.js';
-import {
-  budgetConfigFrom,
-  budgetPrefix,
-  openPipeline,
-  type PipelineContext,
-} from '../../src/pipeline/context.js';
+import { openPipeline, type PipelineContext } from '../../src/pipeline/context.js';
 import { followSnapshot } from '../../src/pipeline/queue/follow.js';
 import type { JobHelpers, OutputHelpers } from '../../src/pipeline/job-helpers.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';

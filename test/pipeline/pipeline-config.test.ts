@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BUDGET_CONFIG, resolveBudgetConfig, toBudgetConfig } from '../../src/budget/index.js';
 import { envLogLevel, loadConfig, requireApiKey } from '../../src/config/load.js';
 import { DATASET_REGISTRY } from '../../src/datasets/index.js';
-import { budgetConfigFrom } from '../../src/pipeline/context.js';
+import { budgetConfigFrom } from '../../src/budget/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';

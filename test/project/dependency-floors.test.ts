@@ -39,6 +39,24 @@ describe('dependency floors', () => {
     ]);
   });
 
+  it('lets the client and the emulator share src/contract, and fires when the emulator reads the client or the contract the exporter', async () => {
+    const dir = await tree({
+      'src/types.ts': 'export type T = number;\n',
+      'src/contract/openapi.gen.ts': 'export interface paths { a: 1 }\n',
+      'src/contract/contract-types.ts':
+        "import type { paths } from './openapi.gen.js';\nimport type { T } from '../types.js';\nexport type P = paths | T;\n",
+      'src/api/client.ts': "import type { P } from '../contract/contract-types.js';\nexport type C = P;\n",
+      'src/emulator/routes.ts':
+        "import type { P } from '../contract/contract-types.js';\nexport type R = P;\n",
+      'src/emulator/store.ts': "import type { C } from '../api/client.js';\nexport type S = C;\n",
+    });
+    const r = await checkDependencies(['src'], { cwd: dir, configFile: config });
+    expect(r.violations.map((v) => `${v.rule}: ${v.from} → ${v.to}`).sort()).toEqual([
+      'contract-imports-nothing: src/contract/contract-types.ts → src/types.ts',
+      'emulator-boundary: src/emulator/store.ts → src/api/client.ts',
+    ]);
+  });
+
   it('fires when the pipeline is reached past its index, or its sub-folders past theirs, or upwards', async () => {
     const dir = await tree({
       'src/pipeline/record/r.ts': 'export const r = 1;\n',

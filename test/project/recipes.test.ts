@@ -66,7 +66,7 @@ describe('recipe: add a warehouse dialect (DDL_DIALECTS and its table rows)', ()
 
 describe('recipe: add an emulator operation (contract, route, client method)', () => {
   it("B2B_OPERATIONS is the contract's /api/b2b/ POST paths, each once", async () => {
-    const contract = parse(await text('src/api/openapi.yaml')) as {
+    const contract = parse(await text('src/contract/openapi.yaml')) as {
       paths: Record<string, { post?: unknown }>;
     };
     const keyed = Object.keys(contract.paths)

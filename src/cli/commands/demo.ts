@@ -102,7 +102,7 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
 
 /** The modules the demo runs on, loaded together on first use so `--help` stays quick. */
 async function importDemoModules() {
-  const [config, emulator, redis, log, support, types, pipeline] = await Promise.all([
+  const [config, emulator, redis, log, support, types, pipeline, query] = await Promise.all([
     import('../../config/load.js'),
     import('../../emulator/index.js'),
     import('../../infra/redis-server.js'),
@@ -110,6 +110,7 @@ async function importDemoModules() {
     import('../command-support.js'),
     import('../../types.js'),
     import('../../pipeline/index.js'),
+    import('../demo-query.js'),
   ]);
   return {
     loadConfig: config.loadConfig,
@@ -122,10 +123,10 @@ async function importDemoModules() {
     onShutdownSignal: support.onShutdownSignal,
     CLOSE_MARGIN_MS: support.CLOSE_MARGIN_MS,
     DEFAULT_DATASETS: types.DEFAULT_DATASETS,
-    DEMO_METRIC: pipeline.DEMO_METRIC,
-    annualRevenueTableSql: pipeline.annualRevenueTableSql,
-    groupDigits: pipeline.groupDigits,
-    queryAnnualRevenueTable: pipeline.queryAnnualRevenueTable,
+    DEMO_METRIC: query.DEMO_METRIC,
+    annualRevenueTableSql: query.annualRevenueTableSql,
+    groupDigits: query.groupDigits,
+    queryAnnualRevenueTable: query.queryAnnualRevenueTable,
     openExporter: pipeline.openExporter,
     runSnapshot: pipeline.runSnapshot,
     parseCompany: pipeline.parseCompany,

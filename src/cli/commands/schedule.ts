@@ -26,15 +26,15 @@ export function register(program: Command): void {
 export async function run(o: ScheduleCliOptions): Promise<void> {
   const [
     { setup },
-    {
-      checkAnyOutputRoot,
-      loadUniverse,
-      s3Settings,
-      openPipeline,
-      removeNightlySchedule,
-      upsertNightlySchedule,
-    },
-  ] = await Promise.all([import('../command-support.js'), import('../../pipeline/index.js')]);
+    { loadUniverse, openPipeline, removeNightlySchedule, upsertNightlySchedule },
+    { checkAnyOutputRoot },
+    { s3Settings },
+  ] = await Promise.all([
+    import('../command-support.js'),
+    import('../../pipeline/index.js'),
+    import('../../output/staging/index.js'),
+    import('../../output/storage/index.js'),
+  ]);
   const { config, logger } = setup(o);
   const ctx = await openPipeline(config, logger);
   try {

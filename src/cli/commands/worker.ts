@@ -39,11 +39,13 @@ export async function run(o: WorkerCliOptions, app: CliApp): Promise<void> {
   const [
     { requireApiKey },
     { onShutdownSignal, setup, shutdownBoundMs },
-    { budgetConfigFrom, effectiveRate, openExporter, redactUrl, serveMetrics },
+    { openExporter, redactUrl, serveMetrics },
+    { budgetConfigFrom, effectiveRate },
   ] = await Promise.all([
     import('../../config/load.js'),
     import('../command-support.js'),
     import('../../pipeline/index.js'),
+    import('../../budget/index.js'),
   ]);
   const flags: FlagOverride[] = [
     { path: 'worker.concurrency', value: o.concurrency, flag: '--concurrency' },

@@ -2,7 +2,7 @@
  * The part writer's line chunks, used again once every stream that took one has written it.
  *
  * Why: a chunk waits for the disk (a segment's plain file) or for zlib, often long enough to
- * outlive two scavenges of a young generation capped at 16 MiB (young-generation.ts), and then
+ * outlive two scavenges of a young generation capped at 16 MiB (src/runtime/young-generation.ts), and then
  * dies in the old generation, where its memory (outside V8's heap) waits for a full collection:
  * up to ~40 MB of dead chunks at `run --local`'s peak on Node 24 (docs/decisions.md, "One process:
  * the staging chunks used again"). A chunk in use again is never garbage.

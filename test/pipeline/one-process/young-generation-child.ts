@@ -9,7 +9,7 @@ import {
   capYoungGeneration,
   v8Heap,
   YOUNG_GENERATION_CAP_BYTES,
-} from '../../../src/pipeline/young-generation.js';
+} from '../../../src/runtime/young-generation.js';
 
 const cap = process.env.YOUNG_CAP === '1' ? capYoungGeneration() : undefined;
 let most = v8Heap.newSpaceBytes();

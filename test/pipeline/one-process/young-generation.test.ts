@@ -1,5 +1,5 @@
 /**
- * The young-generation cap of a process running every role (src/pipeline/young-generation.ts):
+ * The young-generation cap of a process running every role (src/runtime/young-generation.ts):
  * real V8 in a child process started with Node 24's larger default emulated by
  * `--max-semi-space-size=64`, so the test fails without the cap on Node 20 as well; the switching
  * of the growth factor step by step; and when the operator's own start flags take precedence.
@@ -14,7 +14,7 @@ import {
   youngGenerationSetAtStart,
   v8Heap,
   type HeapControls,
-} from '../../../src/pipeline/young-generation.js';
+} from '../../../src/runtime/young-generation.js';
 
 const MiB = 1024 * 1024;
 const CHILD = fileURLToPath(new URL('./young-generation-child.ts', import.meta.url));

@@ -17,12 +17,10 @@ import { hasEntitlement, notEntitledMessage } from '../../auth/entitlements.js';
 import type { EmulatorStore } from '../../store.js';
 import { HttpError } from '../http-error.js';
 import type { Body } from '../request-fields.js';
-import type { paths } from '../../../api/openapi.gen.js';
+import type { B2bOperation } from '../../../contract/contract-types.js';
 
 /** The contract's `/api/b2b/*` operation ids: a route's id must be one (TypeScript names a typo). */
-export type B2bOperationId = {
-  [P in keyof paths]: P extends `/api/b2b/${infer Id}` ? Id : never;
-}[keyof paths];
+export type B2bOperationId = B2bOperation;
 
 /** What every route may use. */
 export interface ServerDeps {

@@ -1,10 +1,10 @@
 /**
- * Friendly names for the types generated from src/api/openapi.yaml (src/api/openapi.gen.ts), plus the
- * operation table that ties each operation id (`facts/full`, …) to its request and response types.
- * Regenerate the generated file with `npm run contract` after editing the YAML.
+ * Friendly names for the types generated from src/contract/openapi.yaml (src/contract/openapi.gen.ts),
+ * plus the operation table that ties each operation id (`facts/full`, …) to its request and response
+ * types. The client and the emulator both read them. Regenerate the generated file with
+ * `npm run contract` after editing the YAML.
  */
 import type { components, operations, paths } from './openapi.gen.js';
-import type { RateLimitState } from '../types.js';
 
 type S = components['schemas'];
 
@@ -109,31 +109,8 @@ type UnlistedOperation = Exclude<B2bOperation, (typeof B2B_OPERATIONS)[number]>;
 const everyOperationListed: [UnlistedOperation] extends [never] ? true : UnlistedOperation = true;
 void everyOperationListed;
 
-/** Operations whose rows the client can stream (large responses, constant memory). */
-export const STREAM_OPERATIONS = [
-  'facts/full',
-  'facts/core',
-  'facts/latest',
-  'evidence/enriched',
-  'series/catalog',
-  'dims/catalog',
-] as const satisfies readonly B2bOperation[];
-export type StreamOperation = (typeof STREAM_OPERATIONS)[number];
-
-/** Whether the client can stream `op`'s rows (narrows any operation id, a literal union too). */
-export function isStreamOperation(op: string): op is StreamOperation {
-  return (STREAM_OPERATIONS as readonly string[]).includes(op);
-}
-
 /** Keyless GET operations (sandbox, series blob, evidence open). */
 export type PublicOperation = 'sandbox/search' | 'sandbox/facts' | 'series/blob' | 'evidence/open';
 
-/** Any operation id the client knows. */
+/** Any operation id of the contract. */
 export type OperationId = B2bOperation | PublicOperation;
-
-/** What every plain client method resolves to. */
-export interface ApiResult<T> {
-  data: T;
-  status: number;
-  rateLimit: RateLimitState;
-}
