@@ -1,7 +1,8 @@
 /**
  * One job type, one place: the contract's `JOB_TYPES` (src/pipeline/queue/job-payloads.ts) and the
  * definitions of jobs/index.ts agree one for one, the worker runner refuses a list that does not,
- * and running workers hand a job of every type to that type's processor (real Redis, real workers).
+ * and running workers hand a job of every type to that type's processor, with helpers built once
+ * per worker (real Redis, real workers).
  */
 import { readdir } from 'node:fs/promises';
 import { Job, type Queue } from 'bullmq';
@@ -14,7 +15,11 @@ import {
   JOB_TYPES,
   type JobSettings,
 } from '../../src/pipeline/queue/job-payloads.js';
-import { checkJobDefinitions } from '../../src/pipeline/worker-runner.js';
+import { checkJobDefinitions, startWorkers } from '../../src/pipeline/worker-runner.js';
+import type { JobHelpers } from '../../src/pipeline/job-helpers.js';
+import { outputPorts } from '../../src/pipeline/output-adapter.js';
+import { clientFetcher } from '../../src/pipeline/part/client-fetcher.js';
+import { systemClock } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 
 const isDefinition = (v: unknown): v is DefinedJob =>
@@ -102,6 +107,47 @@ describe('job definitions', () => {
       }
       const stray = await h.ctx.snapshotsQueue.add('no-such-job', {}, { attempts: 1 });
       expect(await failedReason(h.ctx.snapshotsQueue, stray.id!)).toContain('unknown job no-such-job');
+    });
+
+    it('build the helpers once per worker, not per job, over the pipeline they were given', async () => {
+      const own = await startPipelineHarness();
+      const built: JobHelpers[] = [];
+      // The real definitions, each noting the helpers its worker starts it with.
+      const definitions: DefinedJob[] = jobDefinitions.map((d) => ({
+        ...d,
+        start: (helpers: JobHelpers) => {
+          built.push(helpers);
+          return d.start(helpers);
+        },
+      }));
+      const output = await outputPorts();
+      const workers = await startWorkers({
+        ctx: own.ctx,
+        definitions,
+        fetcher: clientFetcher(own.client),
+        output,
+        budget: own.budget,
+        clock: systemClock,
+      });
+      try {
+        // Every definition is started once by the worker of its queue, with that worker's helpers.
+        expect(built).toHaveLength(jobDefinitions.length);
+        const byQueue = new Set(built);
+        expect(byQueue.size).toBe(2);
+        for (const helpers of byQueue) expect(helpers.record).toBe(own.ctx.store);
+        for (const role of ['parts', 'snapshots'] as const) {
+          const queue = role === 'parts' ? own.ctx.partsQueue : own.ctx.snapshotsQueue;
+          const type = JOB_TYPES.find((t) => t.queue === role)!;
+          for (let i = 0; i < 3; i++) {
+            const job = await queue.add(type.name, { v: 0 }, { attempts: 1 });
+            expect(await failedReason(queue, job.id!)).toContain(`${type.name} job: invalid payload`);
+          }
+        }
+        expect(built).toHaveLength(jobDefinitions.length);
+      } finally {
+        await workers.close(2000);
+        await own.close();
+      }
     });
   });
 });
