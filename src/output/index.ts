@@ -84,3 +84,12 @@ export {
   type SegmentRequest,
 } from './convert/index.js';
 export { mergeChangesSql } from './readers/index.js';
+export {
+  commitSnapshot,
+  expireSnapshots,
+  rebuildTables,
+  formatRebuild,
+  type TableCommit,
+  type TableExpiry,
+  type RebuildReport,
+} from './iceberg/index.js';
