@@ -83,7 +83,7 @@ export {
   type SegmentOutcome,
   type SegmentRequest,
 } from './convert/index.js';
-export { mergeChangesSql } from './readers/index.js';
+export { icebergDdl, mergeChangesSql, type IcebergDdlOptions } from './readers/index.js';
 export {
   commitSnapshot,
   expireSnapshots,

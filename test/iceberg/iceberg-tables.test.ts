@@ -26,6 +26,7 @@ import type { DatasetName } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 import { runCli } from '../helpers/processes.js';
 import { localFileFetch } from './local-file-fetch.js';
+import { DDL_DIALECTS, type DdlDialect } from '../../src/output/readers/ddl-dialects.js';
 
 const TICKERS = ['AAPL', 'MSFT'];
 const DATASETS: DatasetName[] = ['series_catalog', 'facts_full'];
@@ -183,7 +184,7 @@ describe('Iceberg tables', () => {
     }
     // The nights differ (Apple filed), so reading the right version matters.
     expect(nights[1]!.datasets.facts_full!.rows).not.toBe(nights[0]!.datasets.facts_full!.rows);
-  });
+  }, 300_000);
 
   it('manifests and manifest lists carry the spec’s field ids and header metadata', async () => {
     const meta = await metadataOf('facts_full', 2);
@@ -250,8 +251,8 @@ describe('Iceberg tables', () => {
     ]);
     const expired = await expireSnapshots(storage, ['ice-1']);
     expect(expired.map((e) => [e.dataset, e.version])).toEqual([
-      ['series_catalog', 3],
       ['facts_full', 3],
+      ['series_catalog', 3],
     ]);
     const older = await commitSnapshot(storage, nights[0]!);
     expect(older.map((c) => c.outcome)).toEqual(['older', 'older']);
@@ -271,5 +272,29 @@ describe('Iceberg tables', () => {
         await publishedRows(m, dataset),
       );
     }
-  });
+  }, 120_000);
+
+  it('ddl --iceberg prints each warehouse’s statement over the current metadata', async () => {
+    const expected: Record<DdlDialect, string> = {
+      duckdb: `SELECT * FROM iceberg_scan('${join(h.outDir, 'facts_full')}')`,
+      spark: `USING iceberg LOCATION '${join(h.outDir, 'facts_full')}'`,
+      snowflake: `METADATA_FILE_PATH = 'facts_full/metadata/v3.metadata.json'`,
+      bigquery: `uris = ['gs://YOUR_BUCKET/filings-export/facts_full/metadata/v3.metadata.json']`,
+    };
+    const current = (await readTable(new LocalStorage(h.outDir), 'facts_full'))!.metadata[
+      'current-snapshot-id'
+    ];
+    for (const dialect of DDL_DIALECTS) {
+      const cli = await runCli(['ddl', '--iceberg', '--dialect', dialect, '--out', h.outDir], {
+        env: h.env,
+        timeoutMs: 60_000,
+      });
+      expect(cli.code, cli.stderr).toBe(0);
+      expect(cli.stdout).toContain(expected[dialect]);
+      expect(cli.stdout).toContain(`-- time travel: `);
+      // The night's Iceberg snapshot id, for the time-travel forms.
+      expect(cli.stdout).toContain(`ice-2 = ${current}`);
+      if (dialect === 'spark') expect(cli.stdout).toContain('CALL iceberg.system.register_table(');
+    }
+  }, 300_000);
 });
