@@ -5,7 +5,7 @@
  *   → src/{errors, types, log}.ts → src/contract;   src/emulator → the contract only
  *   (src/contract/: the generated OpenAPI types and the vocabulary), src/package-root.ts (where bundled files are), src/listen.ts
  *   (a port that cannot be had, in words) and its own modules.
- * Inside src/output, sub-folders point down (storage → catalog → staging → convert → publish → readers)
+ * Inside src/output, sub-folders point down (storage → catalog → iceberg → staging → convert → publish → readers)
  * and meet through their index.ts; the rest of src/ sees output only through its faces (OUTPUT_FACES).
  * The pipeline has one public face, src/pipeline/index.ts; inside it the wiring (its top-level
  * files) sits over three sub-folders, each reached through its own index.ts, one way:
@@ -15,11 +15,11 @@
 /** What the rest of src/ and jobs/ may import of src/output (output-only-through-its-faces). */
 const OUTPUT_FACES = [
   '^src/output/index\\.ts$',
-  '^src/output/(storage|catalog|staging)/index\\.ts$',
+  '^src/output/(storage|catalog|staging|iceberg)/index\\.ts$',
   '^src/output/readers/ddl-dialects\\.ts$',
 ];
 /** src/output's sub-folders from the bottom up (output-subfolders-point-down). */
-const OUTPUT_ORDER = ['storage', 'catalog', 'staging', 'convert', 'publish', 'readers'];
+const OUTPUT_ORDER = ['storage', 'catalog', 'iceberg', 'staging', 'convert', 'publish', 'readers'];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -150,8 +150,8 @@ module.exports = {
     {
       name: 'output-only-through-its-faces',
       comment:
-        'Outside src/output, only its faces: index.ts (everything), the DuckDB-free storage/, catalog/ and ' +
-        'staging/ indexes (the parts worker, `run` and the CLI load no DuckDB), and the leaf readers/ddl-dialects.ts.',
+        'Outside src/output, only its faces: index.ts (everything), the DuckDB-free storage/, catalog/, ' +
+        'iceberg/ and staging/ indexes (the parts worker, `run` and the CLI load no DuckDB), and the leaf readers/ddl-dialects.ts.',
       severity: 'error',
       from: { path: '^(src|jobs)/', pathNot: '^src/output/' },
       to: { path: '^src/output/', pathNot: OUTPUT_FACES },
@@ -159,7 +159,7 @@ module.exports = {
     {
       name: 'output-light-faces-load-no-duckdb',
       comment:
-        'The storage/, catalog/ and staging/ faces and the dialect list are public because loading them ' +
+        'The storage/, catalog/, iceberg/ and staging/ faces and the dialect list are public because loading them ' +
         'loads no DuckDB (~30 MB of native code): nothing they import may reach it.',
       severity: 'error',
       from: { path: OUTPUT_FACES.slice(1) },

@@ -83,4 +83,13 @@ export {
   type SegmentOutcome,
   type SegmentRequest,
 } from './convert/index.js';
-export { mergeChangesSql } from './readers/index.js';
+export { icebergDdl, mergeChangesSql, type IcebergDdlOptions } from './readers/index.js';
+export {
+  commitSnapshot,
+  expireSnapshots,
+  rebuildTables,
+  formatRebuild,
+  type TableCommit,
+  type TableExpiry,
+  type RebuildReport,
+} from './iceberg/index.js';

@@ -11,6 +11,7 @@ export interface DdlCliOptions extends OutputCliOptions {
   format?: OutputFormat;
   location?: string;
   tablePrefix?: string;
+  iceberg?: boolean;
 }
 
 export function register(program: Command): void {
@@ -25,6 +26,7 @@ export function register(program: Command): void {
     )
     .option('--location <uri>', 'where the output root is as the warehouse sees it (gs://…, @stage, s3://…)')
     .option('--table-prefix <prefix>', 'prefix of table names, e.g. analytics.')
+    .option('--iceberg', "read or register each dataset's Iceberg table (every retained night) instead")
     .action(async (snapshot: string | undefined, o: DdlCliOptions) => run(snapshot, o));
   configOption(outOption(cmd));
 }
@@ -33,6 +35,14 @@ export async function run(snapshot: string | undefined, o: DdlCliOptions): Promi
   const { openOutputRoot, snapshotOrLatest } = await import('../output-root.js');
   const root = await openOutputRoot(o);
   try {
+    if (o.iceberg === true) {
+      const { icebergDdl } = await import('../../output/index.js');
+      const opts = { location: o.location, tablePrefix: o.tablePrefix };
+      process.stdout.write(
+        await icebergDdl(root.storage, o.dialect, JSON.parse(JSON.stringify(opts)) as typeof opts),
+      );
+      return;
+    }
     const id = await snapshotOrLatest(root.storage, snapshot);
     const { ddl, withLocalSnapshot } = await import('../../output/index.js');
     const text = await withLocalSnapshot(

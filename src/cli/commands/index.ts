@@ -10,6 +10,7 @@ import * as dashboard from './dashboard.js';
 import * as ddl from './ddl.js';
 import * as demo from './demo.js';
 import * as emulator from './emulator.js';
+import * as iceberg from './iceberg.js';
 import * as load from './load.js';
 import * as prune from './prune.js';
 import * as run from './run.js';
@@ -35,6 +36,7 @@ const COMMANDS: readonly CommandModule[] = [
   demo,
   verify,
   ddl,
+  iceberg,
   load,
   prune,
 ];

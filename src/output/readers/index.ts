@@ -20,3 +20,4 @@ export {
   type VerifyReport,
   verifySnapshot,
 } from './verify.js';
+export { icebergDdl, type IcebergDdlOptions } from './iceberg-ddl.js';

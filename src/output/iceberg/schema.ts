@@ -1,0 +1,105 @@
+/**
+ * The Iceberg schema of a dataset, from the columns a snapshot's manifest lists. Field ids are the
+ * table's, kept across nights: a column keeps the id it first got (a dropped one keeps it retired,
+ * so it never means another column), a new one takes the next free id and makes a new schema version.
+ */
+import type { ColumnType } from '../../datasets/index.js';
+import type { ManifestDataset } from '../catalog/index.js';
+
+export type IcebergType =
+  string | { type: 'list'; 'element-id': number; element: string; 'element-required': boolean };
+
+export interface IcebergField {
+  id: number;
+  name: string;
+  required: boolean;
+  type: IcebergType;
+  doc?: string;
+}
+
+export interface IcebergSchema {
+  type: 'struct';
+  'schema-id': number;
+  fields: IcebergField[];
+}
+
+/** One Iceberg type per column type; JSON is a string (Iceberg has no JSON type). */
+const PRIMITIVE: Record<Exclude<ColumnType, 'VARCHAR[]'>, string> = {
+  VARCHAR: 'string',
+  BOOLEAN: 'boolean',
+  INTEGER: 'int',
+  BIGINT: 'long',
+  DOUBLE: 'double',
+  DATE: 'date',
+  TIMESTAMPTZ: 'timestamptz',
+  'DECIMAL(38,0)': 'decimal(38, 0)',
+  JSON: 'string',
+};
+
+/** Every name → id the table ever gave (element ids under `<name>.element`), and the highest id. */
+export function knownIds(schemas: readonly IcebergSchema[]): { ids: Map<string, number>; last: number } {
+  const ids = new Map<string, number>();
+  let last = 0;
+  for (const s of schemas)
+    for (const f of s.fields) {
+      ids.set(f.name, f.id);
+      last = Math.max(last, f.id);
+      if (typeof f.type !== 'string') {
+        ids.set(`${f.name}.element`, f.type['element-id']);
+        last = Math.max(last, f.type['element-id']);
+      }
+    }
+  return { ids, last };
+}
+
+/**
+ * The schema of `columns` with the table's ids: the current schema itself when nothing changed,
+ * else a new version (`schema-id` one past the highest) with new ids for new columns. Names keep
+ * the ids of the current schema only: a column dropped earlier and added again is a new column.
+ */
+export function schemaFor(
+  columns: ManifestDataset['columns'],
+  schemas: readonly IcebergSchema[],
+  currentSchemaId: number,
+): { schema: IcebergSchema; lastColumnId: number; added: boolean } {
+  const { last } = knownIds(schemas);
+  const { ids } = knownIds(schemas.filter((s) => s['schema-id'] === currentSchemaId));
+  let next = last;
+  const idOf = (name: string): number => ids.get(name) ?? ++next;
+  const fields = columns.map((c): IcebergField => {
+    const id = idOf(c.name);
+    const type: IcebergType =
+      c.type === 'VARCHAR[]'
+        ? {
+            type: 'list',
+            'element-id': idOf(`${c.name}.element`),
+            element: 'string',
+            'element-required': false,
+          }
+        : PRIMITIVE[c.type];
+    return { id, name: c.name, required: false, type };
+  });
+  const same = schemas.find((s) => JSON.stringify(s.fields) === JSON.stringify(fields));
+  if (same !== undefined) return { schema: same, lastColumnId: next, added: false };
+  const schemaId = schemas.reduce((m, s) => Math.max(m, s['schema-id']), -1) + 1;
+  return { schema: { type: 'struct', 'schema-id': schemaId, fields }, lastColumnId: next, added: true };
+}
+
+/**
+ * `schema.name-mapping.default`: every id with its name, so a Parquet file written without field
+ * ids reads by name (DuckDB writes a list's element as `element`).
+ */
+export function nameMapping(schema: IcebergSchema): string {
+  const { ids } = knownIds([schema]);
+  const mapping = [...ids]
+    .filter(([name]) => !name.endsWith('.element'))
+    .map(([name, id]) => {
+      const element = ids.get(`${name}.element`);
+      return {
+        'field-id': id,
+        names: [name],
+        ...(element !== undefined ? { fields: [{ 'field-id': element, names: ['element'] }] } : {}),
+      };
+    });
+  return JSON.stringify(mapping);
+}

@@ -1,0 +1,300 @@
+/**
+ * Iceberg tables read back by an independent reader: two nights on the emulator's clock
+ * (2025-10-30, then 2025-11-05, when Apple filed its 10-K), `iceberg rebuild` through the CLI,
+ * then icebird (with its own hyparquet and Avro decoder) reads each dataset's table at every
+ * Iceberg snapshot, and its rows equal what DuckDB reads of that snapshot's published files.
+ * The Avro headers carry the spec's field ids; a re-commit is a no-op; expiry drops a night.
+ */
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { avroMetadata, icebergRead } from 'icebird';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
+import type { Manifest, ManifestDataset } from '../../src/output/catalog/manifest.js';
+import { LocalStorage } from '../../src/output/storage/local-storage.js';
+import {
+  commitSnapshot,
+  expireSnapshots,
+  readTable,
+  type TableMetadata,
+} from '../../src/output/iceberg/index.js';
+import { incrementalPlanner } from '../../src/pipeline/queue/incremental.js';
+import { outputPorts } from '../../src/pipeline/output-adapter.js';
+import type { SnapshotSpec } from '../../src/pipeline/record/snapshot-store.js';
+import type { ColumnType } from '../../src/datasets/index.js';
+import type { DatasetName } from '../../src/types.js';
+import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
+import { runCli } from '../helpers/processes.js';
+import { localFileFetch } from './local-file-fetch.js';
+import { DDL_DIALECTS, type DdlDialect } from '../../src/output/readers/ddl-dialects.js';
+
+const TICKERS = ['AAPL', 'MSFT'];
+const DATASETS: DatasetName[] = ['series_catalog', 'facts_full'];
+const realFetch = globalThis.fetch;
+
+let h: PipelineHarness;
+let duck: DuckSession;
+const nights: Manifest[] = [];
+
+beforeAll(async () => {
+  h = await startPipelineHarness({
+    emulator: { asOf: '2025-10-30' },
+    config: { 'output.formats': ['parquet'] },
+    // Small files: several per dataset, so the second night reuses some and writes others.
+    output: await outputPorts({ targetFileBytes: 256 * 1024, rowGroupRows: 4096 }),
+  });
+  await h.startWorkers();
+  duck = await openDuck({ threads: 1 });
+  globalThis.fetch = localFileFetch(realFetch);
+});
+afterAll(async () => {
+  globalThis.fetch = realFetch;
+  duck?.close();
+  await h?.close();
+});
+
+async function night(id: string, date: string): Promise<Manifest> {
+  const asked: SnapshotSpec = { ...h.spec(TICKERS, DATASETS, id), date };
+  const { spec } = await incrementalPlanner(h.config)(asked, {});
+  const rec = await h.runToEnd(spec);
+  expect(rec.state, rec.message ?? '').toBe('published');
+  return JSON.parse(await readFile(join(h.outDir, '_snapshots', id, 'manifest.json'), 'utf8')) as Manifest;
+}
+
+/** Keys sorted at every level, so two readers' JSON compares as values. */
+function stable(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(stable);
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(
+      Object.entries(v as Record<string, unknown>)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([k, x]) => [k, stable(x)]),
+    );
+  return v;
+}
+
+/** One value as text, the same whichever reader gave it (dates and instants as epoch ms). */
+function canon(type: ColumnType, v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  switch (type) {
+    case 'JSON':
+      return JSON.stringify(stable(typeof v === 'string' ? JSON.parse(v) : v));
+    case 'VARCHAR[]':
+      return JSON.stringify(typeof v === 'string' ? JSON.parse(v) : v);
+    case 'DATE':
+    case 'TIMESTAMPTZ':
+      return String(v instanceof Date ? v.getTime() : v);
+    case 'DOUBLE':
+    case 'DECIMAL(38,0)':
+      return String(Number(v));
+    case 'VARCHAR':
+    case 'BOOLEAN':
+    case 'INTEGER':
+    case 'BIGINT':
+      return String(v);
+    default: {
+      const never: never = type;
+      throw new Error(`unknown type ${String(never)}`);
+    }
+  }
+}
+
+/** DuckDB's reading of a column, in a form canon() takes. */
+function duckColumn(name: string, type: ColumnType): string {
+  const c = `"${name}"`;
+  if (type === 'DATE') return `epoch_ms(${c}::TIMESTAMP)::VARCHAR AS ${c}`;
+  if (type === 'TIMESTAMPTZ') return `epoch_ms(${c})::VARCHAR AS ${c}`;
+  if (type === 'DECIMAL(38,0)') return `${c}::DOUBLE AS ${c}`;
+  if (type === 'VARCHAR[]') return `to_json(${c})::VARCHAR AS ${c}`;
+  return `${c}::VARCHAR AS ${c}`;
+}
+
+type Columns = ManifestDataset['columns'];
+
+const rowText = (columns: Columns, row: Record<string, unknown>): string =>
+  JSON.stringify(columns.map((c) => canon(c.type, row[c.name])));
+
+async function publishedRows(m: Manifest, dataset: DatasetName): Promise<string[]> {
+  const columns = m.datasets[dataset]!.columns;
+  const files = m.files.filter((f) => f.dataset === dataset && f.format === 'parquet');
+  const list = files.map((f) => `'${join(h.outDir, f.path)}'`).join(', ');
+  const rows = await duck.all(
+    `SELECT ${columns.map((c) => duckColumn(c.name, c.type)).join(', ')} FROM read_parquet([${list}])`,
+  );
+  return rows.map((r) => rowText(columns, r)).sort();
+}
+
+async function icebergRows(dataset: DatasetName, version: number, columns: Columns): Promise<string[]> {
+  const rows = await icebergRead({
+    tableUrl: join(h.outDir, dataset),
+    metadataFileName: `v${version}.metadata.json`,
+  });
+  return rows.map((r) => rowText(columns, r)).sort();
+}
+
+const metadataOf = async (dataset: DatasetName, version: number): Promise<TableMetadata> =>
+  JSON.parse(
+    await readFile(join(h.outDir, dataset, 'metadata', `v${version}.metadata.json`), 'utf8'),
+  ) as TableMetadata;
+
+const avroHeader = async (path: string): Promise<Record<string, unknown>> => {
+  const b = await readFile(path);
+  return avroMetadata({ view: new DataView(b.buffer, b.byteOffset, b.byteLength), offset: 0 })
+    .metadata as Record<string, unknown>;
+};
+
+const fieldIds = (schema: unknown): Record<string, unknown> =>
+  Object.fromEntries(
+    (schema as { fields: { name: string; 'field-id': number }[] }).fields.map((f) => [f.name, f['field-id']]),
+  );
+
+describe('Iceberg tables', () => {
+  it('rebuild writes one Iceberg snapshot per night, and icebird reads each night’s published rows', async () => {
+    nights.push(await night('ice-1', '2025-10-30'));
+    const res = await realFetch(`${h.emulator.url}/_emulator/clock`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ as_of: '2025-11-05' }),
+    });
+    expect(res.status).toBe(200);
+    nights.push(await night('ice-2', '2025-11-05'));
+
+    const cli = await runCli(['iceberg', 'rebuild', '--out', h.outDir], { env: h.env, timeoutMs: 120_000 });
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toContain('rebuilt 2 tables from 2 published snapshots');
+
+    for (const dataset of DATASETS) {
+      expect((await readFile(join(h.outDir, dataset, 'metadata', 'version-hint.text'), 'utf8')).trim()).toBe(
+        '2',
+      );
+      for (const [i, m] of nights.entries()) {
+        const meta = await metadataOf(dataset, i + 1);
+        const current = meta.snapshots.find((s) => s['snapshot-id'] === meta['current-snapshot-id'])!;
+        expect(current.summary).toMatchObject({
+          operation: 'overwrite',
+          'filings_export.snapshot_id': m.snapshot_id,
+          'filings_export.snapshot_date': m.snapshot_date,
+          'total-records': String(m.datasets[dataset]!.rows),
+        });
+        expect(meta.snapshots).toHaveLength(i + 1);
+        const expected = await publishedRows(m, dataset);
+        expect(expected.length).toBe(m.datasets[dataset]!.rows);
+        expect(await icebergRows(dataset, i + 1, m.datasets[dataset]!.columns)).toEqual(expected);
+      }
+    }
+    // The nights differ (Apple filed), so reading the right version matters.
+    expect(nights[1]!.datasets.facts_full!.rows).not.toBe(nights[0]!.datasets.facts_full!.rows);
+  }, 300_000);
+
+  it('manifests and manifest lists carry the spec’s field ids and header metadata', async () => {
+    const meta = await metadataOf('facts_full', 2);
+    const current = meta.snapshots.find((s) => s['snapshot-id'] === meta['current-snapshot-id'])!;
+    const list = await avroHeader(current['manifest-list']);
+    expect(list).toMatchObject({ 'format-version': '2', 'snapshot-id': String(current['snapshot-id']) });
+    expect(fieldIds(list['avro.schema'])).toEqual({
+      manifest_path: 500,
+      manifest_length: 501,
+      partition_spec_id: 502,
+      content: 517,
+      sequence_number: 515,
+      min_sequence_number: 516,
+      added_snapshot_id: 503,
+      added_files_count: 504,
+      existing_files_count: 505,
+      deleted_files_count: 506,
+      added_rows_count: 512,
+      existing_rows_count: 513,
+      deleted_rows_count: 514,
+    });
+    const manifests = (await readdir(join(h.outDir, 'facts_full', 'metadata'))).filter((n) =>
+      n.endsWith('-m0.avro'),
+    );
+    expect(manifests).toHaveLength(2);
+    const header = await avroHeader(
+      join(h.outDir, 'facts_full', 'metadata', `${current['snapshot-id']}-m0.avro`),
+    );
+    expect(header).toMatchObject({
+      'format-version': '2',
+      content: 'data',
+      'partition-spec-id': '0',
+      'partition-spec': '[]',
+    });
+    expect(header.schema).toEqual(meta.schemas.find((s) => s['schema-id'] === current['schema-id']));
+    const entry = header['avro.schema'] as { fields: { name: string; 'field-id': number; type: unknown }[] };
+    expect(fieldIds(entry)).toEqual({
+      status: 0,
+      snapshot_id: 1,
+      sequence_number: 3,
+      file_sequence_number: 4,
+      data_file: 2,
+    });
+    expect(fieldIds(entry.fields.find((f) => f.name === 'data_file')!.type)).toMatchObject({
+      content: 134,
+      file_path: 100,
+      file_format: 101,
+      partition: 102,
+      record_count: 103,
+      file_size_in_bytes: 104,
+    });
+    expect(JSON.parse(meta.properties['schema.name-mapping.default']!)).toContainEqual({
+      'field-id': 1,
+      names: [meta.schemas[0]!.fields[0]!.name],
+    });
+  });
+
+  it('a re-commit is a no-op, an older night never lands on a newer one, and expiry drops a night', async () => {
+    const storage = new LocalStorage(h.outDir);
+    const again = await commitSnapshot(storage, nights[1]!);
+    expect(again.map((c) => [c.dataset, c.outcome, c.version])).toEqual([
+      ['facts_full', 'present', 2],
+      ['series_catalog', 'present', 2],
+    ]);
+    const expired = await expireSnapshots(storage, ['ice-1']);
+    expect(expired.map((e) => [e.dataset, e.version])).toEqual([
+      ['facts_full', 3],
+      ['series_catalog', 3],
+    ]);
+    const older = await commitSnapshot(storage, nights[0]!);
+    expect(older.map((c) => c.outcome)).toEqual(['older', 'older']);
+    for (const dataset of DATASETS) {
+      const table = await readTable(storage, dataset);
+      expect(table?.version).toBe(3);
+      expect(table?.metadata.snapshots.map((s) => s.summary['filings_export.snapshot_id'])).toEqual([
+        'ice-2',
+      ]);
+      expect(table?.metadata['metadata-log']).toEqual([]);
+      // No older version that names the expired night is left to open.
+      expect(
+        (await readdir(join(h.outDir, dataset, 'metadata'))).filter((n) => n.endsWith('.metadata.json')),
+      ).toEqual(['v3.metadata.json']);
+      const m = nights[1]!;
+      expect(await icebergRows(dataset, 3, m.datasets[dataset]!.columns)).toEqual(
+        await publishedRows(m, dataset),
+      );
+    }
+  }, 120_000);
+
+  it('ddl --iceberg prints each warehouse’s statement over the current metadata', async () => {
+    const expected: Record<DdlDialect, string> = {
+      duckdb: `SELECT * FROM iceberg_scan('${join(h.outDir, 'facts_full')}')`,
+      spark: `USING iceberg LOCATION '${join(h.outDir, 'facts_full')}'`,
+      snowflake: `METADATA_FILE_PATH = 'facts_full/metadata/v3.metadata.json'`,
+      bigquery: `uris = ['gs://YOUR_BUCKET/filings-export/facts_full/metadata/v3.metadata.json']`,
+    };
+    const current = (await readTable(new LocalStorage(h.outDir), 'facts_full'))!.metadata[
+      'current-snapshot-id'
+    ];
+    for (const dialect of DDL_DIALECTS) {
+      const cli = await runCli(['ddl', '--iceberg', '--dialect', dialect, '--out', h.outDir], {
+        env: h.env,
+        timeoutMs: 60_000,
+      });
+      expect(cli.code, cli.stderr).toBe(0);
+      expect(cli.stdout).toContain(expected[dialect]);
+      expect(cli.stdout).toContain(`-- time travel: `);
+      // The night's Iceberg snapshot id, for the time-travel forms.
+      expect(cli.stdout).toContain(`ice-2 = ${current}`);
+      if (dialect === 'spark') expect(cli.stdout).toContain('CALL iceberg.system.register_table(');
+    }
+  }, 300_000);
+});
