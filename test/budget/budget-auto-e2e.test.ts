@@ -18,7 +18,7 @@ import { AUTO_START_RPM, createBudget, resolveBudgetConfig, type Budget } from '
 import type { KeysFile } from '../../src/emulator/auth/keys-file.js';
 import { startEmulator } from '../../src/emulator/index.js';
 import { RateLimitedError } from '../../src/errors.js';
-import type { SnapshotRecord } from '../../src/pipeline/record/snapshot-store.js';
+import type { SnapshotRecord } from '../../src/pipeline/record/snapshot-states.js';
 import { formatStatus, statusReport } from '../../src/pipeline/status-view.js';
 import { TestClock } from '../helpers/clock.js';
 import { bundledTestStore, postOperation } from '../helpers/emulator.js';

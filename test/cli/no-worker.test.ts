@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectedWorkers, noWorkerLine } from '../../src/pipeline/record/worker-presence.js';
-import type { DatasetProgress, SnapshotView } from '../../src/pipeline/record/snapshot-store.js';
+import type { DatasetProgress, SnapshotView } from '../../src/pipeline/record/snapshot-states.js';
 import { ended, spawnWorker, startCli, terminateAll } from '../helpers/processes.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 

@@ -16,7 +16,7 @@ import { openPipeline, type PipelineContext } from '../../src/pipeline/context.j
 import { followSnapshot } from '../../src/pipeline/queue/follow.js';
 import type { JobHelpers, OutputHelpers } from '../../src/pipeline/job-helpers.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
-import type { SnapshotSpec, SnapshotView } from '../../src/pipeline/record/snapshot-store.js';
+import type { SnapshotSpec, SnapshotView } from '../../src/pipeline/record/snapshot-states.js';
 import { parseCompany } from '../../src/pipeline/record/universe.js';
 import { startWorkers, type RunningWorkers } from '../../src/pipeline/worker-runner.js';
 import type { Clock, DatasetName } from '../../src/types.js';

@@ -20,7 +20,7 @@ import {
 } from '../../src/output/iceberg/index.js';
 import { incrementalPlanner } from '../../src/pipeline/queue/incremental.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
-import type { SnapshotSpec } from '../../src/pipeline/record/snapshot-store.js';
+import type { SnapshotSpec } from '../../src/pipeline/record/snapshot-states.js';
 import type { ColumnType } from '../../src/datasets/index.js';
 import type { DatasetName } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';

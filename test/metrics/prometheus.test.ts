@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveMetrics, type ServedMetrics } from '../../src/pipeline/metrics-endpoint.js';
-import type { SnapshotView } from '../../src/pipeline/record/snapshot-store.js';
+import type { SnapshotView } from '../../src/pipeline/record/snapshot-states.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 import { ALERTS_FILE, GRAFANA_FILE, startPrometheus, type RunningPrometheus } from '../helpers/prometheus.js';
 import { matches, queryParts, servedSeries } from '../helpers/promql.js';

@@ -14,7 +14,7 @@ import type { Manifest } from '../../src/output/catalog/manifest.js';
 import { formatVerifyReport, verifySnapshot } from '../../src/output/readers/verify.js';
 import { incrementalPlanner, planIncremental } from '../../src/pipeline/queue/incremental.js';
 import { formatStatus, readStatus, statusReport } from '../../src/pipeline/status-view.js';
-import type { SnapshotSpec, SnapshotView } from '../../src/pipeline/record/snapshot-store.js';
+import type { SnapshotSpec, SnapshotView } from '../../src/pipeline/record/snapshot-states.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { DatasetName } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { followSnapshot } from '../../src/pipeline/queue/follow.js';
-import type { SnapshotState, SnapshotStore, SnapshotView } from '../../src/pipeline/record/snapshot-store.js';
+import type { SnapshotState, SnapshotView } from '../../src/pipeline/record/snapshot-states.js';
+import type { SnapshotStore } from '../../src/pipeline/record/snapshot-store.js';
 
 /** The one method followSnapshot reads, over a record the test moves along. */
 function storeWith(state: { value: SnapshotState | null }): SnapshotStore {

@@ -14,7 +14,7 @@ import { copySnapshotToLocal, readStoredManifest } from '../../src/output/catalo
 import { verifySnapshot, formatVerifyReport } from '../../src/output/readers/verify.js';
 import { incrementalPlanner } from '../../src/pipeline/queue/incremental.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
-import type { SnapshotSpec } from '../../src/pipeline/record/snapshot-store.js';
+import type { SnapshotSpec } from '../../src/pipeline/record/snapshot-states.js';
 import type { DatasetName } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 import { openTestStorage, s3rverEnv, startS3, type TestS3 } from '../helpers/s3.js';

@@ -15,7 +15,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { startDashboard } from '../../src/dashboard/server.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { formatStatus, statusReport } from '../../src/pipeline/status-view.js';
-import type { SnapshotRecord } from '../../src/pipeline/record/snapshot-store.js';
+import type { SnapshotRecord } from '../../src/pipeline/record/snapshot-states.js';
 import { systemClock } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 

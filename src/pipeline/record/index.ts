@@ -11,6 +11,7 @@ export * from './outage.js';
 export * from './progress.js';
 export * from './records.js';
 export * from './retention-states.js';
+export * from './snapshot-states.js';
 export * from './snapshot-store.js';
 export * from './universe.js';
 export * from './worker-presence.js';

@@ -6,7 +6,7 @@
 import cliProgress from 'cli-progress';
 import { counted, plural } from '../../counted.js';
 import type { Logger } from '../../log.js';
-import { totals, type SnapshotView } from './snapshot-store.js';
+import { totals, type SnapshotView } from './snapshot-states.js';
 
 export interface ProgressReporter {
   update(rec: SnapshotView, waiting?: string | null): void;

@@ -14,162 +14,28 @@
  *   snapshot:<id>:waits  hash: `<quota>:<until ms>` -> QuotaWait JSON (each quota reset waited for, once)
  *   snapshot:<id>:requeues hash: `<dataset>/<company>` -> per-minute 429s the part was put back after
  *   snapshots            zset: id by creation time
+ *
+ * What the record says (the spec, the states, the view) is in snapshot-states.ts, its hash's scripts
+ * and fields in snapshot-hash.ts.
  */
 import type { Redis } from 'ioredis';
-import type { QuotaKind, QuotaScope } from '../../types.js';
-import type { DatasetName, OutputFormat, PartPointer, PartStatus } from '../../types.js';
+import type { DatasetName, PartPointer, PartStatus } from '../../types.js';
 import { MISSING_KEPT, type MissingCompany } from './missing.js';
+import { CANCEL, CREATE, RECORD_PART, recordView, TRANSITION, VIEW } from './snapshot-hash.js';
+import {
+  ACTIVE_STATES,
+  RECORDED_PART_STATUSES,
+  RETRYABLE_STATES,
+  type QuotaWait,
+  type RecordedPartStatus,
+  type SnapshotLoadRecord,
+  type SnapshotRecord,
+  type SnapshotSpec,
+  type SnapshotSpecHead,
+  type SnapshotState,
+  type SnapshotView,
+} from './snapshot-states.js';
 import type { Company } from './universe.js';
-
-/** What a snapshot exports; fixed at creation. */
-export interface SnapshotSpec {
-  id: string;
-  /** YYYY-MM-DD: the `snapshot_date` partition. */
-  date: string;
-  trigger: 'nightly' | 'adhoc' | 'manual';
-  companies: Company[];
-  datasets: DatasetName[];
-  formats: OutputFormat[];
-  /** Absolute output root shared by every worker. */
-  outDir: string;
-  /**
-   * An incremental snapshot: unchanged companies' parts are carried over from this published
-   * snapshot (docs/pipeline.md, Incremental nights). Absent: everything is fetched.
-   */
-  reuse?: SnapshotReuse;
-  /** The published snapshot the `changes` dataset compares with (the newest before this one). */
-  changesAgainst?: string;
-}
-
-export interface SnapshotReuse {
-  /** The published snapshot to carry parts over from. */
-  from: string;
-  /** Date of the last full refresh of that chain (the next one is due N days after it). */
-  fullRefreshDate: string;
-}
-
-/**
- * A spec without its company list: what `status`, `--wait` and the dashboard need. The list is
- * kept in its own field because at 10,000 companies it is ~0.5 MB, read on every poll otherwise.
- */
-export type SnapshotSpecHead = Omit<SnapshotSpec, 'companies'>;
-
-/**
- * Lifecycle: enqueuing -> running -> published | failed | stopped | cancelled; `--retry` reopens a
- * failed, stopped or cancelled one (-> enqueuing). This store owns every move between them.
- */
-export const SNAPSHOT_STATES = [
-  'enqueuing',
-  'running',
-  'published',
-  'failed',
-  'stopped',
-  'cancelled',
-] as const;
-export type SnapshotState = (typeof SNAPSHOT_STATES)[number];
-
-/** States a snapshot ends in: following it stops there. */
-export const FINAL_STATES: readonly SnapshotState[] = ['published', 'failed', 'stopped', 'cancelled'];
-/** States `run --retry` may start again (parts already exported are reused). */
-export const RETRYABLE_STATES: readonly SnapshotState[] = ['failed', 'stopped', 'cancelled'];
-/**
- * States of a snapshot under way: queued (enqueuing) or running (also while it waits for a quota
- * reset or an outage); `cancel` and a 401/403 stop act on these.
- */
-export const ACTIVE_STATES: readonly SnapshotState[] = ['enqueuing', 'running'];
-
-export function isActive(state: SnapshotState): boolean {
-  return ACTIVE_STATES.includes(state);
-}
-
-export function isFinal(state: SnapshotState): boolean {
-  return FINAL_STATES.includes(state);
-}
-
-export function isRetryable(state: SnapshotState): boolean {
-  return RETRYABLE_STATES.includes(state);
-}
-
-export const RECORDED_PART_STATUSES = ['done', 'not_found', 'bad_request', 'failed'] as const;
-export type RecordedPartStatus = (typeof RECORDED_PART_STATUSES)[number];
-
-export interface DatasetProgress {
-  total: number;
-  done: number;
-  not_found: number;
-  bad_request: number;
-  failed: number;
-  pending: number;
-  rows: number;
-  /** Of the done parts, those carried over from an earlier snapshot without a request. */
-  reused: number;
-}
-
-/** A pause of one snapshot waiting for a quota reset, as recorded for `status` and the manifest. */
-export interface QuotaWait {
-  reason: 'quota';
-  quota: QuotaKind;
-  scope: QuotaScope;
-  /** Who said the quota is spent: our own ledger against a configured quota, or the server's 429. */
-  source: 'configured' | 'server';
-  /** ISO timestamps (UTC). */
-  since: string;
-  until: string;
-  /** Human-readable, e.g. `daily quota of 5000 requests spent (api_key); resumes at 2026-11-22T00:00:00.000Z`. */
-  message: string;
-}
-
-/** A snapshot's record without its company list (SnapshotStore.view): counters, state, timestamps. */
-export interface SnapshotView {
-  spec: SnapshotSpecHead;
-  state: SnapshotState;
-  createdAtMs: number;
-  updatedAtMs: number;
-  finishedAtMs: number | null;
-  /** Parts in the snapshot: companies x datasets. */
-  total: number;
-  progress: Record<string, DatasetProgress>;
-  manifest: string | null;
-  /** Published without the `changes` asked for: why (the manifest's `changes_missing`). */
-  changesMissing: string | null;
-  message: string | null;
-  /** How often the snapshot was re-enqueued with --retry. */
-  retries: number;
-  /** Requests its parts sent (every attempt, also those answered 429). */
-  requests: number;
-  /** Failed attempts that were retried (5xx, timeouts, resets, truncated bodies), over all parts. */
-  partRetries: number;
-  /** 429 answers its parts received (per-minute and quota). */
-  rateLimited429: number;
-  /** The warehouse load after publish (output.load_into), when one ran. */
-  load: SnapshotLoadRecord | null;
-  /** Companies the API did not know (every part 404), as typed; known once the parts have ended. */
-  missing: MissingCompany[];
-  /** How many companies are missing (`missing` keeps the first MISSING_KEPT). */
-  missingCount: number;
-  /** Who cancelled it and when (`filings-export cancel`), while it stays cancelled. */
-  cancelled: { by: string; atMs: number } | null;
-}
-
-/** The whole record, with the spec's company list (SnapshotStore.get). */
-export interface SnapshotRecord extends SnapshotView {
-  spec: SnapshotSpec;
-}
-
-/**
- * How the `load-snapshot` job ended: loaded; refused, because the load would empty a table or
- * remove more than half of its companies (a person decides with `load --allow-shrink`); failed.
- */
-export const LOAD_OUTCOMES = ['loaded', 'refused', 'failed'] as const;
-export type LoadOutcome = (typeof LOAD_OUTCOMES)[number];
-
-/** What the last attempt of the `load-snapshot` job said. */
-export interface SnapshotLoadRecord {
-  outcome: LoadOutcome;
-  atMs: number;
-  /** One line: the datasets and modes loaded, or the error (with "will retry" while attempts remain). */
-  message: string;
-}
 
 export interface SnapshotStoreOptions {
   /** BullMQ prefix, e.g. `fx`. */
@@ -181,85 +47,6 @@ export interface SnapshotStoreOptions {
   /** Clock for timestamps. @defaultValue Date.now */
   now?: () => number;
 }
-
-const CREATE = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'companies', ARGV[6], 'company_count', ARGV[7], 'state', 'enqueuing', 'created_at', ARGV[2], 'updated_at', ARGV[2], 'total', ARGV[3], 'retries', 0)
-redis.call('EXPIRE', KEYS[1], ARGV[4])
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[5])
-return 1`;
-
-// Records a part result once per (dataset, company); a later result of the same part (a retried
-// snapshot) replaces the earlier one and moves the counters with it. A cancelled snapshot refuses
-// results (0): a part that was in flight when it was cancelled is discarded, its counts stay put.
-const RECORD_PART = `
-local state = redis.call('HGET', KEYS[1], 'state')
-if not state then return -1 end
-if state == 'cancelled' then return 0 end
-local old = redis.call('HGET', KEYS[2], ARGV[1])
-if old then
-  local o = cjson.decode(old)
-  local oldRows = tonumber(o.rows) or 0
-  redis.call('HINCRBY', KEYS[1], 'n:' .. o.dataset .. ':' .. o.status, -1)
-  -- 0 - x, not -x: Lua's -0 reaches Redis as "-0", which HINCRBY rejects.
-  if oldRows ~= 0 then redis.call('HINCRBY', KEYS[1], 'rows:' .. o.dataset, 0 - oldRows) end
-  if o.reusedFrom then redis.call('HINCRBY', KEYS[1], 'reused:' .. o.dataset, -1) end
-end
-if ARGV[8] == '1' then redis.call('HINCRBY', KEYS[1], 'reused:' .. ARGV[3], 1) end
-if ARGV[9] ~= '' then
-  redis.call('HSET', KEYS[3], ARGV[1], ARGV[9])
-  redis.call('EXPIRE', KEYS[3], ARGV[7])
-elseif old then redis.call('HDEL', KEYS[3], ARGV[1]) end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-redis.call('HINCRBY', KEYS[1], 'n:' .. ARGV[3] .. ':' .. ARGV[4], 1)
-redis.call('HINCRBY', KEYS[1], 'rows:' .. ARGV[3], tonumber(ARGV[5]))
-redis.call('HSET', KEYS[1], 'updated_at', ARGV[6])
-redis.call('EXPIRE', KEYS[2], ARGV[7])
-return 1`;
-
-// The record without its company list, for readers that poll (status, --wait, the dashboard) and
-// every fixed-schema part job. Fields by name: HGETALL would copy the list (~70 bytes a company)
-// into Lua on every call, ~0.9 ms of Redis's one thread at 10,000 companies against ~15 µs this
-// way (docs/decisions.md).
-const VIEW = `
-local want = {}
-for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
-  if f ~= 'companies' then want[#want + 1] = f end
-end
-if #want == 0 then return {} end
-local values = redis.call('HMGET', KEYS[1], unpack(want))
-local out = {}
-for i, f in ipairs(want) do out[#out + 1] = f; out[#out + 1] = values[i] end
-return out`;
-
-// Moves the state only from the listed states; returns 1 when it moved.
-const TRANSITION = `
-local cur = redis.call('HGET', KEYS[1], 'state')
-if not cur then return -1 end
-local allowed = cjson.decode(ARGV[1])
-for _, s in ipairs(allowed) do
-  if s == cur then
-    redis.call('HSET', KEYS[1], 'state', ARGV[2], 'updated_at', ARGV[3])
-    if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'message', ARGV[4]) end
-    if ARGV[5] == '1' then redis.call('HSET', KEYS[1], 'finished_at', ARGV[3]) end
-    return 1
-  end
-end
-return 0`;
-
-// The cancel move and who made it, in one step: a part result recorded between two separate
-// writes would otherwise count after the state said cancelled.
-const CANCEL = `
-local cur = redis.call('HGET', KEYS[1], 'state')
-if not cur then return -1 end
-for _, s in ipairs(cjson.decode(ARGV[1])) do
-  if s == cur then
-    redis.call('HSET', KEYS[1], 'state', 'cancelled', 'updated_at', ARGV[2], 'finished_at', ARGV[2],
-      'cancelled_at', ARGV[2], 'cancelled_by', ARGV[3], 'message', ARGV[4])
-    return 1
-  end
-end
-return 0`;
 
 export class SnapshotStore {
   private readonly ns: string;
@@ -615,74 +402,6 @@ function notReusedLine(p: PartPointer): string | undefined {
   return p.message?.startsWith('fetched') === true ? `${p.ticker} ${p.dataset}: ${p.message}` : undefined;
 }
 
-/** The record's fields from its hash (`spec` already parsed), `companies` parts per dataset. */
-function recordView(h: Record<string, string>, spec: SnapshotSpecHead, companies: number): SnapshotView {
-  const progress: Record<string, DatasetProgress> = {};
-  for (const ds of spec.datasets) {
-    const p: DatasetProgress = {
-      total: companies,
-      done: 0,
-      not_found: 0,
-      bad_request: 0,
-      failed: 0,
-      pending: 0,
-      rows: 0,
-      reused: 0,
-    };
-    for (const st of RECORDED_PART_STATUSES) p[st] = Number(h[`n:${ds}:${st}`] ?? 0);
-    p.rows = Number(h[`rows:${ds}`] ?? 0);
-    p.reused = Number(h[`reused:${ds}`] ?? 0);
-    p.pending = Math.max(0, p.total - p.done - p.not_found - p.bad_request - p.failed);
-    progress[ds] = p;
-  }
-  return {
-    spec,
-    state: (h.state ?? 'enqueuing') as SnapshotState,
-    createdAtMs: Number(h.created_at ?? 0),
-    updatedAtMs: Number(h.updated_at ?? 0),
-    finishedAtMs: h.finished_at ? Number(h.finished_at) : null,
-    total: Number(h.total ?? 0),
-    progress,
-    manifest: h.manifest ?? null,
-    changesMissing: h.changes_missing ?? null,
-    message: h.message ?? null,
-    retries: Number(h.retries ?? 0),
-    requests: Number(h.requests ?? 0),
-    partRetries: Number(h.part_retries ?? 0),
-    rateLimited429: Number(h.rate_limited_429 ?? 0),
-    load:
-      h.load_outcome !== undefined && isLoadOutcome(h.load_outcome)
-        ? { outcome: h.load_outcome, atMs: Number(h.load_at ?? 0), message: h.load_message ?? '' }
-        : null,
-    missing: h.missing ? (JSON.parse(h.missing) as MissingCompany[]) : [],
-    missingCount: Number(h.missing_count ?? 0),
-    cancelled:
-      h.cancelled_by !== undefined ? { by: h.cancelled_by, atMs: Number(h.cancelled_at ?? 0) } : null,
-  };
-}
-
 function isRecorded(s: PartStatus): s is RecordedPartStatus {
   return (RECORDED_PART_STATUSES as readonly string[]).includes(s);
-}
-
-/** Totals of all datasets of a record. */
-export function totals(rec: Pick<SnapshotView, 'progress'>): DatasetProgress {
-  const t: DatasetProgress = {
-    total: 0,
-    done: 0,
-    not_found: 0,
-    bad_request: 0,
-    failed: 0,
-    pending: 0,
-    rows: 0,
-    reused: 0,
-  };
-  for (const p of Object.values(rec.progress)) {
-    for (const k of Object.keys(t) as (keyof DatasetProgress)[]) t[k] += p[k];
-  }
-  return t;
-}
-
-function isLoadOutcome(v: string): v is LoadOutcome {
-  return (LOAD_OUTCOMES as readonly string[]).includes(v);
 }

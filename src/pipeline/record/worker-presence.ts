@@ -9,8 +9,8 @@
  */
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config/load.js';
-import type { SnapshotView } from './snapshot-store.js';
-import { isActive, totals } from './snapshot-store.js';
+import type { SnapshotView } from './snapshot-states.js';
+import { isActive, totals } from './snapshot-states.js';
 
 /**
  * BullMQ names each worker's blocking connection `<prefix>:<base64 of the queue name>`, followed by
