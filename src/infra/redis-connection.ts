@@ -17,6 +17,9 @@ const BASE: RedisOptions = { maxRetriesPerRequest: null, lazyConnect: true };
 /** How long a reconnect waits after a failure once started (a failover takes seconds). */
 const RECONNECT_MS = (times: number): number => Math.min(100 * times, 2000);
 
+/** How long a cluster command keeps retrying through a failover before it fails. */
+const FAILOVER_RIDE_MS = 60_000;
+
 export interface RedisConnectionOptions {
   url: string;
   target: RedisTarget;
@@ -76,6 +79,13 @@ function createClient(target: RedisTarget, started: () => boolean): Redis | Clus
       const options: ClusterOptions = {
         lazyConnect: true,
         clusterRetryStrategy: retry,
+        // A failover (the primary silent for the node timeout, then an election) answers CLUSTERDOWN,
+        // MOVED or a closed connection for seconds; ioredis's default gives up after 16 tries 100 ms
+        // apart. Ride through a minute of it instead: commands wait, as BullMQ's do on one server.
+        maxRedirections: FAILOVER_RIDE_MS / 300,
+        retryDelayOnClusterDown: 300,
+        retryDelayOnFailover: 300,
+        retryDelayOnTryAgain: 300,
         redisOptions: { ...auth, maxRetriesPerRequest: null, ...(target.tls ? { tls: {} } : {}) },
         // Managed clusters with TLS (ElastiCache) announce IPs their certificates do not name:
         // connect by the announced name as ioredis's README advises.

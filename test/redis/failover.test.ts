@@ -81,7 +81,9 @@ async function exportAll(h: PipelineHarness, id: string, midway?: () => Promise<
       });
       await midway();
     }
-    expect(await exited, run.stderr()).toBe(0);
+    expect(await exited, `${run.stderr()}\n${run.stdout()}\n${workers.map((w) => w.log()).join('\n')}`).toBe(
+      0,
+    );
     // Every request the API received was reserved once against the quota, and only once.
     const sent = (await h.stats()).total.requests - sentBefore;
     expect((await h.budget.describe()).daily.used - usedBefore).toBe(sent);
