@@ -21,6 +21,7 @@ import {
   valueAt,
   type Setting,
 } from './layers.js';
+import { parseRedisUrl, prefixFor, type RedisTarget } from './redis-url.js';
 import { Secret } from './secret.js';
 import { DEFAULT_DATASETS } from '../types.js';
 
@@ -109,6 +110,12 @@ export type Config = FileConfig & {
     /** FILINGS_EXPORT_DASHBOARD_TOKEN: needed off loopback and for actions; never from a file. */
     token: Secret | null;
   };
+  redis: FileConfig['redis'] & {
+    /** `redis.url` parsed: one server, a cluster's seed nodes or a Sentinel group. */
+    target: RedisTarget;
+    /** Why `prefix` differs from the one given (a cluster's hash tag), for a log line; else null. */
+    prefixNote: string | null;
+  };
   /** The config file that was read, if any. */
   configFile: string | null;
 };
@@ -155,10 +162,27 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
   const token = env.FILINGS_EXPORT_DASHBOARD_TOKEN?.trim();
   return {
     ...parsed.data,
+    redis: redisSettings(parsed.data.redis, sourceOf(settings, ['redis', 'prefix']), defaultsFile),
     api: { ...parsed.data.api, key },
     dashboard: { ...parsed.data.dashboard, token: token ? new Secret(token) : null },
     configFile: configAbs,
   };
+}
+
+/** The parsed target and the prefix the topology needs (a cluster's hash tag), or one ConfigError line. */
+function redisSettings(
+  redis: FileConfig['redis'],
+  prefixSource: string | undefined,
+  defaultsFile: string,
+): Config['redis'] {
+  const target = parseRedisUrl(redis.url);
+  // The schema checked the URL already; this keeps TypeScript and the message in one rule.
+  if (typeof target === 'string') throw new ConfigError(`config.redis.url: ${target}`);
+  const given = prefixSource !== undefined && prefixSource !== defaultsFile;
+  const p = prefixFor(target.kind, redis.prefix, given);
+  if (typeof p === 'string')
+    throw new ConfigError(`config.redis.prefix: ${p}${given ? ` in ${prefixSource}` : ''}`);
+  return { ...redis, prefix: p.prefix, target, prefixNote: p.note };
 }
 
 /**

@@ -8,6 +8,7 @@ import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
 import { BUDGET_SETTINGS_SCHEMA } from '../budget/settings.js';
 import { DATASETS, OUTPUT_FORMATS } from '../types.js';
+import { parseRedisUrl } from './redis-url.js';
 
 const posInt = z.number().int('must be a whole number').positive('must be greater than 0');
 const fraction = (what: string) =>
@@ -22,9 +23,18 @@ const httpUrl = z
   .string()
   .refine((s) => /^https?:\/\/[^\s]+$/.test(s) && URL.canParse(s), 'must be an http(s) URL');
 
-const redisUrl = z
+const redisUrl = z.string().superRefine((s, ctx) => {
+  const target = parseRedisUrl(s);
+  if (typeof target === 'string') ctx.addIssue({ code: 'custom', message: target });
+});
+
+/** A key prefix may carry a Redis Cluster hash tag (`{fx}`): braces too, still no ':'. */
+const redisPrefix = z
   .string()
-  .refine((s) => /^rediss?:\/\/[^\s]*$/.test(s) && URL.canParse(s), 'must be a redis:// or rediss:// URL');
+  .regex(
+    /^[A-Za-z0-9{}][A-Za-z0-9._{}-]{0,63}$/,
+    'must be 1-64 letters, digits, ".", "_", "-" or a {hash tag} (no ":")',
+  );
 
 /** IANA time zone, checked against the runtime's tz database. */
 const timeZone = z.string().refine((tz) => {
@@ -78,8 +88,11 @@ export const configSchema = z.strictObject({
   }),
   redis: z.strictObject({
     url: redisUrl,
-    /** BullMQ key prefix: separate deployments sharing one Redis use different prefixes. */
-    prefix: redisName,
+    /**
+     * BullMQ key prefix: separate deployments sharing one Redis use different prefixes. On a
+     * cluster it carries a hash tag (`{fx}`; a prefix without one is wrapped, src/config/redis-url.ts).
+     */
+    prefix: redisPrefix,
   }),
   queue: z.strictObject({
     /** Base name; the pipeline uses `<name>-parts` and `<name>-snapshots`. */

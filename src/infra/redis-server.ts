@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +32,12 @@ export interface StartRedisOptions {
   binary?: string;
   /** How long to wait for the server to accept connections. @defaultValue 10000 */
   startTimeoutMs?: number;
+  /** Settings after ours (a later one wins): a cluster node's, AOF. @defaultValue none */
+  extraArgs?: string[];
+  /** A config file's text, written into the data dir and read first (a Sentinel needs one). */
+  configText?: string;
+  /** What the server prints when it accepts connections. @defaultValue `Ready to accept connections` */
+  readyText?: string;
 }
 
 /**
@@ -41,9 +47,12 @@ export interface StartRedisOptions {
 export async function startPrivateRedis(opts: StartRedisOptions = {}): Promise<PrivateRedis> {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'filings-export-redis-'));
+  const configFile = join(dir, 'redis.conf');
+  if (opts.configText !== undefined) await writeFile(configFile, opts.configText);
   const child: ChildProcess = spawn(
     opts.binary ?? 'redis-server',
     [
+      ...(opts.configText !== undefined ? [configFile] : []),
       '--port',
       String(port),
       '--bind',
@@ -58,6 +67,7 @@ export async function startPrivateRedis(opts: StartRedisOptions = {}): Promise<P
       'noeviction',
       '--protected-mode',
       'yes',
+      ...(opts.extraArgs ?? []),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -75,7 +85,7 @@ export async function startPrivateRedis(opts: StartRedisOptions = {}): Promise<P
       opts.startTimeoutMs ?? 10000,
     );
     const onData = (): void => {
-      if (output.includes('Ready to accept connections')) {
+      if (output.includes(opts.readyText ?? 'Ready to accept connections')) {
         clearTimeout(timer);
         resolve();
       }

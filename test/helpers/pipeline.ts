@@ -49,6 +49,8 @@ export interface HarnessOptions {
   output?: Pick<OutputHelpers, 'createWriter' | 'publish'>;
   /** One clock for the emulator, the budget, the client and the workers. @defaultValue systemClock */
   clock?: Clock;
+  /** Another Redis (a cluster, Sentinels). @defaultValue the run's private redis-server */
+  redisUrl?: string;
 }
 
 export interface PipelineHarness {
@@ -74,9 +76,10 @@ export async function startPipelineHarness(opts: HarnessOptions = {}): Promise<P
   const emulator = await startTestEmulator({ ...(opts.clock ? { clock } : {}), ...opts.emulator });
   const outDir = await mkdtemp(join(tmpdir(), 'fx-pipeline-out-'));
   const prefix = `t${randomBytes(5).toString('hex')}`;
+  const redisUrl = opts.redisUrl ?? inject('redisUrl');
   const overrides: Record<string, unknown> = {
     'api.url': emulator.url,
-    'redis.url': inject('redisUrl'),
+    'redis.url': redisUrl,
     'redis.prefix': prefix,
     'output.dir': outDir,
     'output.formats': ['ndjson'],
@@ -113,7 +116,7 @@ export async function startPipelineHarness(opts: HarnessOptions = {}): Promise<P
     ...process.env,
     FILINGS_API_URL: emulator.url,
     FILINGS_API_KEY: apiKey,
-    REDIS_URL: inject('redisUrl'),
+    REDIS_URL: redisUrl,
     FILINGS_EXPORT_PREFIX: prefix,
     FILINGS_EXPORT_OUT: outDir,
     LOG_LEVEL: 'warn',
@@ -181,7 +184,7 @@ export async function startPipelineHarness(opts: HarnessOptions = {}): Promise<P
       // Leave nothing in the shared Redis: drop every key of this harness's prefix.
       await ctx.partsQueue.obliterate({ force: true }).catch(() => undefined);
       await ctx.snapshotsQueue.obliterate({ force: true }).catch(() => undefined);
-      const keys = await ctx.redis.keys(`${prefix}:*`);
+      const keys = await ctx.redis.keys(`${config.redis.prefix}:*`);
       if (keys.length > 0) await ctx.redis.del(...keys);
       await ctx.close();
       await emulator.close();

@@ -58,6 +58,23 @@ function dropDraft4Ids(node: unknown): unknown {
   return out;
 }
 
+describe('the compose examples of docs/operations.md (Redis Cluster, Sentinel)', () => {
+  it('are valid against the Compose specification schema', async () => {
+    const docs = await read('docs/operations.md');
+    const section = docs.slice(docs.indexOf('## Replicated Redis'));
+    const examples = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+    expect(examples).toHaveLength(2);
+    const check = composeValidator();
+    for (const text of examples) {
+      const doc = parse(text, { merge: true }) as {
+        services: Record<string, { environment?: Record<string, string> }>;
+      };
+      expect(check(doc), JSON.stringify(check.errors, null, 2)).toBe(true);
+      expect(doc.services.worker?.environment?.REDIS_URL).toMatch(/^redis\+(cluster|sentinel):\/\//);
+    }
+  });
+});
+
 describe('docker-compose.yml', () => {
   it('is valid against the Compose specification schema', async () => {
     const check = composeValidator();

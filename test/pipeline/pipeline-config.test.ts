@@ -228,7 +228,9 @@ describe('config errors name the field and the source', () => {
     const e = configError(() => loadConfig({ configPath: p, env: {} }));
     const lines = e.message.split('\n');
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toBe(`config.redis.url: must be a redis:// or rediss:// URL (got "http://x") in ${p}`);
+    expect(lines[0]).toBe(
+      `config.redis.url: must be a redis://, rediss://, redis+cluster://host:port[,host:port…] or redis+sentinel://host:port[,host:port…]/MASTER_NAME URL (got "http://x") in ${p}`,
+    );
     expect(lines[1]).toMatch(/^config\.schedule\.tz: must be an IANA time zone/);
   });
 

@@ -3,9 +3,9 @@
  * outage guard, built from the config. `openPipeline` adds the queues and the flow producer on top;
  * `status` opens only this, so it never loads BullMQ (about a third of its start on a busy machine).
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Config } from '../../config/load.js';
-import { InfraError, coerceError } from '../../errors.js';
+import { openRedis } from '../../infra/redis-connection.js';
 import type { Logger } from '../../log.js';
 import { systemClock, type Clock } from '../../types.js';
 import { OutageGuard } from './outage.js';
@@ -21,30 +21,13 @@ export interface PipelineRecords {
   outage: OutageGuard;
 }
 
-/** Connects to `redis.url`; a failure is one InfraError line naming the (redacted) URL. */
+/**
+ * Connects to `redis.url` (one server, a cluster or Sentinel) with its start-up checks; a failure
+ * is one InfraError line naming the (redacted) URL and the node or setting.
+ */
 export async function connectRedis(config: Config, logger: Logger): Promise<Redis> {
-  const redis = new Redis(config.redis.url, {
-    maxRetriesPerRequest: null, // BullMQ requirement: commands wait for a reconnect instead of failing
-    lazyConnect: true,
-  });
-  // Without a listener ioredis prints "Unhandled error event" with a stack trace for every failed
-  // connection attempt; the first one is reported below as one line, later ones are logged.
-  let firstError: Error | undefined;
-  const onError = (err: Error): void => {
-    if (firstError === undefined) firstError = err;
-    else logger.warn({ err: err.message, redis: redactUrl(config.redis.url) }, 'Redis connection error');
-  };
-  redis.on('error', onError);
-  try {
-    await redis.connect();
-  } catch (err: unknown) {
-    redis.disconnect();
-    const reason = firstError?.message ?? coerceError(err).message;
-    throw new InfraError(
-      'REDIS_UNAVAILABLE',
-      `cannot connect to Redis at ${redactUrl(config.redis.url)}: ${reason} (set REDIS_URL or redis.url)`,
-    );
-  }
+  const redis = await openRedis({ url: config.redis.url, target: config.redis.target, logger });
+  if (config.redis.prefixNote !== null) logger.info(config.redis.prefixNote);
   return redis;
 }
 
@@ -90,13 +73,5 @@ export async function openRecords(
   };
 }
 
-/** A Redis URL without its password, for messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = 'redacted';
-    return u.toString();
-  } catch {
-    return '<invalid url>';
-  }
-}
+/** A Redis URL of any form without its password, for messages. */
+export { redactUrl } from '../../config/redis-url.js';

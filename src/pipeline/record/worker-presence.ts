@@ -9,6 +9,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config/load.js';
+import { dataNodes } from '../../infra/redis-connection.js';
 import type { SnapshotView } from './snapshot-states.js';
 import { isActive, totals } from './snapshot-states.js';
 
@@ -20,10 +21,20 @@ function workerClientName(prefix: string, queueName: string): string {
   return `${prefix}:${Buffer.from(queueName).toString('base64')}`;
 }
 
-/** How many BullMQ workers are connected to `queueName` now, over every process and machine. */
+/**
+ * How many BullMQ workers are connected to `queueName` now, over every process and machine. On a
+ * cluster each worker blocks on the primary holding the queue's slot and may touch others: the
+ * busiest primary's count is the answer.
+ */
 export async function connectedWorkers(redis: Redis, prefix: string, queueName: string): Promise<number> {
+  const counts = await Promise.all(
+    dataNodes(redis).map(async (node) => countNamed(String(await node.client('LIST')), prefix, queueName)),
+  );
+  return Math.max(0, ...counts);
+}
+
+function countNamed(list: string, prefix: string, queueName: string): number {
   const name = workerClientName(prefix, queueName);
-  const list = String(await redis.client('LIST'));
   let n = 0;
   for (const line of list.split(/\r?\n/)) {
     const client = / name=(\S*)/.exec(` ${line}`)?.[1];

@@ -1,0 +1,137 @@
+/**
+ * The exporter on replicated Redis: a 3-primary/3-replica Redis Cluster and a primary with two
+ * replicas behind three Sentinels (src/infra/redis-topologies.ts, real redis-server processes).
+ * On each, two `worker` processes and `run --wait` publish the API's exact rows, and do so again
+ * when the primary holding the queue's slot is SIGKILLed a third of the way through: no worker
+ * exits, and the quota spent equals the requests the API received.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StreamOperation } from '../../src/api/index.js';
+import { datasetDefinition } from '../../src/datasets/index.js';
+import {
+  startPrivateCluster,
+  startPrivateSentinelGroup,
+  until,
+  type PrivateCluster,
+  type PrivateSentinelGroup,
+} from '../../src/infra/redis-topologies.js';
+import type { PrivateRedis } from '../../src/infra/redis-server.js';
+import { totals } from '../../src/pipeline/record/snapshot-store.js';
+import type { DatasetName } from '../../src/types.js';
+import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
+import { CLI_BIN, spawnWorker, startCli, terminateAll, type SpawnedWorker } from '../helpers/processes.js';
+
+const TICKERS = ['WMT', 'AAPL', 'TSLA', 'NVDA', 'GOOGL', 'META'];
+const DATASETS: DatasetName[] = ['facts_full', 'series_catalog'];
+
+async function apiRows(h: PipelineHarness, dataset: DatasetName): Promise<number> {
+  let n = 0;
+  for (const ticker of TICKERS) {
+    const res = await h.client.stream(
+      datasetDefinition(dataset).operation as StreamOperation,
+      { ticker } as never,
+    );
+    for await (const _row of res.rows) n++;
+  }
+  return n;
+}
+
+function lastJsonLine(stdout: string): Record<string, unknown> {
+  const lines = stdout.trim().split('\n');
+  return JSON.parse(lines[lines.length - 1] ?? 'null') as Record<string, unknown>;
+}
+
+interface Topology {
+  url: string;
+  /** The primary holding the queue's keys now. */
+  primary(prefix: string): Promise<PrivateRedis>;
+  close(): Promise<void>;
+}
+
+/**
+ * Two workers and `run --wait` over `h`; `midway` runs once a third of the parts are recorded.
+ * Checks what every run must show: published, exact rows, both workers alive, quota = requests.
+ */
+async function exportAll(h: PipelineHarness, id: string, midway?: () => Promise<void>): Promise<void> {
+  const env = { ...h.env, FILINGS_EXPORT_CONCURRENCY: '1' };
+  const workers: SpawnedWorker[] = [0, 1].map(() =>
+    spawnWorker(CLI_BIN, ['worker'], { env: { ...env, LOG_LEVEL: 'info' } }),
+  );
+  try {
+    await Promise.all(workers.map((w) => w.ready));
+    const sentBefore = (await h.stats()).total.requests;
+    const usedBefore = (await h.budget.describe()).daily.used;
+    const args = [
+      'run',
+      '--wait',
+      '--tickers',
+      TICKERS.join(','),
+      '--datasets',
+      DATASETS.join(','),
+      '--snapshot-id',
+      id,
+    ];
+    const run = startCli(CLI_BIN, args, env);
+    const exited = new Promise<number | null>((resolve) => run.child.once('exit', (code) => resolve(code)));
+    if (midway !== undefined) {
+      const third = Math.ceil((TICKERS.length * DATASETS.length) / 3);
+      await until(`${third} parts recorded`, async () => {
+        const v = await h.ctx.store.view(id);
+        return v !== undefined && totals(v).done >= third;
+      });
+      await midway();
+    }
+    expect(await exited, `${run.stderr()}\n${run.stdout()}\n${workers.map((w) => w.log()).join('\n')}`).toBe(
+      0,
+    );
+    // Every request the API received was reserved once against the quota, and only once.
+    const sent = (await h.stats()).total.requests - sentBefore;
+    expect((await h.budget.describe()).daily.used - usedBefore).toBe(sent);
+    const result = lastJsonLine(run.stdout());
+    expect(result).toMatchObject({ snapshot_id: id, status: 'published' });
+    const rows = result.rows as Record<string, number>;
+    for (const ds of DATASETS) expect(rows[ds], ds).toBe(await apiRows(h, ds));
+    for (const w of workers) expect(w.child.exitCode, w.log()).toBeNull();
+  } finally {
+    await terminateAll(workers.map((w) => w.child));
+  }
+}
+
+function topologySuite(name: string, slug: string, start: () => Promise<Topology>): void {
+  describe(`on ${name}`, () => {
+    let topology: Topology;
+    let h: PipelineHarness;
+    beforeAll(async () => {
+      topology = await start();
+      h = await startPipelineHarness({ redisUrl: topology.url, emulator: { latencyMs: 200 } });
+    }, 120_000);
+    afterAll(async () => {
+      await h?.close();
+      await topology?.close();
+    }, 60_000);
+
+    it('two workers and run --wait publish the API’s exact rows', async () => {
+      await exportAll(h, `${slug}-plain`);
+    }, 180_000);
+
+    it('the primary holding the slot SIGKILLed a third of the way through: nothing lost, nothing twice', async () => {
+      let victim: PrivateRedis | undefined;
+      await exportAll(h, `${slug}-failover`, async () => {
+        victim = await topology.primary(h.config.redis.prefix);
+        process.kill(victim.pid ?? 0, 'SIGKILL');
+      });
+      // A replica took over: the run above rode through a real failover.
+      expect((await topology.primary(h.config.redis.prefix)).port).not.toBe(victim?.port);
+    }, 240_000);
+  });
+}
+
+topologySuite('a Redis Cluster', 'cluster', async () => {
+  const c: PrivateCluster = await startPrivateCluster();
+  return { url: c.url, primary: (prefix) => c.primaryFor(`${prefix}:x`), close: () => c.close() };
+});
+
+topologySuite('Sentinel', 'sentinel', async () => {
+  const s: PrivateSentinelGroup = await startPrivateSentinelGroup();
+  return { url: s.url, primary: () => s.primary(), close: () => s.close() };
+});
