@@ -16,7 +16,7 @@ import {
   type PrivateSentinelGroup,
 } from '../../src/infra/redis-topologies.js';
 import type { PrivateRedis } from '../../src/infra/redis-server.js';
-import { totals } from '../../src/pipeline/record/snapshot-store.js';
+import { totals } from '../../src/pipeline/record/snapshot-states.js';
 import type { DatasetName } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 import { CLI_BIN, spawnWorker, startCli, terminateAll, type SpawnedWorker } from '../helpers/processes.js';
