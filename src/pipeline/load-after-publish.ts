@@ -30,7 +30,12 @@ export function loadAfterPublish(config: Config): (outDir: string) => Promise<Lo
       try {
         // No --allow-shrink here: a load that would empty a table or remove most of its companies
         // fails WAREHOUSE_SHRINK_REFUSED, and a person decides with `load --allow-shrink`.
-        const report = await loadSnapshots({ storage, warehouse, ...tmp });
+        const report = await loadSnapshots({
+          storage,
+          warehouse,
+          history: config.output.load_history,
+          ...tmp,
+        });
         return report.snapshots.flatMap((s) =>
           s.datasets.map(({ shrink, ...d }) => ({
             snapshotId: s.snapshotId,

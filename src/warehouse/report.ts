@@ -13,10 +13,19 @@ export function formatLoadReport(r: LoadReport): string {
     );
     for (const d of s.datasets)
       lines.push(
-        `  ${d.dataset.padEnd(16)} ${d.mode.padEnd(7)} ${r.dryRun || d.mode === 'skip' ? '' : `${counted(d.rows, 'row')}; `}${d.reason}${shrinkNote(d, r.dryRun)}`,
+        `  ${d.dataset.padEnd(16)} ${d.mode.padEnd(7)} ${r.dryRun || d.mode === 'skip' ? '' : `${counted(d.rows, 'row')}; `}${d.reason}${shrinkNote(d, r.dryRun)}${historyNote(d)}`,
       );
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** What the load did to the dataset's history, and the nights it found missing. */
+export function historyNote(d: DatasetLoad): string {
+  const h = d.history;
+  if (h === undefined) return '';
+  if (h.builtFrom === 'skip') return `; history left as it was: ${h.reason ?? ''}`;
+  const gaps = h.gaps.map((g) => `; history gap: ${g.snapshotId} (${g.why}), versions joined here`);
+  return `; history: ${counted(h.opened, 'version')} opened, ${h.closed} closed${gaps.join('')}`;
 }
 
 /** The companies a dataset's load removes, and in a dry run whether `load` would refuse it. */
