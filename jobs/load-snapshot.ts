@@ -68,7 +68,7 @@ export function createLoadSnapshotProcessor(deps: LoadSnapshotDeps): LoadSnapsho
           : acted
               .map(
                 (d) =>
-                  `${d.snapshotId} ${d.dataset} ${d.mode} ${counted(d.rows, 'row')}${d.shrink !== undefined ? ` (${d.shrink})` : ''}`,
+                  `${d.snapshotId} ${d.dataset} ${d.mode} ${counted(d.rows, 'row')}${d.shrink !== undefined ? ` (${d.shrink})` : ''}${d.history !== undefined ? ` (${d.history})` : ''}`,
               )
               .join('; ');
       await deps.store.recordLoad(p.snapshotId, { outcome: 'loaded', atMs: deps.clock.now(), message });

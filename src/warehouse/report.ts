@@ -1,5 +1,6 @@
 /** The load report as the CLI prints it: one line per snapshot, one per dataset with its mode and why. */
 import type { DatasetLoad, LoadReport } from './load.js';
+import type { HistoryLoad } from './history.js';
 import { describeShrink } from './shrink.js';
 import { counted } from '../counted.js';
 
@@ -19,13 +20,15 @@ export function formatLoadReport(r: LoadReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** What the load did to the dataset's history, and the nights it found missing. */
-export function historyNote(d: DatasetLoad): string {
-  const h = d.history;
-  if (h === undefined) return '';
-  if (h.builtFrom === 'skip') return `; history left as it was: ${h.reason ?? ''}`;
+function historyNote(d: DatasetLoad): string {
+  return d.history === undefined ? '' : `; ${describeHistory(d.history)}`;
+}
+
+/** What a load did to a dataset's history, and the nights it found missing, in words. */
+export function describeHistory(h: HistoryLoad): string {
+  if (h.builtFrom === 'skip') return `history left as it was: ${h.reason ?? ''}`;
   const gaps = h.gaps.map((g) => `; history gap: ${g.snapshotId} (${g.why}), versions joined here`);
-  return `; history: ${counted(h.opened, 'version')} opened, ${h.closed} closed${gaps.join('')}`;
+  return `history: ${counted(h.opened, 'version')} opened, ${h.closed} closed${gaps.join('')}`;
 }
 
 /** The companies a dataset's load removes, and in a dry run whether `load` would refuse it. */

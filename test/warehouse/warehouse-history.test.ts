@@ -11,17 +11,27 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Restatement } from '../../src/emulator/index.js';
 import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
 import type { Manifest } from '../../src/output/catalog/manifest.js';
 import { openStorage } from '../../src/output/storage/open-storage.js';
 import { incrementalPlanner } from '../../src/pipeline/queue/incremental.js';
 import type { DatasetName } from '../../src/types.js';
 import { loadSnapshots, openWarehouse, type LoadReport } from '../../src/warehouse/index.js';
+import { setEmulatorClock } from '../helpers/emulator.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 
 const TICKERS = ['AAPL', 'GOOGL', 'NVDA', 'WMT'];
 // series_catalog makes the nights incremental (a night is a full refresh without it).
 const DATASETS: DatasetName[] = ['series_catalog', 'facts_full', 'evidence'];
+/** Apple's net income restated by a 10-K/A filed between night 2 and night 3 (the emulator's restatements). */
+const RESTATED: Restatement = {
+  company: 'AAPL',
+  metricId: 'us-gaap#NetIncomeLoss',
+  value: '1234567000',
+  filed: '2025-11-20',
+  accession: '0000320193-25-999999',
+};
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'filings-export.mjs');
 /** What the history is compared on: the key, the value and where it was filed. */
 const FACT = `fact_key || '|' || _requested_ticker || '|' || CAST(value_num AS VARCHAR) || '|' || coalesce(source_accession, '')`;
@@ -36,7 +46,7 @@ const nights: Manifest[] = [];
 
 beforeAll(async () => {
   h = await startPipelineHarness({
-    emulator: { asOf: '2025-10-30' },
+    emulator: { asOf: '2025-10-30', restatements: [RESTATED] },
     // No full refresh in the 26 days the nights span: nights 2 and 3 carry `changes`.
     config: { 'output.formats': ['parquet'], 'incremental.full_refresh_every_days': 60 },
   });
@@ -59,17 +69,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function setClock(asOf: string): Promise<void> {
-  const res = await fetch(`${h.emulator.url}/_emulator/clock`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ as_of: asOf }),
-  });
-  expect(res.status).toBe(200);
-}
-
 async function night(id: string, date: string): Promise<Manifest> {
-  await setClock(date);
+  await setEmulatorClock(h.emulator.url, date);
   const { spec } = await incrementalPlanner(h.config)({ ...h.spec(TICKERS, DATASETS, id), date }, {});
   const rec = await h.runToEnd(spec);
   expect(rec.state, rec.message ?? '').toBe('published');
@@ -175,6 +176,50 @@ describe('point-in-time history in DuckDB and PostgreSQL', () => {
     // Before the first night the history knew nothing.
     const [before] = await readBoth('2000-01-01T00:00:00Z');
     expect(before).toEqual([]);
+  }, 300_000);
+
+  it('the restatement view shows the fact Apple restated, with both values, alike in both warehouses', async () => {
+    const cols = (v: string): string =>
+      `SELECT column_name AS c FROM information_schema.columns WHERE table_name = '${v}' ORDER BY ordinal_position`;
+    const pgCols = (await pgRows(cols('facts_full_restatements'))).map((r) => r.c);
+    expect(pgCols).toContain('old_value_num');
+    expect((await duckRows(duckPath, cols('facts_full_restatements'))).map((r) => r.c)).toEqual(pgCols);
+    const text = [
+      'fact_key',
+      '_requested_ticker',
+      'old_value_num',
+      'new_value_num',
+      'old_accession',
+      'new_accession',
+      'old_filed_at',
+      'new_filed_at',
+      'old_from_snapshot',
+      'seen_in_snapshot',
+    ].map((c) => `CAST(${c} AS VARCHAR) AS ${c}`);
+    const all = `SELECT ${text.join(', ')} FROM facts_full_restatements ORDER BY fact_key, _requested_ticker, seen_at`;
+    const inPg = await pgRows(all);
+    expect(await duckRows(duckPath, all)).toEqual(inPg);
+    const restated = inPg.filter((r) => r.new_accession === RESTATED.accession);
+    expect(restated).toHaveLength(1);
+    const r = restated[0]!;
+    expect(r).toMatchObject({
+      _requested_ticker: 'AAPL',
+      new_value_num: RESTATED.value,
+      new_filed_at: RESTATED.filed,
+      seen_in_snapshot: 'hs-3',
+    });
+    // The old value is the one night 2 published for that fact.
+    const n2 = nights[1]!;
+    const files = n2.files
+      .filter((f) => f.dataset === 'facts_full')
+      .map((f) => `'${join(h.outDir, f.path)}'`);
+    const before = await duck.all(
+      `SELECT value_num, source_accession, CAST(source_filed_at AS VARCHAR) AS filed FROM read_parquet([${files.join(', ')}]) WHERE fact_key = '${String(r.fact_key)}' AND _requested_ticker = 'AAPL'`,
+    );
+    expect(before).toEqual([
+      { value_num: r.old_value_num, source_accession: r.old_accession, filed: r.old_filed_at },
+    ]);
+    expect(r.old_value_num).not.toBe(RESTATED.value);
   }, 300_000);
 
   it('a repeated load is a no-op', async () => {
