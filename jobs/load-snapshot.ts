@@ -41,7 +41,7 @@ async function loadSnapshot(
         : acted
             .map(
               (d) =>
-                `${d.snapshotId} ${d.dataset} ${d.mode} ${counted(d.rows, 'row')}${d.shrink !== undefined ? ` (${d.shrink})` : ''}`,
+                `${d.snapshotId} ${d.dataset} ${d.mode} ${counted(d.rows, 'row')}${d.shrink !== undefined ? ` (${d.shrink})` : ''}${d.history !== undefined ? ` (${d.history})` : ''}`,
             )
             .join('; ');
     await helpers.record.recordLoad(payload.snapshotId, {

@@ -139,6 +139,8 @@ export const configSchema = z.strictObject({
       .string()
       .regex(/^(duckdb:.+|postgres(ql)?:\/\/.*)$/, 'must be duckdb:PATH or postgres://user@host:port/db')
       .nullable(),
+    /** With load_into: also keep `<dataset>_history` (point-in-time versions), as `load --history` does. */
+    load_history: z.boolean({ error: 'must be true or false' }),
     /** Settings of an `s3://bucket/prefix` root; credentials come only from the AWS default chain. */
     s3: z.strictObject({
       /** Endpoint of a non-AWS server (MinIO, R2, GCS interoperability); null = AWS. */

@@ -12,7 +12,7 @@ import { systemClock, timerDelay, type EmulatorClock, type Delay } from './runti
 import { Authenticator } from './auth/authenticator.js';
 import { loadKeysFile, parseKeysFile, type KeysFile } from './auth/keys-file.js';
 import { checkAsOf } from './data/index.js';
-import { defaultDataDir, loadStore, type DataStore } from './data/index.js';
+import { defaultDataDir, loadStore, type DataStore, type Restatement } from './data/index.js';
 import { listenOn, type ListenAt } from '../listen.js';
 import { packagePath } from '../package-root.js';
 import { FaultPlan, seededRandom } from './faults/fault-plan.js';
@@ -30,7 +30,7 @@ export type { KeysFile } from './auth/keys-file.js';
 export { loadKeysFile, parseKeysFile } from './auth/keys-file.js';
 export { sha256Hex } from './auth/authenticator.js';
 export { generateKey } from './auth/keygen.js';
-export { loadStore, type DataStore } from './data/index.js';
+export { loadStore, type DataStore, type Restatement } from './data/index.js';
 export { DEMO_API_KEY } from './demo-key.js';
 export { EmulatorConfigError, EmulatorDataError, EmulatorError, type EmulatorErrorCode } from './errors.js';
 export type { EmulatorClock, Delay, Logger } from './runtime.js';
@@ -97,6 +97,12 @@ export interface EmulatorOptions {
    * synthetic clones keep `asOf`). Changed at run time with `POST /_emulator/clock`. @defaultValue none
    */
   asOfCompanies?: Record<string, string | null>;
+  /**
+   * Facts restated by a later filing: each one a bundled company's fact given a new value by an
+   * amendment filed on a day of the as-of clock (docs/emulator.md, "Restatements"). Applies to the
+   * store the emulator loads (not to `store`). @defaultValue none
+   */
+  restatements?: readonly Restatement[];
   logger?: Logger;
 }
 
@@ -187,6 +193,7 @@ async function openStore(
     dataDir: opts.dataDir ?? BUNDLED_DATA_DIR,
     synthetic: opts.synthetic ?? 0,
     syntheticLargeRows: opts.syntheticLargeRows ?? 0,
+    ...(opts.restatements !== undefined ? { restatements: opts.restatements } : {}),
     clock,
     logger,
   });

@@ -14,6 +14,8 @@ export interface LoadedDataset {
   reason: string;
   /** The companies the load removed from the table, in words ("1 of 3 companies removed (NVDA)"), when any. */
   shrink?: string;
+  /** What the load did to the dataset's history (output.load_history), in words, gaps named. */
+  history?: string;
 }
 
 export function loadAfterPublish(config: Config): (outDir: string) => Promise<LoadedDataset[]> {
@@ -23,19 +25,26 @@ export function loadAfterPublish(config: Config): (outDir: string) => Promise<Lo
     const tmp = config.worker.tmp_dir !== null ? { tmpDir: config.worker.tmp_dir } : {};
     // Loaded here, not at start: the warehouse drivers (pg, DuckDB) cost every worker's start-up
     // ~60 ms of module loading whether or not `output.load_into` is set.
-    const { loadSnapshots, openWarehouse, describeShrink } = await import('../warehouse/index.js');
+    const { loadSnapshots, openWarehouse, describeShrink, describeHistory } =
+      await import('../warehouse/index.js');
     const storage = openStorage(outDir, { settings: s3Settings(config.output) });
     try {
       const warehouse = await openWarehouse(into, tmp);
       try {
         // No --allow-shrink here: a load that would empty a table or remove most of its companies
         // fails WAREHOUSE_SHRINK_REFUSED, and a person decides with `load --allow-shrink`.
-        const report = await loadSnapshots({ storage, warehouse, ...tmp });
+        const report = await loadSnapshots({
+          storage,
+          warehouse,
+          history: config.output.load_history,
+          ...tmp,
+        });
         return report.snapshots.flatMap((s) =>
-          s.datasets.map(({ shrink, ...d }) => ({
+          s.datasets.map(({ shrink, history, ...d }) => ({
             snapshotId: s.snapshotId,
             ...d,
             ...(shrink !== undefined ? { shrink: describeShrink(shrink) } : {}),
+            ...(history !== undefined ? { history: describeHistory(history) } : {}),
           })),
         );
       } finally {

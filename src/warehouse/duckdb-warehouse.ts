@@ -13,7 +13,7 @@ import { LEDGER_SELECT, LEDGER_TABLE, ledgerDdl, ledgerRows } from './ledger.js'
 import { tickerIn } from './row-source.js';
 import { readTableCompanies } from './shrink.js';
 import { primaryKey, sqlType, type TableColumn } from './table-columns.js';
-import type { LoadTransaction, Warehouse } from './warehouse.js';
+import type { LoadTransaction, SqlPort, Warehouse } from './warehouse.js';
 
 export interface DuckDbWarehouseOptions {
   path: string;
@@ -41,7 +41,13 @@ export async function openDuckDbWarehouse(o: DuckDbWarehouseOptions): Promise<Wa
     },
     count: async (sql) => Number((await all(sql))[0]?.n ?? 0),
   };
-  const tx = loadTransaction(s);
+  const tx = loadTransaction(s, {
+    engine: 'duckdb',
+    table: s.table,
+    exec: async (sql) => (await conn.run(sql)).rowsChanged,
+    all,
+    columns: (t) => tableColumns(s, t),
+  });
   let closed = false;
   return {
     engine: 'duckdb',
@@ -95,7 +101,7 @@ async function openInstance(o: DuckDbWarehouseOptions, name: string): Promise<Du
 /** Column name → type name from the catalog; undefined when the table does not exist. */
 async function tableColumns(
   s: DuckWarehouseSession,
-  dataset: DatasetName,
+  dataset: string,
 ): Promise<Map<string, string> | undefined> {
   const rows = await s.all(
     `SELECT column_name AS c, data_type AS t FROM information_schema.columns WHERE table_schema = ${sqlString(s.schema)} AND table_name = ${sqlString(dataset)} ORDER BY ordinal_position`,
@@ -119,9 +125,11 @@ async function inLoadTransaction<T>(s: DuckWarehouseSession, fn: () => Promise<T
 }
 
 /** The statements of a load; reads go straight from the snapshot's files. */
-function loadTransaction(s: DuckWarehouseSession): LoadTransaction {
+function loadTransaction(s: DuckWarehouseSession, sql: SqlPort): LoadTransaction {
   const { table, run, count } = s;
   return {
+    sql,
+    changesSource: (dataset, changesFile) => changesRows(dataset, changesFile),
     async readLedger() {
       const exists = await s.all(
         `SELECT 1 FROM information_schema.tables WHERE table_schema = ${sqlString(s.schema)} AND table_name = ${sqlString(LEDGER_TABLE)}`,
@@ -138,7 +146,7 @@ function loadTransaction(s: DuckWarehouseSession): LoadTransaction {
       return count(`SELECT count(*) AS n FROM ${table(dataset)}`);
     },
     async mergeChanges(dataset, columns, changesFile, companies) {
-      const source = `(SELECT * FROM read_parquet(${sqlString(changesFile)}) WHERE source_dataset = ${sqlString(dataset)})`;
+      const source = changesRows(dataset, changesFile);
       const applied = await count(`SELECT count(*) AS n FROM ${source}`);
       await run(
         mergeChangesSql(
@@ -165,6 +173,10 @@ function loadTransaction(s: DuckWarehouseSession): LoadTransaction {
       );
     },
   };
+}
+
+function changesRows(dataset: DatasetName, changesFile: string): string {
+  return `(SELECT * FROM read_parquet(${sqlString(changesFile)}) WHERE source_dataset = ${sqlString(dataset)})`;
 }
 
 function columnList(columns: readonly TableColumn[]): string {

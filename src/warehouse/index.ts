@@ -16,7 +16,7 @@ export {
   type DatasetLoad,
   type DatasetShrink,
 } from './load.js';
-export { formatLoadReport } from './report.js';
+export { describeHistory, formatLoadReport } from './report.js';
 export { describeShrink } from './shrink.js';
 export { parseTarget, redactTarget, targetName, type LoadTarget } from './target.js';
 export { LEDGER_TABLE, type LedgerRow, type LoadMode } from './ledger.js';

@@ -22,6 +22,7 @@ import {
 import { joinKey, type Storage } from '../output/storage/index.js';
 import type { Clock } from '../types.js';
 import { systemClock } from '../types.js';
+import { applyHistory, type HistoryLoad } from './history.js';
 import { currentLoads, type LedgerRow, type LoadMode } from './ledger.js';
 import { planSnapshot, type DatasetStep, type SnapshotPlan } from './plan.js';
 import { rowSource } from './row-source.js';
@@ -44,6 +45,8 @@ export interface LoadOptions {
   tmpDir?: string;
   /** @defaultValue systemClock */
   clock?: Clock;
+  /** Keep `<dataset>_history` beside each table with a key (history.ts). @defaultValue false */
+  history?: boolean;
 }
 
 export interface DatasetLoad {
@@ -53,6 +56,8 @@ export interface DatasetLoad {
   reason: string;
   /** Companies whose rows this load removes from the table, when any (or the table emptied). */
   shrink?: DatasetShrink;
+  /** What the load did to the dataset's history (`history`), when it has one. */
+  history?: HistoryLoad;
 }
 
 /** A shrink as the report gives it (shrink.ts `Shrink`, under its snapshot and dataset). */
@@ -116,7 +121,14 @@ export async function loadSnapshots(o: LoadOptions): Promise<LoadReport> {
         wh.transaction(async (tx) => {
           const current = currentLoads(await tx.readLedger());
           const plan = planFor(o, c, current, byId);
-          return applyPlan(tx, plan, c, localRoot, current, clock);
+          return applyPlan(tx, plan, {
+            c,
+            localRoot,
+            current,
+            clock,
+            history: o.history === true,
+            order: stored,
+          });
         }),
     );
     report.snapshots.push({
@@ -222,20 +234,33 @@ function planFor(
   });
 }
 
-async function applyPlan(
-  tx: LoadTransaction,
-  plan: SnapshotPlan,
-  c: Candidate,
-  localRoot: string,
-  current: ReadonlyMap<DatasetName, LedgerRow>,
-  clock: Clock,
-): Promise<SnapshotLoad> {
+/** What applying one snapshot's plan needs besides the plan. */
+interface ApplyContext {
+  c: Candidate;
+  localRoot: string;
+  /** What each table held when the transaction began. */
+  current: ReadonlyMap<DatasetName, LedgerRow>;
+  clock: Clock;
+  history: boolean;
+  /** The published snapshots in publish order. */
+  order: readonly StoredSnapshot[];
+}
+
+async function applyPlan(tx: LoadTransaction, plan: SnapshotPlan, x: ApplyContext): Promise<SnapshotLoad> {
+  const { c, localRoot, current, clock } = x;
   const sha = createHash('sha256').update(c.text).digest('hex');
   let seq = Math.max(0, ...[...current.values()].map((r) => r.seq));
   const out: SnapshotLoad = { snapshotId: plan.snapshotId, snapshotDate: plan.snapshotDate, datasets: [] };
   for (const step of plan.steps) {
     const rows = await applyStep(tx, step, c.manifest, localRoot);
-    out.datasets.push({ dataset: step.dataset, mode: modeOf(step), rows, reason: step.reason });
+    const history = x.history && step.kind !== 'skip' ? await stepHistory(tx, step, x) : undefined;
+    out.datasets.push({
+      dataset: step.dataset,
+      mode: modeOf(step),
+      rows,
+      reason: step.reason,
+      ...(history !== undefined ? { history } : {}),
+    });
     if (step.kind === 'skip') continue;
     seq += 1;
     await tx.record({
@@ -285,6 +310,24 @@ async function applyStep(
       throw new Error(`unknown step ${JSON.stringify(never)}`);
     }
   }
+}
+
+/** Brings the dataset's history to the snapshot its table now holds (history.ts). */
+function stepHistory(
+  tx: LoadTransaction,
+  step: DatasetStep,
+  x: ApplyContext,
+): Promise<HistoryLoad | undefined> {
+  return applyHistory(tx, {
+    dataset: step.dataset,
+    columns: step.columns,
+    manifest: x.c.manifest,
+    heldBefore: x.current.get(step.dataset)?.snapshot_id,
+    ...(step.kind === 'merge'
+      ? { changes: { file: join(x.localRoot, ...step.changesFile.split('/')), companies: step.companies } }
+      : {}),
+    order: x.order,
+  });
 }
 
 function modeOf(step: DatasetStep): LoadMode | 'skip' {

@@ -33,6 +33,9 @@ export interface PostgresWarehouseOptions {
   connectTimeoutMs?: number;
 }
 
+/** The `changes` rows of the dataset MERGEd last, kept for its history (dropped at commit). */
+const CHANGES_TEMP = 'pg_temp.filings_export_changes';
+
 /** SQLSTATE classes that mean "the server refused us" rather than "try again". */
 const REFUSED = /^(28|3D)/;
 
@@ -48,6 +51,15 @@ export async function openPostgresWarehouse(o: PostgresWarehouseOptions): Promis
   };
   const readLedger = (): Promise<LedgerRow[]> => readPgLedger(s);
   const tx: LoadTransaction = {
+    sql: {
+      engine: 'postgres',
+      table: s.table,
+      exec: async (sql) => (await client.query(sql)).rowCount ?? 0,
+      all: async (sql) => (await client.query(sql)).rows as Record<string, unknown>[],
+      columns: (t) => tableColumns(s, t),
+    },
+    // mergeChanges leaves the dataset's changes in this temp table until the next one or the commit.
+    changesSource: () => CHANGES_TEMP,
     readLedger,
     replaceTable: (dataset, columns, source) => replaceTable(s, dataset, columns, source),
     mergeChanges: (dataset, columns, changesFile, companies) =>
@@ -163,7 +175,7 @@ async function readPgLedger(s: PgSession): Promise<LedgerRow[]> {
 }
 
 /** Column name → type name from the catalog; undefined when the table does not exist. */
-async function tableColumns(s: PgSession, dataset: DatasetName): Promise<Map<string, string> | undefined> {
+async function tableColumns(s: PgSession, dataset: string): Promise<Map<string, string> | undefined> {
   const res = await s.client.query(
     `SELECT a.attname AS c, t.typname AS t FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
          WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
@@ -228,7 +240,8 @@ async function mergeChanges(
   companies: readonly string[],
 ): Promise<number> {
   const { client, table } = s;
-  const changes = 'filings_export_changes';
+  const changes = CHANGES_TEMP;
+  await client.query(`DROP TABLE IF EXISTS ${changes}`);
   await client.query(`CREATE TEMP TABLE ${changes} (change text, ${columnDefs(columns)}) ON COMMIT DROP`);
   await s.copyIn(
     `COPY ${changes} (change, ${names(columns)}) FROM STDIN (FORMAT csv)`,
@@ -243,7 +256,6 @@ async function mergeChanges(
     ),
   );
   await client.query(`DELETE FROM ${table(dataset)} WHERE NOT (${tickerIn(companies)})`);
-  await client.query(`DROP TABLE ${changes}`);
   return merged.rowCount ?? 0;
 }
 

@@ -14,7 +14,25 @@ export interface RowSource {
   sql: string;
 }
 
+/** Plain statements in the load's transaction, for what both engines spell alike (history.ts). */
+export interface SqlPort {
+  readonly engine: Engine;
+  /** The schema-qualified, quoted name of a table. */
+  table(name: string): string;
+  /** Runs a statement; the rows it inserted, updated or deleted. */
+  exec(sql: string): Promise<number>;
+  all(sql: string): Promise<Record<string, unknown>[]>;
+  /** Column name → type name as the database reports it; undefined when the table does not exist. */
+  columns(table: string): Promise<Map<string, string> | undefined>;
+}
+
 export interface LoadTransaction {
+  readonly sql: SqlPort;
+  /**
+   * The dataset's rows of a `changes` file as a table expression with a `change` column, valid
+   * after `mergeChanges` of that dataset in this transaction.
+   */
+  changesSource(dataset: DatasetName, changesFile: string): string;
   /** The ledger as this transaction sees it (under the lock). */
   readLedger(): Promise<LedgerRow[]>;
   /** Rebuilds the table from `source` beside the old one and swaps it in. Returns its rows. */

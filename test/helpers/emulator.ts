@@ -140,7 +140,8 @@ export async function startTestEmulator(opts: Partial<EmulatorOptions> = {}): Pr
     opts.store !== undefined ||
     opts.dataDir !== undefined ||
     opts.synthetic !== undefined ||
-    opts.syntheticLargeRows !== undefined;
+    opts.syntheticLargeRows !== undefined ||
+    opts.restatements !== undefined;
   const store = custom ? opts.store : await bundledTestStore();
   const dir = await mkdtemp(join(tmpdir(), 'ffx-emulator-keys-'));
   const keysFile = join(dir, 'keys.json');
@@ -208,4 +209,14 @@ export async function postOperation<T = Record<string, unknown>>(
 /** Header values as a plain object (for contract validation). */
 export function headerRecord(h: Headers): Record<string, string> {
   return Object.fromEntries(h.entries());
+}
+
+/** Moves the emulator's as-of clock (`POST /_emulator/clock`) to `asOf`; throws unless it answers 200. */
+export async function setEmulatorClock(url: string, asOf: string | null): Promise<void> {
+  const res = await fetch(`${url}/_emulator/clock`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ as_of: asOf }),
+  });
+  if (res.status !== 200) throw new Error(`POST ${url}/_emulator/clock: ${res.status} ${await res.text()}`);
 }

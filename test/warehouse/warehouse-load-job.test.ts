@@ -36,10 +36,14 @@ async function counter(metrics: ReturnType<typeof createMetrics>): Promise<Recor
 }
 
 describe('load after publish', () => {
-  it('loads each published snapshot into output.load_into and shows it in status and metrics', async () => {
+  it('loads each published snapshot into output.load_into, with history, and shows it in status and metrics', async () => {
     const database = join(tmpdir(), `fx-load-job-${process.pid}.duckdb`);
     const h = await startPipelineHarness({
-      config: { 'output.formats': ['parquet'], 'output.load_into': `duckdb:${database}` },
+      config: {
+        'output.formats': ['parquet'],
+        'output.load_into': `duckdb:${database}`,
+        'output.load_history': true,
+      },
     });
     try {
       const metrics = createMetrics();
@@ -48,7 +52,9 @@ describe('load after publish', () => {
       expect(rec.state).toBe('published');
       const after = await loadRecorded(h, 'job-1');
       expect(after.load).toMatchObject({ outcome: 'loaded' });
-      expect(after.load?.message).toMatch(/job-1 facts_full full \d+ rows; job-1 evidence full \d+ rows/);
+      expect(after.load?.message).toMatch(
+        /job-1 facts_full full \d+ rows \(history: \d+ versions opened, 0 closed\); job-1 evidence full \d+ rows/,
+      );
       expect(formatStatus(statusReport(after, null))).toMatch(
         /^warehouse load: loaded at \S+: job-1 facts_full full/m,
       );
@@ -70,6 +76,13 @@ describe('load after publish', () => {
           await conn.runAndReadAll('SELECT count(*)::INTEGER AS n FROM facts_full')
         ).getRowObjectsJson();
         expect(n).toEqual([{ n: rec.progress.facts_full?.rows }]);
+        // output.load_history: every row of the first night opens its first version.
+        const open = (
+          await conn.runAndReadAll(
+            'SELECT count(*)::INTEGER AS n FROM facts_full_history WHERE _valid_to IS NULL',
+          )
+        ).getRowObjectsJson();
+        expect(open).toEqual([{ n: rec.progress.facts_full?.rows }]);
       } finally {
         conn.closeSync();
         instance.closeSync();

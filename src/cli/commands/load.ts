@@ -1,7 +1,8 @@
 /**
  * `filings-export load --into duckdb:PATH|postgres://…`: brings warehouse tables to the published
  * snapshots (default: every one not yet loaded, oldest first, up to `latest`), exactly once.
- * A load that would empty a table or remove more than half of its companies needs --allow-shrink.
+ * A load that would empty a table or remove more than half of its companies needs --allow-shrink;
+ * --history keeps point-in-time history tables beside the current ones.
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { DATASETS, isDatasetName, type DatasetName } from '../../datasets/index.js';
@@ -16,6 +17,7 @@ export interface LoadCliOptions extends OutputCliOptions {
   snapshot?: string;
   dryRun?: boolean;
   allowShrink?: boolean;
+  history?: boolean;
   json?: boolean;
 }
 
@@ -49,6 +51,10 @@ export function register(program: Command): void {
       '--allow-shrink',
       'apply a load that would leave a table empty or remove more than half of its companies (refused otherwise)',
     )
+    .option(
+      '--history',
+      'also keep <dataset>_history: every version of every key, valid from/to the nights that published and replaced it',
+    )
     .option('--json', 'print the report as JSON')
     .action(async (o: LoadCliOptions) => run(o));
   configOption(outOption(cmd));
@@ -75,6 +81,7 @@ export async function run(o: LoadCliOptions): Promise<void> {
         ...(o.snapshot !== undefined ? { snapshot: o.snapshot } : {}),
         ...(o.dryRun === true ? { dryRun: true } : {}),
         ...(o.allowShrink === true ? { allowShrink: true } : {}),
+        ...(o.history === true ? { history: true } : {}),
         ...(root.tmpDir !== undefined ? { tmpDir: root.tmpDir } : {}),
       });
       process.stdout.write(

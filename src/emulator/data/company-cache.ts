@@ -8,6 +8,7 @@ import type { FactRow } from '../store.js';
 import type { CompanyIndex, Registry } from './companies/index.js';
 import { PromiseLru } from './lru.js';
 import { CompanyData, filedBy, type CompanyIdentity, type CompanyInputs } from './rows/index.js';
+import { restate, type Restatement } from './restatement.js';
 import { loadFilingDocuments, loadLabelLinkbases, parseCompanyFacts, readDataFile } from './sec/index.js';
 
 export class CompanyCache {
@@ -22,6 +23,8 @@ export class CompanyCache {
     /** Built companies kept in memory (parsed inputs: at least 16). */
     cacheSize: number,
     private readonly logger: Logger,
+    /** CIK → the restatements of its facts (restatement.ts); none: the inputs as bundled. */
+    private readonly restatements: ReadonlyMap<string, readonly Restatement[]> = new Map(),
   ) {
     this.inputs = new PromiseLru<CompanyInputs>(Math.max(cacheSize, 16));
     this.data = new PromiseLru<CompanyData>(cacheSize);
@@ -66,7 +69,7 @@ export class CompanyCache {
       // companyfacts parsed while validating at start-up are used once, then left to the cache.
       const pre = this.registry.preparsed.get(cik);
       this.registry.preparsed.delete(cik);
-      const companyfacts =
+      let companyfacts =
         pre ??
         (real.companyfactsFile
           ? parseCompanyFacts(
@@ -74,6 +77,8 @@ export class CompanyCache {
               real.companyfactsFile.abs,
             )
           : null);
+      const restated = this.restatements.get(cik);
+      if (companyfacts !== null && restated !== undefined) companyfacts = restate(companyfacts, restated);
       const sources = { cik, submissions: real.submissions, companyfacts, readme: this.registry.readme };
       const docs = await loadFilingDocuments(real.filingFiles, sources);
       const linkbaseLabels = await loadLabelLinkbases(real.filingFiles);

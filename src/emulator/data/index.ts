@@ -3,6 +3,7 @@
  * tickers map) turned into the rows of the Filing Facts API. See docs/emulator.md, section Data.
  */
 export { loadStore, type DataStore, type LoadStoreOptions } from './load-store.js';
+export type { Restatement } from './restatement.js';
 export {
   defaultDataDir,
   scanDataDir,

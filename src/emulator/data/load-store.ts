@@ -7,6 +7,7 @@ import { toError } from '../errors.js';
 import { silentLogger } from '../runtime.js';
 import type { EmulatorClock } from '../runtime.js';
 import { CompanyCache } from './company-cache.js';
+import { restatementsByCik, type Restatement } from './restatement.js';
 import { buildRegistry, CompanyIndex, type RealCompany } from './companies/index.js';
 import { defaultDataDir, scanDataDir, type DataFile, type DataLayout } from './sec/index.js';
 import { storeView, type DataStore, type StoreParts } from './store-view.js';
@@ -30,6 +31,8 @@ export interface LoadStoreOptions {
    * company instead). @defaultValue 0
    */
   warm?: number;
+  /** Facts of bundled companies restated by a later filing (restatement.ts). @defaultValue none */
+  restatements?: readonly Restatement[];
   /** Unused by the data (rows are deterministic); accepted for symmetry with the emulator options. */
   clock?: EmulatorClock;
   logger?: Logger;
@@ -45,7 +48,8 @@ export async function loadStore(opts: LoadStoreOptions = {}): Promise<DataStore>
     syntheticLargeRows: opts.syntheticLargeRows ?? 0,
   });
   const cacheSize = Math.max(1, opts.cacheSize ?? 12);
-  const cache = new CompanyCache(registry, companies, cacheSize, logger);
+  const restated = restatementsByCik(opts.restatements ?? [], (scope) => companies.resolve(scope));
+  const cache = new CompanyCache(registry, companies, cacheSize, logger, restated);
   logger.info(
     {
       dataDir: layout.dataDir,
