@@ -10,7 +10,7 @@
  */
 import type { Job } from 'bullmq';
 import {
-  CONVERT_SEGMENT,
+  CONVERT_PIECE,
   defineJob,
   earlyConversionOf,
   EXPORT_PART,
@@ -42,12 +42,11 @@ export const exportPartJob = defineJob({
 
 function exportPartDeps(env: JobEnv): ExportPartDeps {
   const { ctx } = env;
-  const early = earlyConversionOf(ctx.config, (payload) => env.add(CONVERT_SEGMENT, payload));
+  const early = earlyConversionOf(ctx.config, (payload) => env.add(CONVERT_PIECE, payload));
   return {
     closing: env.closing,
     fetcher: env.ports.fetcher,
-    createWriter: env.ports.createWriter,
-    ...(env.ports.stagedBytes ? { stagedBytes: env.ports.stagedBytes } : {}),
+    staged: env.ports.staged,
     ...(env.ports.reuse ? { reuse: env.ports.reuse, hurry: partHurrier(ctx.partsQueue) } : {}),
     store: ctx.store,
     budget: env.budget,

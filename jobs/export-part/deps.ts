@@ -8,18 +8,16 @@ import type {
   OutageGuard,
   PartFetcher,
   PartHurrier,
-  PartWriterFactory,
   RateLimiterLike,
   ReusePorts,
   SnapshotStore,
+  StagedPartPorts,
 } from '../../src/pipeline/index.js';
 import type { Clock, PartPointer } from '../../src/types.js';
 
 export interface ExportPartDeps {
   fetcher: PartFetcher;
-  createWriter: PartWriterFactory;
-  /** Size of a staged part under a root (local file or stored object), null when absent. @defaultValue a local stat */
-  stagedBytes?: (root: string, file: string) => Promise<number | null>;
+  staged: StagedPartPorts;
   /** Carries unchanged parts over from the previous snapshot (incremental nights). @defaultValue none: every part is fetched */
   reuse?: ReusePorts;
   /**
@@ -48,7 +46,7 @@ export interface ExportPartDeps {
   /** Prometheus metrics of this process. @defaultValue none (nothing recorded) */
   metrics?: Metrics;
   /**
-   * Announces segments of big parts to convert while they are staged (output.convert_while_staging).
+   * Announces pieces of big parts to convert while they are staged (output.convert_while_staging).
    * @defaultValue none: parts are converted when the snapshot is published
    */
   earlyConversion?: EarlyConversion;

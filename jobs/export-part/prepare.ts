@@ -14,7 +14,8 @@ import {
   type ExportPartPayload,
   type ReusePorts,
 } from '../../src/pipeline/index.js';
-import { stagedPartRelPath, toPosix } from '../../src/output/catalog/index.js';
+import { toPosix } from '../../src/output/catalog/index.js';
+import { stagedPartRelPath } from '../../src/output/staged-part/index.js';
 import { isAbsent, retryRead } from '../../src/output/storage/index.js';
 import { assertNever, type PartPointer } from '../../src/types.js';
 import { holdForOutage, recordEnded, type PartAttempt } from './attempt.js';
@@ -63,7 +64,7 @@ export async function prepareOrReuse(a: PartAttempt): Promise<Prepared> {
 
   // A retried snapshot keeps what it already has: a finished part is not fetched again.
   const previous = await deps.store.getPart(p.snapshotId, p.dataset, a.key);
-  if (previous && (await stillValid(previous, p.outDir, deps.stagedBytes))) {
+  if (previous && (await stillValid(previous, p.outDir, deps.staged.bytes))) {
     log.debug('part already exported; reusing it');
     return { kind: 'settled', pointer: previous };
   }
@@ -180,7 +181,7 @@ async function carryOver(
 async function stillValid(
   prev: PartPointer,
   outDir: string,
-  stagedBytes: ExportPartDeps['stagedBytes'],
+  stagedBytes: ExportPartDeps['staged']['bytes'],
 ): Promise<boolean> {
   if (prev.status === 'not_found' || prev.status === 'bad_request') return true;
   if (prev.status !== 'done' || !prev.file) return false;

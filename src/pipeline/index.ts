@@ -6,7 +6,7 @@
 // the job definitions of jobs/ import only it (.dependency-cruiser.cjs). Commands import it lazily,
 // when they run, so that registering them loads only commander.
 export { effectiveRate } from '../budget/index.js';
-export { checkAnyOutputRoot, checkOutputRoot } from '../output/staging/index.js';
+export { checkAnyOutputRoot, checkOutputRoot } from '../output/staged-part/index.js';
 export { s3Settings } from '../output/storage/index.js';
 export {
   annualRevenueSql,
@@ -56,7 +56,7 @@ export {
 } from './job-processors.js';
 export { loadAfterPublish, type LoadedDataset } from './load-after-publish.js';
 export {
-  CONVERT_SEGMENT,
+  CONVERT_PIECE,
   earlyConversionOf,
   EXPORT_PART,
   incrementalPlanner,
@@ -66,11 +66,11 @@ export {
   parsePartJobId,
   partJobId,
   PUBLISH_SNAPSHOT,
-  SegmentAnnouncer,
+  PieceAnnouncer,
   type EarlyConversion,
   type EnqueueOutcome,
   type IncrementalPlan,
-  type ConvertSegmentPayload,
+  type ConvertPiecePayload,
   type ExportPartPayload,
   type JobType,
   type LoadSnapshotPayload,
@@ -94,10 +94,11 @@ export {
   type PartWriterFactory,
   type RateLimiterLike,
   type ReusePorts,
-  type SegmentOutcome,
-  type SegmentConverter,
-  type SegmentDiscarder,
-  type SegmentRequest,
+  type PieceConverter,
+  type PieceDiscarder,
+  type PieceOutcome,
+  type PieceRequest,
   type SnapshotPublisher,
+  type StagedPartPorts,
 } from './part/index.js';
 export { companyKey } from './record/index.js';

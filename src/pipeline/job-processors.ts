@@ -9,29 +9,16 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Clock } from '../types.js';
 import type { JobType } from './queue/index.js';
-import type {
-  PartFetcher,
-  PartWriterFactory,
-  ReusePorts,
-  SegmentConverter,
-  SegmentDiscarder,
-  SnapshotPublisher,
-} from './part/index.js';
+import type { PartFetcher, ReusePorts, SnapshotPublisher, StagedPartPorts } from './part/index.js';
 import type { PipelineContext } from './context.js';
 
 /** The ports the worker runner offers every job definition (the exporter adapts src/api and src/output). */
 export interface JobPorts {
   fetcher: PartFetcher;
-  createWriter: PartWriterFactory;
-  /** Size of a staged part under a root (local file or stored object), null when absent. @defaultValue a local stat */
-  stagedBytes?: (root: string, file: string) => Promise<number | null>;
+  staged: StagedPartPorts;
   /** Carries unchanged parts over from the previous snapshot (incremental nights). @defaultValue none: every part is fetched */
   reuse?: ReusePorts;
   publish: SnapshotPublisher;
-  /** Converts segments of parts being staged. @defaultValue none: convert-segment jobs are skipped */
-  convertSegment?: SegmentConverter;
-  /** Removes a segment's uncompressed file when its job skips it unread. @defaultValue none */
-  discardSegment?: SegmentDiscarder;
 }
 
 /** What the worker runner offers each job definition to build its processor's deps from. */

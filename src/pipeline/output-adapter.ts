@@ -1,10 +1,10 @@
 /**
- * Adapts the output module (src/output) to the processors' ports: part writers that stage one
- * part, and the publisher that builds the snapshot's files, manifest and _SUCCESS. The publisher
+ * Adapts the output module (src/output) to the processors' ports: the staged part (a writer that
+ * stages one part, its size, its pieces converted while staging), and the publisher that builds the snapshot's files, manifest and _SUCCESS. The publisher
  * (DuckDB, ~30 MB of native code) loads on the first publish only: a parts-only worker never
  * carries it, and commands that do not export never load either.
  */
-import { rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Manifest } from '../output/catalog/index.js';
@@ -12,25 +12,19 @@ import type { PublishOptions } from '../output/index.js';
 import { type Storage, isS3Root } from '../output/storage/index.js';
 import type {
   PartWriterFactory,
+  PieceConverter,
   PublishRequest,
   ReusePorts,
-  SegmentConverter,
-  SegmentDiscarder,
-  SegmentRequest,
   SnapshotPublisher,
+  StagedPartPorts,
 } from './part/index.js';
 
 export interface OutputPorts extends ReusePorts {
-  createWriter: PartWriterFactory;
-  /** Size of a staged part (stat locally, head on a bucket), null when absent. */
-  stagedBytes: (root: string, file: string) => Promise<number | null>;
+  /** The staged part (src/output/staged-part): every port present, pieces under a local root only. */
+  staged: Required<StagedPartPorts>;
   /** Closes the storages opened for remote roots. */
   closeOutput(): Promise<void>;
   publish: SnapshotPublisher;
-  /** Converts a segment of a part being staged under a local root (early-segments.ts). */
-  convertSegment: SegmentConverter;
-  /** Removes a skipped segment's uncompressed file under a local root (plain-segments.ts). */
-  discardSegment: SegmentDiscarder;
 }
 
 export interface OutputPortOptions {
@@ -57,10 +51,15 @@ export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputP
   return {
     ...reusePorts(storages, opts),
     closeOutput: storages.close,
-    stagedBytes: stagedBytesPort(storages),
-    createWriter: await writerFactory(storages, opts),
-    convertSegment: segmentConverter(opts),
-    discardSegment: discardPlainSegment,
+    staged: {
+      createWriter: await writerFactory(storages, opts),
+      bytes: stagedBytesPort(storages),
+      convertPiece: pieceConverter(opts),
+      discardPiece: async (req) => {
+        const { discardPiece } = await import('../output/staged-part/index.js');
+        await discardPiece(req, !isS3Root(req.root));
+      },
+    },
     publish: publisher(storages, opts),
   };
 }
@@ -135,7 +134,7 @@ function reusePorts(storages: StoragePool, opts: OutputPortOptions): ReusePorts 
   };
 }
 
-function stagedBytesPort(storages: StoragePool): OutputPorts['stagedBytes'] {
+function stagedBytesPort(storages: StoragePool): OutputPorts['staged']['bytes'] {
   return async (root, file) => {
     // Absent: the part is fetched again. Unreadable (after retries): the attempt fails with its cause.
     const { isAbsent, retryRead } = await import('../output/storage/index.js');
@@ -154,8 +153,7 @@ function stagedBytesPort(storages: StoragePool): OutputPorts['stagedBytes'] {
 
 /** Part writers stay synchronous for the processors, so their modules load here, once. */
 async function writerFactory(storages: StoragePool, opts: OutputPortOptions): Promise<PartWriterFactory> {
-  const { createPartWriter } = await import('../output/staging/index.js');
-  const { createRemotePartWriter } = await import('../output/index.js');
+  const { createPartWriter, createRemotePartWriter } = await import('../output/staged-part/index.js');
   return (req) => {
     const writerOpts = {
       snapshotId: req.snapshotId,
@@ -168,24 +166,18 @@ async function writerFactory(storages: StoragePool, opts: OutputPortOptions): Pr
       : createPartWriter({
           ...writerOpts,
           root: req.root,
-          ...(req.plainSegmentRows === undefined ? {} : { plainSegmentRows: req.plainSegmentRows }),
-          ...(req.segmentsOutsideGzip === true ? { segmentsOutsideGzip: true } : {}),
+          ...(req.pieceRows === undefined ? {} : { pieceRows: req.pieceRows }),
+          ...(req.piecesOutsideGzip === true ? { piecesOutsideGzip: true } : {}),
         });
   };
 }
 
-async function discardPlainSegment(req: SegmentRequest): Promise<void> {
-  if (isS3Root(req.root)) return;
-  const { plainSegmentPath } = await import('../output/staging/index.js');
-  await rm(plainSegmentPath(req.finalFile, req.stagingId, req.skip, req.take), { force: true });
-}
-
-function segmentConverter(opts: OutputPortOptions): SegmentConverter {
+function pieceConverter(opts: OutputPortOptions): PieceConverter {
   return async (req) => {
     if (isS3Root(req.root))
       return { status: 'skipped', reason: 'parts under a bucket are staged on their worker' };
-    const { convertSegment } = await import('../output/index.js');
-    return convertSegment(req, {
+    const { convertPiece } = await import('../output/index.js');
+    return convertPiece(req, {
       ...(opts.rowGroupRows !== undefined ? { rowGroupRows: opts.rowGroupRows } : {}),
       duckdb: {
         ...(opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {}),

@@ -2,7 +2,7 @@
  * Runs the pipeline's BullMQ workers in this process: one worker per queue role, each running the
  * job types of its queue from the injected definitions (jobs/index.ts): the parts worker
  * (rate-limited by the budget; one job start = one request) and the control worker (publish-snapshot
- * parents, the nightly trigger, segments, loads). Any number of processes on any number of machines
+ * parents, the nightly trigger, pieces converted while staging, loads). Any number of processes on any number of machines
  * may run these against the same Redis. `close(deadline)` lets running jobs finish, then aborts the rest.
  */
 import { hostname } from 'node:os';
@@ -18,11 +18,9 @@ import {
   concurrencyFor,
   limiterFor,
   type PartFetcher,
-  type PartWriterFactory,
   type ReusePorts,
-  type SegmentConverter,
-  type SegmentDiscarder,
   type SnapshotPublisher,
+  type StagedPartPorts,
 } from './part/index.js';
 import { JOB_TYPES, QUEUE_ROLES, publishJobId, type QueueRole } from './queue/index.js';
 
@@ -31,18 +29,12 @@ export interface WorkerRunnerDeps {
   /** Every job type's definition (jobs/index.ts), injected by the composition root. */
   processors: JobDefinitions;
   fetcher: PartFetcher;
-  createWriter: PartWriterFactory;
-  /** See ExportPartDeps.stagedBytes. */
-  stagedBytes?: (root: string, file: string) => Promise<number | null>;
+  staged: StagedPartPorts;
   /** See ExportPartDeps.reuse. */
   previousManifest?: ReusePorts['previousManifest'];
   carryOver?: ReusePorts['carryOver'];
   checkSourceFiles?: ReusePorts['checkSourceFiles'];
   publish: SnapshotPublisher;
-  /** Converts segments of parts being staged (convert-segment jobs). @defaultValue none: such jobs are skipped */
-  convertSegment?: SegmentConverter;
-  /** See JobPorts.discardSegment. @defaultValue none */
-  discardSegment?: SegmentDiscarder;
   /** Releases the output ports' storages (bucket connections) once the workers stopped. */
   closeOutput?: () => Promise<void>;
   budget: Budget;
@@ -105,8 +97,7 @@ function jobEnv(deps: WorkerRunnerDeps, role: QueueRole, closing: AbortSignal): 
   const { ctx } = deps;
   const ports: JobPorts = {
     fetcher: deps.fetcher,
-    createWriter: deps.createWriter,
-    ...(deps.stagedBytes ? { stagedBytes: deps.stagedBytes } : {}),
+    staged: deps.staged,
     ...(deps.previousManifest && deps.carryOver && deps.checkSourceFiles
       ? {
           reuse: {
@@ -117,8 +108,6 @@ function jobEnv(deps: WorkerRunnerDeps, role: QueueRole, closing: AbortSignal): 
         }
       : {}),
     publish: deps.publish,
-    ...(deps.convertSegment ? { convertSegment: deps.convertSegment } : {}),
-    ...(deps.discardSegment ? { discardSegment: deps.discardSegment } : {}),
   };
   return {
     ctx,

@@ -20,7 +20,7 @@ import {
 } from '../../src/pipeline/context.js';
 import { followSnapshot } from '../../src/pipeline/queue/follow.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
-import type { PartWriterFactory, SnapshotPublisher } from '../../src/pipeline/part/ports.js';
+import type { SnapshotPublisher, StagedPartPorts } from '../../src/pipeline/part/ports.js';
 import type { SnapshotSpec, SnapshotView } from '../../src/pipeline/record/snapshot-store.js';
 import { parseCompany } from '../../src/pipeline/record/universe.js';
 import { startWorkers, type RunningWorkers } from '../../src/pipeline/worker-runner.js';
@@ -51,7 +51,7 @@ export interface HarnessOptions {
   /** Config overrides as `path: value`. */
   config?: Record<string, unknown>;
   /** Output ports. @defaultValue the real output module */
-  output?: { createWriter: PartWriterFactory; publish: SnapshotPublisher };
+  output?: { staged: StagedPartPorts; publish: SnapshotPublisher };
   /** One clock for the emulator, the budget, the client and the workers. @defaultValue systemClock */
   clock?: Clock;
 }

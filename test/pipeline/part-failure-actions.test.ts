@@ -123,7 +123,7 @@ async function scene(opts: { attempts: number; failuresToHold?: number }): Promi
   const stops: Scene['stops'] = [];
   const deps: ExportPartDeps = {
     fetcher: unused('fetcher'),
-    createWriter: unused('createWriter'),
+    staged: { createWriter: unused('createWriter') },
     budget: unused('budget'),
     store,
     rateLimiter: { rateLimit: async (ms) => void holds.push(ms) },

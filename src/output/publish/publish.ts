@@ -25,7 +25,7 @@ import {
 } from '../../types.js';
 import { CHANGE_SOURCES, writeChanges } from './changes.js';
 import { openDuck, type DuckDbOptions, type DuckSession, type ParquetCompression } from '../convert/index.js';
-import { DEFAULT_ROW_GROUP_ROWS } from '../staging/index.js';
+import { DEFAULT_ROW_GROUP_ROWS } from '../staged-part/index.js';
 import { writeFileAtomic, isAbsent, retryRead } from '../storage/index.js';
 import {
   isPublished,

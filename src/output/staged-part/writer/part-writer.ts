@@ -11,27 +11,16 @@ import { dirname, join } from 'node:path';
 import { Transform, type TransformOptions } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, type Gzip, type ZlibOptions } from 'node:zlib';
-import { coerceError, InputError, OutputError } from '../../errors.js';
-import type {
-  DatasetName,
-  PartWriter,
-  PlainSegment,
-  RowText,
-  StagedPart,
-  WrittenPrefix,
-} from '../../types.js';
-import { FieldTracker } from './field-kinds.js';
-import { fsyncDir, fsyncFile } from '../storage/index.js';
+import { coerceError, InputError, OutputError } from '../../../errors.js';
+import type { DatasetName, RowText } from '../../../types.js';
+import type { PartWriter, PlainPiece, StagedPart, WrittenPrefix } from '../types.js';
+import { FieldTracker } from '../field-kinds.js';
+import { fsyncDir, fsyncFile } from '../../storage/index.js';
 import { lineageSuffix, rowToJson, withSuffix } from './json-line.js';
-import {
-  assertDataset,
-  assertSnapshotId,
-  fieldsSidecarPath,
-  stagedPartRelPath,
-  toPosix,
-} from '../catalog/index.js';
-import { RESERVED_NAMES } from '../../datasets/index.js';
-import { writeFieldsSidecar } from './sidecar.js';
+import { assertDataset, assertSnapshotId, toPosix } from '../../catalog/index.js';
+import { fieldsSidecarPath, plainSegmentPath, stagedPartRelPath } from '../layout.js';
+import { RESERVED_NAMES } from '../../../datasets/index.js';
+import { writeFieldsSidecar } from '../sidecar.js';
 import { ChunkPool, type ChunkLease } from './chunk-pool.js';
 import {
   BACKLOG_BYTES,
@@ -39,8 +28,7 @@ import {
   MAX_WAITING_PLAIN_FILES,
   PlainSegmentFiles,
   type KeptSegment,
-  plainSegmentPath,
-} from './plain-segments.js';
+} from './plain-pieces.js';
 
 export interface Lineage {
   snapshotId: string;
@@ -73,24 +61,24 @@ export interface PartWriterOptions {
    */
   memberBytes?: number;
   /**
-   * Rows per segment converted while staging (early-segments.ts): when set, each segment's lines
-   * also go, uncompressed, into a file of their own for its conversion (plain-segments.ts).
+   * Rows per segment converted while staging (parquet/convert-piece.ts): when set, each segment's lines
+   * also go, uncompressed, into a file of their own for its conversion (plain-pieces.ts).
    * @defaultValue none: the gzip part only
    */
-  plainSegmentRows?: number;
+  pieceRows?: number;
   /**
    * Plain files written and not yet converted before the next segment gets none.
    * @defaultValue MAX_WAITING_PLAIN_FILES (2)
    */
   maxWaitingPlainFiles?: number;
   /**
-   * With `plainSegmentRows`: a segment's rows go to its plain file ONLY, not to the gzip part
+   * With `pieceRows`: a segment's rows go to its plain file ONLY, not to the gzip part
    * (a part published as Parquet alone: the segment's Parquet replaces them). From the first
    * segment that gets no plain file on, every row goes to the gzip, which then holds the part's
    * rows from that row on (the sidecar's `gzip_from`). docs/output.md "What a staged part is".
    * @defaultValue false: the gzip holds every row
    */
-  segmentsOutsideGzip?: boolean;
+  piecesOutsideGzip?: boolean;
 }
 
 export type { PartWriter, StagedPart, WrittenPrefix };
@@ -168,7 +156,7 @@ class NdjsonPartWriter implements PartWriter {
   private cuts: number[] = [];
   private nextCut = Infinity;
   /**
-   * First row the gzip holds: 0, or with `segmentsOutsideGzip` undefined while rows go to the
+   * First row the gzip holds: 0, or with `piecesOutsideGzip` undefined while rows go to the
    * segments' files only, then the first row of the first segment that got no file.
    */
   private gzipFrom: number | undefined = 0;
@@ -235,9 +223,9 @@ class NdjsonPartWriter implements PartWriter {
     });
     this.gzip = this.newMember();
     this.forward(this.gzip);
-    this.plainRows = opts.plainSegmentRows ?? 0;
+    this.plainRows = opts.pieceRows ?? 0;
     if (this.plainRows > 0) {
-      const outside = opts.segmentsOutsideGzip === true;
+      const outside = opts.piecesOutsideGzip === true;
       this.plain = new PlainSegmentFiles(
         this.finalPath,
         this.stagingId,
@@ -454,7 +442,7 @@ class NdjsonPartWriter implements PartWriter {
     const cuts = this.cuts;
     this.cuts = [];
     // Once the gzip holds the rest of a part staged outside it, no segment gets a file.
-    if (this.plain === undefined || (this.opts.segmentsOutsideGzip === true && this.gzipFrom !== undefined))
+    if (this.plain === undefined || (this.opts.piecesOutsideGzip === true && this.gzipFrom !== undefined))
       return undefined;
     return this.plain.write(chunk, cuts, lease);
   }
@@ -516,7 +504,7 @@ class NdjsonPartWriter implements PartWriter {
    * The plain file of the segment starting at row `skip`, handed to its conversion, which removes
    * it; 'pending' while its last bytes are being written; undefined when it has none (or after finish).
    */
-  takePlainSegment(skip: number): PlainSegment | 'pending' | undefined {
+  takePlainPiece(skip: number): PlainPiece | 'pending' | undefined {
     if (this.state !== 'open') return undefined;
     return this.plain?.take(skip);
   }
@@ -543,7 +531,7 @@ class NdjsonPartWriter implements PartWriter {
       // the gzip, or (staged outside it) from their files, which are kept.
       let kept: KeptSegment[] | undefined;
       if (small !== undefined) kept = undefined;
-      else if (this.opts.segmentsOutsideGzip === true) kept = await this.plain?.keep(this.count);
+      else if (this.opts.piecesOutsideGzip === true) kept = await this.plain?.keep(this.count);
       else await this.plain?.finish();
       if (this.failure) throw this.failure;
       if (this.memberSizes.length !== this.memberRows.length + 1)
