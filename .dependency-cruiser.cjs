@@ -5,8 +5,9 @@
  *   → src/{errors, types, log}.ts → src/contract;   src/emulator → the contract only
  *   (src/contract/: the generated OpenAPI types and the vocabulary), src/package-root.ts (where bundled files are), src/listen.ts
  *   (a port that cannot be had, in words) and its own modules.
- * Inside src/output, sub-folders point down (storage → catalog → iceberg → staging → convert → publish → readers)
- * and meet through their index.ts; the rest of src/ sees output only through its faces (OUTPUT_FACES).
+ * Inside src/output, sub-folders point down (storage → catalog → iceberg → convert → staged-part → publish → readers)
+ * and meet through their index.ts (staged-part has a second face, parquet/index.ts, which loads DuckDB);
+ * the rest of src/ sees output only through its faces (OUTPUT_FACES).
  * The pipeline has one public face, src/pipeline/index.ts; inside it the wiring (its top-level
  * files) sits over three sub-folders, each reached through its own index.ts, one way:
  *   src/pipeline/*.ts → queue/ → part/ → record/
@@ -15,11 +16,13 @@
 /** What the rest of src/ and jobs/ may import of src/output (output-only-through-its-faces). */
 const OUTPUT_FACES = [
   '^src/output/index\\.ts$',
-  '^src/output/(storage|catalog|staging|iceberg)/index\\.ts$',
+  '^src/output/(storage|catalog|staged-part|iceberg)/index\\.ts$',
   '^src/output/readers/ddl-dialects\\.ts$',
 ];
 /** src/output's sub-folders from the bottom up (output-subfolders-point-down). */
-const OUTPUT_ORDER = ['storage', 'catalog', 'iceberg', 'staging', 'convert', 'publish', 'readers'];
+const OUTPUT_ORDER = ['storage', 'catalog', 'iceberg', 'convert', 'staged-part', 'publish', 'readers'];
+/** The faces of src/output's sub-folders, for src/output/index.ts and the sub-folders above them. */
+const SUBFOLDER_FACES = ['^src/output/[^/]+/index\\.ts$', '^src/output/staged-part/parquet/index\\.ts$'];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -151,7 +154,7 @@ module.exports = {
       name: 'output-only-through-its-faces',
       comment:
         'Outside src/output, only its faces: index.ts (everything), the DuckDB-free storage/, catalog/, ' +
-        'iceberg/ and staging/ indexes (the parts worker, `run` and the CLI load no DuckDB), and the leaf readers/ddl-dialects.ts.',
+        'iceberg/ and staged-part/ indexes (the parts worker, `run` and the CLI load no DuckDB), and the leaf readers/ddl-dialects.ts.',
       severity: 'error',
       from: { path: '^(src|jobs)/', pathNot: '^src/output/' },
       to: { path: '^src/output/', pathNot: OUTPUT_FACES },
@@ -159,7 +162,7 @@ module.exports = {
     {
       name: 'output-light-faces-load-no-duckdb',
       comment:
-        'The storage/, catalog/, iceberg/ and staging/ faces and the dialect list are public because loading them ' +
+        'The storage/, catalog/, iceberg/ and staged-part/ faces and the dialect list are public because loading them ' +
         'loads no DuckDB (~30 MB of native code): nothing they import may reach it.',
       severity: 'error',
       from: { path: OUTPUT_FACES.slice(1) },
@@ -170,14 +173,14 @@ module.exports = {
       comment: "Inside src/output, a sub-folder reaches another only through that one's index.ts.",
       severity: 'error',
       from: { path: '^src/output/([^/]+)/' },
-      to: { path: '^src/output/[^/]+/', pathNot: ['^src/output/$1/', '^src/output/[^/]+/index\\.ts$'] },
+      to: { path: '^src/output/[^/]+/', pathNot: ['^src/output/$1/', ...SUBFOLDER_FACES] },
     },
     {
       name: 'output-index-over-subfolder-faces',
       comment: "src/output/index.ts re-exports the sub-folders' indexes, never a file past them.",
       severity: 'error',
       from: { path: '^src/output/[^/]+\\.ts$' },
-      to: { path: '^src/output/[^/]+/', pathNot: '^src/output/[^/]+/index\\.ts$' },
+      to: { path: '^src/output/[^/]+/', pathNot: SUBFOLDER_FACES },
     },
     ...OUTPUT_ORDER.slice(0, -1).map((sub, i) => ({
       name: 'output-subfolders-point-down',

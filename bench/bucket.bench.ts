@@ -76,7 +76,7 @@ async function childStage(arg: ChildArg): Promise<ChildResult> {
   for (let part = 0; part < PARTS; part++) {
     const ticker = `T${String(part).padStart(3, '0')}`;
     const company = { cik: String(1000 + part).padStart(10, '0'), ticker };
-    const w = p.createWriter({
+    const w = p.staged.createWriter({
       root: arg.root,
       snapshotId: arg.snapshotId,
       dataset: 'facts_full',

@@ -4,7 +4,7 @@
  * contract's `JOB_TYPES`). src/ never imports jobs/.
  */
 import type { JobDefinitions } from '../src/pipeline/index.js';
-import { convertSegmentJob } from './convert-segment.js';
+import { convertPieceJob } from './convert-piece.js';
 import { exportPartJob } from './export-part.js';
 import { loadSnapshotJob } from './load-snapshot.js';
 import { nightlyTriggerJob } from './nightly-trigger.js';
@@ -15,6 +15,6 @@ export const jobDefinitions: JobDefinitions = [
   exportPartJob,
   publishSnapshotJob,
   nightlyTriggerJob,
-  convertSegmentJob,
+  convertPieceJob,
   loadSnapshotJob,
 ];

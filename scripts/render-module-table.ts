@@ -16,7 +16,7 @@ export const MODULE_ROOTS = ['bin', 'jobs', 'src'];
 const HEADER = '| module | role | files |\n|---|---|---|';
 
 export interface ModuleRow {
-  /** Folder with a trailing slash, relative to the repository: `src/output/staging/`. */
+  /** Folder with a trailing slash, relative to the repository: `src/output/staged-part/`. */
   module: string;
   role: string;
   files: string[];

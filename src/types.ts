@@ -24,75 +24,7 @@ export { DATASETS, DEFAULT_DATASETS, isDatasetName, type DatasetName } from './d
 export const OUTPUT_FORMATS = ['parquet', 'ndjson'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
-/**
- * What a part writer's finish() reports: the staged file relative to the output root, its rows,
- * bytes and sha256. Stated here once: the output's writer returns it, the pipeline's port expects it.
- */
-export interface StagedPart {
-  file: string;
-  rows: number;
-  bytes: number;
-  sha256: string;
-}
-
-/**
- * A part being staged: rows in, one staged file out. Output's writers (a local root, a bucket through
- * a local file) implement it; the part job drives it through the pipeline's port. Stated once, here.
- */
-export interface PartWriter {
-  /**
-   * Adds a row. Returns a promise only when the caller must wait (backpressure). `rawJson`, when
-   * given, is the row's own JSON text (`{…}`, UTF-8) saying exactly what JSON.stringify(row) would
-   * (RowStream.rawText): it is copied instead of serialising the row again, and must stay
-   * unchanged until the returned promise settles (it may be a view of the received body).
-   */
-  write(row: Record<string, unknown>, rawJson?: Uint8Array): Promise<void> | void;
-  /**
-   * Adds a row that was never parsed (RowStream.compactRows): its text and field kinds record the
-   * same line and the same field list as write() of the parsed row with that text.
-   */
-  writeText(row: RowText): Promise<void> | void;
-  /** Completes the file, fsyncs it and renames it into place. */
-  finish(): Promise<StagedPart>;
-  /** Discards everything written; the final name is never touched. */
-  abort(): Promise<void>;
-  /** Rows written so far. */
-  readonly rows: number;
-  /** Names this staging attempt (random): the sidecar records it, and segments cut from the file. */
-  readonly stagingId: string;
-  /**
-   * The prefix of the file that is complete gzip members already written to disk, which a reader
-   * may convert while the rest is staged (early-segments.ts). Undefined before the first member ends.
-   */
-  written(): WrittenPrefix | undefined;
-  /**
-   * The uncompressed file of the segment starting at row `skip` (written when the writer was asked
-   * for `plainSegmentRows`), handed over to its conversion, which removes it; 'pending' while its
-   * last bytes are still being written; undefined when it has none. Absent: the writer writes none.
-   */
-  takePlainSegment?(skip: number): PlainSegment | 'pending' | undefined;
-}
-
-/** A segment's rows, uncompressed, in a file of their own (output/staging/plain-segments.ts). */
-export interface PlainSegment {
-  /** Absolute path (plainSegmentPath). */
-  file: string;
-  /** Its size once complete: a shorter file is not read. */
-  bytes: number;
-}
-
-/*
- * The shapes the pipeline's ports (src/pipeline/part/ports.ts) exchange with the output that satisfies
- * them, stated here once so the port does not import its adapter's modules.
- */
-
-/** The field list of a part: names in order of first appearance with their kinds (output/staging/field-kinds.ts). */
-export interface FieldKinds {
-  names: string[];
-  kinds: number[];
-}
-
-/** Field kinds (output/staging/field-kinds.ts), bit flags; a field's kinds are the OR over every row. */
+/** Field kinds (output/staged-part/field-kinds.ts), bit flags; a field's kinds are the OR over every row. */
 export const Kind = {
   NULL: 1,
   STRING: 2,
@@ -115,7 +47,7 @@ export const Kind = {
 /**
  * A row handed out as its received text, not parsed (RowStream.compactRows): compact ASCII JSON,
  * exactly what JSON.stringify of the parsed row writes, with the kind of each top-level field
- * read from the text (the rule of kindOf in output/staging/field-kinds.ts).
+ * read from the text (the rule of kindOf in output/staged-part/field-kinds.ts).
  */
 export class RowText {
   constructor(
@@ -128,78 +60,6 @@ export class RowText {
     readonly at: number,
   ) {}
 }
-
-/** Complete gzip members on disk at the start of a staged file being written. */
-export interface WrittenPrefix {
-  /** The file being written (its temporary name) and its final name, both absolute. */
-  file: string;
-  finalFile: string;
-  stagingId: string;
-  /** Rows and bytes of the complete members. */
-  rows: number;
-  bytes: number;
-  /** Start (row, byte offset) of each member after the first, up to the first incomplete one at (rows, bytes). */
-  members: { row: number; offset: number }[];
-  /** Field kinds of every row written so far (the prefix's and more). */
-  fields: FieldKinds;
-  maxLineChars: number;
-  /**
-   * Rows below this are not in the gzip file but only in their segments' files (a part staged
-   * with `segmentsOutsideGzip`): the file's first member starts at this row, offset 0.
-   * @defaultValue 0: the gzip holds every row
-   */
-  gzipFrom?: number;
-}
-
-/** What a converter needs to convert rows [skip, skip + take) of a part being staged. */
-export interface SegmentRequest {
-  root: string;
-  snapshotId: string;
-  dataset: DatasetName;
-  /** The staged file as it is being written (its temporary name), and its final name. */
-  file: string;
-  finalFile: string;
-  /** The staging attempt (PartWriter stagingId): a segment is used only for the file it was cut from. */
-  stagingId: string;
-  skip: number;
-  take: number;
-  /** The bytes holding the rows: [offset, end) of `file`, whose first row is `row`, `rows` rows in all. */
-  cut: { offset: number; end: number; row: number; rows: number };
-  /** Field kinds of the rows staged so far. */
-  fields: FieldKinds;
-  /** Longest line so far, UTF-16 units. */
-  maxLineChars: number;
-  /**
-   * Size of the segment's uncompressed file (plainSegmentPath), when the part writer wrote one:
-   * read instead of the gzip bytes if it holds exactly this many. @defaultValue none: the gzip bytes
-   */
-  plainBytes?: number;
-  /**
-   * The segment's rows are in its uncompressed file only (not in the gzip part): never read the
-   * gzip for them, and keep the file unless the conversion succeeds (publishing converts it then).
-   * @defaultValue false
-   */
-  plainOnly?: boolean;
-}
-
-export type SegmentOutcome =
-  /** `read`: which bytes were converted, the segment's uncompressed file or its gzip members. */
-  | { status: 'converted'; path: string; ms: number; read: 'plain' | 'gzip' }
-  | { status: 'skipped'; reason: string };
-
-/** Carrying a part over from an earlier published snapshot (output/publish/carry-over.ts). */
-export interface CarryOverRequest {
-  /** Archive key of the earlier part (manifest part `archive`). */
-  archive: string;
-  bytes: number;
-  sha256: string;
-  /** This snapshot's staged part key. */
-  to: string;
-  /** Parent of the temp copy. @defaultValue os.tmpdir() */
-  tmpDir?: string;
-}
-
-export type CarryOverResult = { ok: true } | { ok: false; reason: string };
 
 /** Time source. Injected everywhere time matters so quota resets and windows are testable in seconds. */
 export interface Clock {

@@ -11,7 +11,7 @@ import {
   CHANGE_DATASET,
   type EarlyConversion,
   failureAction,
-  SegmentAnnouncer,
+  PieceAnnouncer,
   withBudget,
   type PartResponse,
   type PartWriter,
@@ -94,18 +94,18 @@ async function stage(
   await deps.record.countRequest(p.snapshotId, {});
   await permit.observe(res.rateLimit);
   const early = earlyConversionOf(a);
-  const writer = deps.createWriter({
+  const writer = deps.staged.createWriter({
     root: p.outDir,
     snapshotId: p.snapshotId,
     dataset: p.dataset,
     ticker: a.key,
     fetchedAt,
-    // Each segment's rows also uncompressed, for its conversion to read without gunzip.
-    ...(early === undefined ? {} : { plainSegmentRows: early.segmentRows }),
-    ...(early !== undefined && (await parquetOnly(a)) ? { segmentsOutsideGzip: true } : {}),
+    // Each piece's rows also uncompressed, for its conversion to read without gunzip.
+    ...(early === undefined ? {} : { pieceRows: early.pieceRows }),
+    ...(early !== undefined && (await parquetOnly(a)) ? { piecesOutsideGzip: true } : {}),
   });
   const fingerprint = p.dataset === CHANGE_DATASET ? new CatalogFingerprint() : undefined;
-  const segments = early === undefined ? undefined : segmentAnnouncer(a, early, writer);
+  const pieces = early === undefined ? undefined : pieceAnnouncer(a, early, writer);
   // Unparsed rows only when nothing reads a row's fields (the catalog fingerprint does).
   const pointer = await streamToWriter(
     (fingerprint === undefined ? res.compactRows : undefined) ?? res.rows,
@@ -115,10 +115,10 @@ async function stage(
     operation,
     a.base,
     fingerprint === undefined ? undefined : (row) => fingerprint.add(row),
-    segments === undefined ? undefined : () => segments.poll(),
+    pieces === undefined ? undefined : () => pieces.poll(),
   );
-  const queued = await segments?.settle();
-  if (queued) a.log.debug({ segments: queued }, 'segments queued while staging');
+  const queued = await pieces?.settle();
+  if (queued) a.log.debug({ pieces: queued }, 'pieces queued while staging');
   const digest = fingerprint?.digest();
   if (digest !== undefined && digest !== null) pointer.fingerprint = digest;
   if (note !== undefined && pointer.message === undefined) pointer.message = note;
@@ -126,10 +126,10 @@ async function stage(
 }
 
 /**
- * Published as Parquet alone: a segment's Parquet replaces its rows, so they need no gzip
- * (docs/internals/output.md "What a staged part is"). NDJSON output is converted from every staged row.
+ * Published as Parquet alone: a piece's Parquet replaces its rows, so they need no gzip
+ * (docs/internals/staged-part.md). NDJSON output is converted from every staged row.
  * A part staged before (its pointer done, its staged file gone: a publish that could not use
- * its segments removed it) is staged whole this time, so that the retried publish can redo it.
+ * its pieces removed it) is staged whole this time, so that the retried publish can redo it.
  */
 async function parquetOnly(a: PartAttempt): Promise<boolean> {
   const { record: store } = a.helpers;
@@ -138,7 +138,7 @@ async function parquetOnly(a: PartAttempt): Promise<boolean> {
   return (await store.getPart(a.payload.snapshotId, a.payload.dataset, a.key))?.status !== 'done';
 }
 
-/** Big parts of fixed-schema datasets are converted in segments while they are staged. */
+/** Big parts of fixed-schema datasets are converted in pieces while they are staged. */
 function earlyConversionOf(a: PartAttempt): EarlyConversion | undefined {
   const { helpers: deps, payload: p } = a;
   return deps.earlyConversion === undefined || baseSchema(p.dataset).inferred
@@ -146,15 +146,15 @@ function earlyConversionOf(a: PartAttempt): EarlyConversion | undefined {
     : deps.earlyConversion;
 }
 
-function segmentAnnouncer(
+function pieceAnnouncer(
   a: PartAttempt,
   early: EarlyConversion,
   writer: PartWriter,
-): SegmentAnnouncer | undefined {
+): PieceAnnouncer | undefined {
   const { payload: p } = a;
-  // A writer that cannot say what is on disk (a bucket's, staged in a temp dir) has no segments.
+  // A writer that cannot say what is on disk (a bucket's, staged in a temp dir) has no pieces.
   if (writer.written === undefined) return undefined;
-  return new SegmentAnnouncer({
+  return new PieceAnnouncer({
     early,
     writer,
     snapshotId: p.snapshotId,
@@ -175,7 +175,7 @@ async function streamToWriter(
   operation: string,
   base: Pick<PartPointer, 'dataset' | 'ticker'>,
   observe?: (row: Record<string, unknown>) => void,
-  /** Called every TICK_ROWS rows (segments to announce). */
+  /** Called every TICK_ROWS rows (pieces to announce). */
   tick?: () => void,
 ): Promise<PartPointer> {
   try {

@@ -15,7 +15,8 @@ import {
   type JobHelpers,
   type ReusePorts,
 } from '../../src/pipeline/index.js';
-import { stagedPartRelPath, toPosix } from '../../src/output/catalog/index.js';
+import { toPosix } from '../../src/output/catalog/index.js';
+import { stagedPartRelPath } from '../../src/output/staged-part/index.js';
 import { isAbsent, retryRead } from '../../src/output/storage/index.js';
 import { assertNever, type PartPointer } from '../../src/types.js';
 import { holdForOutage, recordEnded, type PartAttempt } from './attempt.js';
@@ -65,7 +66,7 @@ export async function prepareOrReuse(attempt: PartAttempt): Promise<Prepared> {
 
   // A retried snapshot keeps what it already has: a finished part is not fetched again.
   const previous = await helpers.record.getPart(payload.snapshotId, payload.dataset, attempt.key);
-  if (previous && (await stillValid(previous, payload.outDir, helpers.stagedBytes))) {
+  if (previous && (await stillValid(previous, payload.outDir, helpers.staged.bytes))) {
     log.debug('part already exported; reusing it');
     return { kind: 'settled', pointer: previous };
   }
@@ -182,7 +183,7 @@ async function carryOver(
 async function stillValid(
   prev: PartPointer,
   outDir: string,
-  stagedBytes: JobHelpers['stagedBytes'],
+  stagedBytes: JobHelpers['staged']['bytes'],
 ): Promise<boolean> {
   if (prev.status === 'not_found' || prev.status === 'bad_request') return true;
   if (prev.status !== 'done' || !prev.file) return false;

@@ -1,7 +1,7 @@
 /**
  * Rows of a compact batch read without JSON.parse: a scanner over the batch's text (`{…},{…}`,
  * ASCII) that validates its whole grammar, finds each row's bounds and the kind of each top-level
- * field (output/staging/field-kinds.ts Kind bits, the same rule as kindOf of the parsed value).
+ * field (output/staged-part/field-kinds.ts Kind bits, the same rule as kindOf of the parsed value).
  * It accepts only rows whose names are the template's (the first row's), in order, once each, and
  * only text whose every byte JSON.stringify of the parsed row would write the same: no
  * whitespace, no escape, no control character, integers of at most 15 digits as JavaScript prints

@@ -123,7 +123,7 @@ export const configSchema = z.strictObject({
     publish_threads: posInt.max(64, 'must be at most 64').nullable(),
     /** Concurrent conversions of one big output file (row ranges, concatenated); each adds memory. */
     publish_conversions: posInt.max(64, 'must be at most 64'),
-    /** Convert big parts in segments of whole row groups while they are staged (control workers). */
+    /** Convert big parts in pieces of whole row groups while they are staged (control workers). */
     convert_while_staging: z.boolean({ error: 'must be true or false' }),
     /** Parquet row-group size in rows (publishing memory follows it); null = the output module's default. */
     row_group_rows: posInt

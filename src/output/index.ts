@@ -1,15 +1,23 @@
 /**
- * Output of filings-export: staged parts, published snapshots (typed Parquet and gzip NDJSON in a
+ * Output of filings-export: staged parts (src/output/staged-part), published snapshots (typed Parquet and gzip NDJSON in a
  * dataset-first Hive layout, manifest, `_SUCCESS`), verification and warehouse DDL.
  * docs/output.md is the user-facing description.
  */
 export {
+  carryOverPart,
+  checkSourceFiles,
   createPartWriter,
+  createRemotePartWriter,
+  type CarryOverRequest,
+  type CarryOverResult,
   type Lineage,
   type PartWriter,
   type PartWriterOptions,
+  type PieceOutcome,
+  type PieceRequest,
   type StagedPart,
-} from './staging/index.js';
+} from './staged-part/index.js';
+export { convertPiece, type PieceSettings } from './staged-part/parquet/index.js';
 export {
   publishSnapshot,
   DEFAULT_ROW_GROUP_ROWS,
@@ -65,24 +73,8 @@ export {
   type Storage,
   type StoredObject,
 } from './storage/index.js';
-export {
-  carryOverPart,
-  CHANGE_SOURCES,
-  checkSourceFiles,
-  createRemotePartWriter,
-  publishToStorage,
-} from './publish/index.js';
-export type { CarryOverRequest, CarryOverResult } from './publish/index.js';
-export {
-  convertSegment,
-  openDuck,
-  sqlIdent,
-  sqlPathList,
-  sqlString,
-  type DuckSession,
-  type SegmentOutcome,
-  type SegmentRequest,
-} from './convert/index.js';
+export { CHANGE_SOURCES, publishToStorage } from './publish/index.js';
+export { openDuck, sqlIdent, sqlPathList, sqlString, type DuckSession } from './convert/index.js';
 export { icebergDdl, mergeChangesSql, type IcebergDdlOptions } from './readers/index.js';
 export {
   commitSnapshot,

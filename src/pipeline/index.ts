@@ -40,7 +40,7 @@ export { defineJob, type DefinedJob, type JobDefinition, type JobDefinitions } f
 export type { JobHelpers } from './job-helpers.js';
 export { loadAfterPublish, type LoadedDataset } from './load-after-publish.js';
 export {
-  CONVERT_SEGMENT,
+  CONVERT_PIECE,
   earlyConversionOf,
   EXPORT_PART,
   incrementalPlanner,
@@ -50,11 +50,11 @@ export {
   parsePartJobId,
   partJobId,
   PUBLISH_SNAPSHOT,
-  SegmentAnnouncer,
+  PieceAnnouncer,
   type EarlyConversion,
   type EnqueueOutcome,
   type IncrementalPlan,
-  type ConvertSegmentPayload,
+  type ConvertPiecePayload,
   type ExportPartPayload,
   type JobType,
   type LoadSnapshotPayload,
@@ -78,10 +78,11 @@ export {
   type PartWriterFactory,
   type RateLimiterLike,
   type ReusePorts,
-  type SegmentOutcome,
-  type SegmentConverter,
-  type SegmentDiscarder,
-  type SegmentRequest,
+  type PieceConverter,
+  type PieceDiscarder,
+  type PieceOutcome,
+  type PieceRequest,
   type SnapshotPublisher,
+  type StagedPartPorts,
 } from './part/index.js';
 export { companyKey } from './record/index.js';

@@ -12,12 +12,10 @@ import type { Clock } from '../types.js';
 import type {
   PartFetcher,
   PartHurrier,
-  PartWriterFactory,
   RateLimiterLike,
   ReusePorts,
-  SegmentConverter,
-  SegmentDiscarder,
   SnapshotPublisher,
+  StagedPartPorts,
 } from './part/index.js';
 import type { EarlyConversion, EnqueueOutcome, JobType } from './queue/index.js';
 import type { OutageGuard, SnapshotSpec, SnapshotStore } from './record/index.js';
@@ -30,17 +28,13 @@ export interface JobHelpers {
   /** The API key's request budget (rate, quota, concurrency), shared by every worker of the key. */
   budget: Budget;
 
-  // The staged part: how a part is staged, found again, and converted in segments while staged.
-  /** Opens the writer that stages one part under its root. */
-  createWriter: PartWriterFactory;
-  /** Size of a staged part under a root (local file or stored object), null when absent. @defaultValue a local stat */
-  stagedBytes?: (root: string, file: string) => Promise<number | null>;
-  /** Converts segments of parts being staged (convert-segment jobs). @defaultValue none: such jobs are skipped */
-  convertSegment?: SegmentConverter;
-  /** Removes a segment's uncompressed file when its job skips it unread. @defaultValue none: left to the staging area's removal */
-  discardSegment?: SegmentDiscarder;
   /**
-   * Announces segments of big parts to convert while they are staged (output.convert_while_staging).
+   * The staged part (src/output/staged-part/): its writer, its size when found again, and its
+   * pieces converted while it is staged.
+   */
+  staged: StagedPartPorts;
+  /**
+   * Announces pieces of big parts to convert while they are staged (output.convert_while_staging).
    * @defaultValue none: parts are converted when the snapshot is published
    */
   earlyConversion?: EarlyConversion;
@@ -82,10 +76,7 @@ export interface JobHelpers {
 }
 
 /** The helpers the output module provides (output-adapter.ts), and how to release them. */
-export type OutputHelpers = Pick<
-  JobHelpers,
-  'createWriter' | 'stagedBytes' | 'convertSegment' | 'discardSegment' | 'reuse' | 'publish'
-> & {
+export type OutputHelpers = Pick<JobHelpers, 'staged' | 'reuse' | 'publish'> & {
   /** Releases the output's storages (bucket connections) once the workers stopped. @defaultValue nothing to release */
   closeOutput?(): Promise<void>;
 };

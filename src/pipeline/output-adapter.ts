@@ -1,10 +1,11 @@
 /**
- * Adapts the output module (src/output) to the jobs' helpers (job-helpers.ts): part writers that stage one
- * part, and the publisher that builds the snapshot's files, manifest and _SUCCESS. The publisher
+ * Adapts the output module (src/output) to the jobs' helpers (job-helpers.ts): the staged part (a
+ * writer that stages one part, its size, its pieces converted while staging), and the publisher that
+ * builds the snapshot's files, manifest and _SUCCESS. The publisher
  * (DuckDB, ~30 MB of native code) loads on the first publish only: a parts-only worker never
  * carries it, and commands that do not export never load either.
  */
-import { rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Manifest } from '../output/catalog/index.js';
@@ -13,11 +14,11 @@ import { type Storage, isS3Root } from '../output/storage/index.js';
 import type { OutputHelpers } from './job-helpers.js';
 import type {
   PartWriterFactory,
+  PieceConverter,
   PublishRequest,
   ReusePorts,
-  SegmentConverter,
-  SegmentRequest,
   SnapshotPublisher,
+  StagedPartPorts,
 } from './part/index.js';
 
 export interface OutputPortOptions {
@@ -39,15 +40,23 @@ export interface OutputPortOptions {
   releaseFreedMemory?: boolean;
 }
 
-export async function outputPorts(opts: OutputPortOptions = {}): Promise<Required<OutputHelpers>> {
+/** The output's helpers as outputPorts() builds them: every port present (pieces under a local root only). */
+export type OutputPorts = Required<OutputHelpers> & { staged: Required<StagedPartPorts> };
+
+export async function outputPorts(opts: OutputPortOptions = {}): Promise<OutputPorts> {
   const storages = storagePool(opts);
   return {
     reuse: reusePorts(storages, opts),
     closeOutput: storages.close,
-    stagedBytes: stagedBytesPort(storages),
-    createWriter: await writerFactory(storages, opts),
-    convertSegment: segmentConverter(opts),
-    discardSegment: discardPlainSegment,
+    staged: {
+      createWriter: await writerFactory(storages, opts),
+      bytes: stagedBytesPort(storages),
+      convertPiece: pieceConverter(opts),
+      discardPiece: async (req) => {
+        const { discardPiece } = await import('../output/staged-part/index.js');
+        await discardPiece(req, !isS3Root(req.root));
+      },
+    },
     publish: publisher(storages, opts),
   };
 }
@@ -122,7 +131,7 @@ function reusePorts(storages: StoragePool, opts: OutputPortOptions): ReusePorts 
   };
 }
 
-function stagedBytesPort(storages: StoragePool): NonNullable<OutputHelpers['stagedBytes']> {
+function stagedBytesPort(storages: StoragePool): NonNullable<StagedPartPorts['bytes']> {
   return async (root, file) => {
     // Absent: the part is fetched again. Unreadable (after retries): the attempt fails with its cause.
     const { isAbsent, retryRead } = await import('../output/storage/index.js');
@@ -141,8 +150,7 @@ function stagedBytesPort(storages: StoragePool): NonNullable<OutputHelpers['stag
 
 /** Part writers stay synchronous for the processors, so their modules load here, once. */
 async function writerFactory(storages: StoragePool, opts: OutputPortOptions): Promise<PartWriterFactory> {
-  const { createPartWriter } = await import('../output/staging/index.js');
-  const { createRemotePartWriter } = await import('../output/index.js');
+  const { createPartWriter, createRemotePartWriter } = await import('../output/staged-part/index.js');
   return (req) => {
     const writerOpts = {
       snapshotId: req.snapshotId,
@@ -155,24 +163,18 @@ async function writerFactory(storages: StoragePool, opts: OutputPortOptions): Pr
       : createPartWriter({
           ...writerOpts,
           root: req.root,
-          ...(req.plainSegmentRows === undefined ? {} : { plainSegmentRows: req.plainSegmentRows }),
-          ...(req.segmentsOutsideGzip === true ? { segmentsOutsideGzip: true } : {}),
+          ...(req.pieceRows === undefined ? {} : { pieceRows: req.pieceRows }),
+          ...(req.piecesOutsideGzip === true ? { piecesOutsideGzip: true } : {}),
         });
   };
 }
 
-async function discardPlainSegment(req: SegmentRequest): Promise<void> {
-  if (isS3Root(req.root)) return;
-  const { plainSegmentPath } = await import('../output/staging/index.js');
-  await rm(plainSegmentPath(req.finalFile, req.stagingId, req.skip, req.take), { force: true });
-}
-
-function segmentConverter(opts: OutputPortOptions): SegmentConverter {
+function pieceConverter(opts: OutputPortOptions): PieceConverter {
   return async (req) => {
     if (isS3Root(req.root))
       return { status: 'skipped', reason: 'parts under a bucket are staged on their worker' };
-    const { convertSegment } = await import('../output/index.js');
-    return convertSegment(req, {
+    const { convertPiece } = await import('../output/index.js');
+    return convertPiece(req, {
       ...(opts.rowGroupRows !== undefined ? { rowGroupRows: opts.rowGroupRows } : {}),
       duckdb: {
         ...(opts.publishMemoryMb !== undefined ? { memoryLimit: `${opts.publishMemoryMb}MB` } : {}),

@@ -6,7 +6,7 @@
 import { InputError } from '../errors.js';
 import { assertNever } from '../types.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { checkAnyOutputRoot } from '../output/staging/index.js';
+import { checkAnyOutputRoot } from '../output/staged-part/index.js';
 import { s3Settings } from '../output/storage/index.js';
 import { followSnapshot, incrementalPlanner, type EnqueueOutcome } from './queue/index.js';
 import { isFinal, isRetryable, noWorkerStatus, outageStatus } from './record/index.js';

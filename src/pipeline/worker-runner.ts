@@ -2,7 +2,7 @@
  * Runs the pipeline's BullMQ workers in this process: one worker per queue role, each running the
  * job types of its queue from the injected definitions (jobs/index.ts): the parts worker
  * (rate-limited by the budget; one job start = one request) and the control worker (publish-snapshot
- * parents, the nightly trigger, segments, loads). Each worker builds its jobs' helpers once
+ * parents, the nightly trigger, pieces converted while staging, loads). Each worker builds its jobs' helpers once
  * (job-helpers.ts) and hands them to every job it runs. Any number of processes on any number of machines
  * may run these against the same Redis. `close(deadline)` lets running jobs finish, then aborts the rest.
  */
@@ -18,7 +18,7 @@ import type { DefinedJob, JobDefinitions, JobProcessor } from './job-definitions
 import type { JobHelpers, OutputHelpers } from './job-helpers.js';
 import { backoffStrategy, concurrencyFor, limiterFor, partHurrier, type PartFetcher } from './part/index.js';
 import {
-  CONVERT_SEGMENT,
+  CONVERT_PIECE,
   earlyConversionOf,
   JOB_TYPES,
   QUEUE_ROLES,
@@ -95,15 +95,12 @@ function jobHelpers(deps: WorkerRunnerDeps, role: QueueRole, closing: AbortSigna
     const queue = type.queue === 'parts' ? ctx.partsQueue : ctx.snapshotsQueue;
     await queue.add(type.name, payload, { ...type.options(ctx.flowSettings), ...opts });
   };
-  const early = earlyConversionOf(ctx.config, (payload) => add(CONVERT_SEGMENT, payload));
+  const early = earlyConversionOf(ctx.config, (payload) => add(CONVERT_PIECE, payload));
   return {
     config: ctx.config,
     fetcher: deps.fetcher,
     budget: deps.budget,
-    createWriter: output.createWriter,
-    ...(output.stagedBytes ? { stagedBytes: output.stagedBytes } : {}),
-    ...(output.convertSegment ? { convertSegment: output.convertSegment } : {}),
-    ...(output.discardSegment ? { discardSegment: output.discardSegment } : {}),
+    staged: output.staged,
     ...(early ? { earlyConversion: early } : {}),
     ...(output.reuse ? { reuse: output.reuse } : {}),
     publish: output.publish,

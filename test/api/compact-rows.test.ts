@@ -8,7 +8,7 @@ import { describe, expect, test } from 'vitest';
 import { COMPACT_TOKENS, CompactScanner, type CompactBatch } from '../../src/api/compact-rows.js';
 import { createRowExtractor, type Row } from '../../src/api/row-extractor.js';
 import { seededRandom } from '../../src/emulator/faults/fault-plan.js';
-import { Kind, kindOf } from '../../src/output/staging/field-kinds.js';
+import { Kind, kindOf } from '../../src/output/staged-part/field-kinds.js';
 
 type Rand = () => number;
 

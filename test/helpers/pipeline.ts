@@ -46,7 +46,7 @@ export interface HarnessOptions {
   /** Config overrides as `path: value`. */
   config?: Record<string, unknown>;
   /** Output ports. @defaultValue the real output module */
-  output?: Pick<OutputHelpers, 'createWriter' | 'publish'>;
+  output?: Pick<OutputHelpers, 'staged' | 'publish'>;
   /** One clock for the emulator, the budget, the client and the workers. @defaultValue systemClock */
   clock?: Clock;
   /** Another Redis (a cluster, Sentinels). @defaultValue the run's private redis-server */
@@ -208,7 +208,7 @@ export function testJobHelpers(given: Partial<JobHelpers>): JobHelpers {
     config: unused('config'),
     fetcher: unused('fetcher'),
     budget: unused('budget'),
-    createWriter: unused('createWriter'),
+    staged: unused('staged'),
     publish: unused('publish'),
     record: unused('record'),
     logger: silentLogger(),

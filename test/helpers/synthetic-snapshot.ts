@@ -55,7 +55,7 @@ export async function stageFactParts(
 ): Promise<PartPointer[]> {
   const parts: PartPointer[] = [];
   for (const c of companies) {
-    const w = ports.createWriter({
+    const w = ports.staged.createWriter({
       root: at.root,
       snapshotId: at.id,
       dataset: 'facts_core',

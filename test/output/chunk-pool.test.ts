@@ -1,5 +1,5 @@
 /**
- * The part writer's chunks used again (src/output/staging/chunk-pool.ts): a buffer returns to the
+ * The part writer's chunks used again (src/output/staged-part/writer/chunk-pool.ts): a buffer returns to the
  * pool only once its owner and every write it was lent to are done with it, and a part staged
  * through the pool (its rows to the segments' plain files and to the gzip, real files, real zlib)
  * holds the same lines as one staged in a single chunk, from a bounded number of buffers.
@@ -9,10 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { ChunkPool } from '../../src/output/staging/chunk-pool.js';
-import { createPartWriter, segmentsDir } from '../../src/output/staging/index.js';
-import { maxFreeChunks } from '../../src/output/staging/part-writer.js';
-import { segmentRows } from '../../src/output/staging/row-cuts.js';
+import { ChunkPool } from '../../src/output/staged-part/writer/chunk-pool.js';
+import { createPartWriter } from '../../src/output/staged-part/index.js';
+import { segmentsDir } from '../../src/output/staged-part/layout.js';
+import { maxFreeChunks } from '../../src/output/staged-part/writer/part-writer.js';
+import { segmentRows } from '../../src/output/staged-part/row-cuts.js';
 import { syntheticFactRow } from '../helpers/synthetic-rows.js';
 
 describe('ChunkPool', () => {
@@ -95,8 +96,8 @@ describe('a part staged through the pool', () => {
       ticker: 'BIG',
       lineage: { snapshotId: 'snap', fetchedAt: '2026-11-27T01:02:03.000Z', requestedTicker: 'BIG' },
       chunkBytes,
-      plainSegmentRows: segmentRows(2048),
-      ...(outside ? { segmentsOutsideGzip: true } : {}),
+      pieceRows: segmentRows(2048),
+      ...(outside ? { piecesOutsideGzip: true } : {}),
     });
     for (const r of rows) await w.write(r);
     const part = await w.finish();

@@ -1,6 +1,6 @@
 /**
- * Segments converted while a part is staged (src/output/convert/early-segments.ts, the convert-segment
- * job): publishing with them writes the rows a publish without them writes, in the same order;
+ * Pieces (segments) converted while a part is staged (src/output/staged-part/parquet/convert-piece.ts,
+ * the convert-segment job): publishing with them writes the rows a publish without them writes, in the same order;
  * segments of another attempt or another statement are not used; what cannot be converted is
  * skipped with its reason. Real files, real DuckDB; the last block runs the whole pipeline (real
  * Redis, the emulator over HTTP) with a big synthetic company.
@@ -16,23 +16,28 @@ import { createLogger, silentLogger } from '../../src/log.js';
 import { openDuck, parquetCodec, ZSTD_LEVEL, type DuckSession } from '../../src/output/convert/duckdb.js';
 import {
   conversionSignature,
-  convertSegment,
-  segmentsDir,
-  type SegmentOutcome,
-  type SegmentRequest,
-} from '../../src/output/convert/early-segments.js';
-import { MAX_WAITING_PLAIN_FILES, plainSegmentPath } from '../../src/output/staging/index.js';
-import { writeWholeText } from '../../src/output/convert/whole-text.js';
+  convertPiece as convertSegment,
+} from '../../src/output/staged-part/parquet/convert-piece.js';
+import { plainSegmentPath, segmentsDir } from '../../src/output/staged-part/layout.js';
+import {
+  MAX_WAITING_PLAIN_FILES,
+  type PieceOutcome as SegmentOutcome,
+  type PieceRequest as SegmentRequest,
+} from '../../src/output/staged-part/index.js';
+import { writeWholeText } from '../../src/output/staged-part/parquet/all-rows-text.js';
 import { createPartWriter, publishSnapshot } from '../../src/output/index.js';
-import { segmentRows } from '../../src/output/staging/row-cuts.js';
+import { segmentRows } from '../../src/output/staged-part/row-cuts.js';
 import { baseSchema } from '../../src/datasets/index.js';
 import {
-  CONVERT_SEGMENT_JOB,
-  parseConvertSegmentPayload,
-  type ConvertSegmentPayload,
+  CONVERT_PIECE_JOB as CONVERT_SEGMENT_JOB,
+  parseConvertPiecePayload as parseConvertSegmentPayload,
+  type ConvertPiecePayload as ConvertSegmentPayload,
 } from '../../src/pipeline/queue/job-payloads.js';
-import { SegmentAnnouncer } from '../../src/pipeline/queue/segment-announcer.js';
-import { convertSegmentJob, segmentRequestOf } from '../../jobs/convert-segment.js';
+import { PieceAnnouncer as SegmentAnnouncer } from '../../src/pipeline/queue/piece-announcer.js';
+import {
+  convertPieceJob as convertSegmentJob,
+  pieceRequestOf as segmentRequestOf,
+} from '../../jobs/convert-piece.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../../src/types.js';
 import { syntheticFactRow } from '../helpers/synthetic-rows.js';
@@ -86,15 +91,15 @@ async function stageWithSegments(
     lineage: { snapshotId: SNAP, fetchedAt: FETCHED, requestedTicker: 'BIG' },
     chunkBytes: 64 * 1024,
     memberBytes: 512 * 1024,
-    ...(o.plain === true || o.outside === true ? { plainSegmentRows: segmentRows(GROUP) } : {}),
-    ...(o.outside === true ? { segmentsOutsideGzip: true } : {}),
+    ...(o.plain === true || o.outside === true ? { pieceRows: segmentRows(GROUP) } : {}),
+    ...(o.outside === true ? { piecesOutsideGzip: true } : {}),
     ...(o.maxWaiting === undefined ? {} : { maxWaitingPlainFiles: o.maxWaiting }),
   });
   const outcomes: SegmentOutcome[] = [];
   const payloads: ConvertSegmentPayload[] = [];
   const announcer = new SegmentAnnouncer({
     early: {
-      segmentRows: segmentRows(GROUP),
+      pieceRows: segmentRows(GROUP),
       enqueue: (p) => {
         payloads.push(parseConvertSegmentPayload(JSON.parse(JSON.stringify(p))));
         return Promise.resolve();
@@ -277,8 +282,11 @@ describe('segments converted while staging', () => {
     try {
       const process = convertSegmentJob.start(
         testJobHelpers({
-          convertSegment: () => Promise.reject(new Error('a snapshot that is not running converts nothing')),
-          discardSegment: ports.discardSegment,
+          staged: {
+            createWriter: ports.staged.createWriter,
+            convertPiece: () => Promise.reject(new Error('a snapshot that is not running converts nothing')),
+            discardPiece: ports.staged.discardPiece,
+          },
           record: { state: () => Promise.resolve('failed') } as unknown as SnapshotStore,
         }),
       );
@@ -600,8 +608,8 @@ describe('a Parquet-only part staged with its segments outside the gzip', () => 
         lineage: { snapshotId: SNAP, fetchedAt: FETCHED, requestedTicker: 'SMALL' },
         chunkBytes: 64 * 1024,
         memberBytes: 512 * 1024,
-        plainSegmentRows: SEG,
-        ...(outside ? { segmentsOutsideGzip: true } : {}),
+        pieceRows: SEG,
+        ...(outside ? { piecesOutsideGzip: true } : {}),
       });
       for (const r of few) await w.write(r);
       return { dataset: 'facts_full', ticker, status: 'done', ...(await w.finish()) };

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ndjsonLines } from '../../src/output/staging/ndjson-lines.js';
-import { scanFieldKinds } from '../../src/output/staging/sidecar.js';
+import { ndjsonLines } from '../../src/output/staged-part/ndjson-lines.js';
+import { scanFieldKinds } from '../../src/output/staged-part/sidecar.js';
 
 const records: Record<string, unknown>[] = [
   { id: 1, text: 'line separator \u2028 paragraph separator \u2029 end' },

@@ -14,8 +14,8 @@ import { createPartWriter, publishSnapshot, verifySnapshot, type Manifest } from
 import { clientFetcher } from '../../src/pipeline/part/client-fetcher.js';
 import { parseCompany } from '../../src/pipeline/record/universe.js';
 import { readFile } from 'node:fs/promises';
-import { fieldsSidecarPath } from '../../src/output/catalog/index.js';
-import { readFieldsSidecar } from '../../src/output/staging/sidecar.js';
+import { fieldsSidecarPath } from '../../src/output/staged-part/index.js';
+import { readFieldsSidecar } from '../../src/output/staged-part/sidecar.js';
 import { DATASETS, RowText, type DatasetName, type PartPointer } from '../../src/types.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 

@@ -12,15 +12,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
 import { baseSchema } from '../../src/datasets/index.js';
 import { convertSelect } from '../../src/output/convert/convert-sql.js';
-import { FieldTracker, Kind } from '../../src/output/staging/field-kinds.js';
-import { nextSlice, type PlannedPart } from '../../src/output/convert/file-plan.js';
+import { FieldTracker, Kind } from '../../src/output/staged-part/field-kinds.js';
+import { nextSlice, type PlannedPart } from '../../src/output/staged-part/parquet/file-plan.js';
 import { createRowExtractor } from '../../src/api/row-extractor.js';
 import { createPartWriter } from '../../src/output/index.js';
-import { assertSnapshotId, tickerFileName } from '../../src/output/catalog/paths.js';
+import { assertSnapshotId } from '../../src/output/catalog/paths.js';
+import { tickerFileName } from '../../src/output/staged-part/layout.js';
 import { inferType } from '../../src/output/convert/schema-registry.js';
-import { readFieldsSidecar } from '../../src/output/staging/sidecar.js';
-import { fieldsSidecarPath } from '../../src/output/catalog/index.js';
-import { MAX_WAITING_PLAIN_FILES, segmentsDir } from '../../src/output/staging/index.js';
+import { readFieldsSidecar } from '../../src/output/staged-part/sidecar.js';
+import { fieldsSidecarPath } from '../../src/output/staged-part/index.js';
+import { MAX_WAITING_PLAIN_FILES } from '../../src/output/staged-part/index.js';
+import { segmentsDir } from '../../src/output/staged-part/layout.js';
 import { RowText } from '../../src/types.js';
 import { exactDecimal, syntheticFactRow } from '../helpers/synthetic-rows.js';
 
@@ -408,12 +410,7 @@ describe("createPartWriter: segments' uncompressed files", () => {
   const SEG = 7;
   /** Small rows: a 2,048-byte chunk holds ~20 lines, so several segments start inside one chunk. */
   const smallRow = (i: number): Record<string, unknown> => ({ i, s: `row-${i}` });
-  const open = (
-    ticker: string,
-    plainSegmentRows?: number,
-    maxWaitingPlainFiles?: number,
-    snapshotId = 'snap-p',
-  ) =>
+  const open = (ticker: string, pieceRows?: number, maxWaitingPlainFiles?: number, snapshotId = 'snap-p') =>
     createPartWriter({
       root,
       snapshotId,
@@ -422,7 +419,7 @@ describe("createPartWriter: segments' uncompressed files", () => {
       lineage: { ...lineage(ticker), snapshotId },
       chunkBytes: 2048,
       memberBytes: 16 * 1024,
-      ...(plainSegmentRows === undefined ? {} : { plainSegmentRows }),
+      ...(pieceRows === undefined ? {} : { pieceRows }),
       ...(maxWaitingPlainFiles === undefined ? {} : { maxWaitingPlainFiles }),
     });
   const plainFiles = async (finalFile: string): Promise<string[]> =>
@@ -438,13 +435,13 @@ describe("createPartWriter: segments' uncompressed files", () => {
     // Taken as conversions would take them: read, then removed. Undefined: not started yet (no
     // segment is left without a file here).
     const takeReady = async (): Promise<void> => {
-      for (let t = w.takePlainSegment!(k * SEG); t !== 'pending' && t !== undefined;) {
+      for (let t = w.takePlainPiece!(k * SEG); t !== 'pending' && t !== undefined;) {
         const text = await readFile(t.file, 'latin1');
         expect(text.length).toBe(t.bytes);
         taken.set(k * SEG, text);
         await unlink(t.file);
         k++;
-        t = w.takePlainSegment!(k * SEG);
+        t = w.takePlainPiece!(k * SEG);
       }
     };
     for (let i = 0; i < ROWS; i++) {
@@ -480,7 +477,7 @@ describe("createPartWriter: segments' uncompressed files", () => {
       const p = w.write(smallRow(i));
       if (p) await p;
     }
-    expect(w.takePlainSegment!(0)).toBeUndefined();
+    expect(w.takePlainPiece!(0)).toBeUndefined();
     const staged = await w.finish();
     expect(staged.rows).toBe(300);
     expect((await readLines(join(root, staged.file))).map((r) => r.i)).toEqual([...Array(300).keys()]);
@@ -499,10 +496,10 @@ describe("createPartWriter: segments' uncompressed files", () => {
     // No conversion keeps up: the first segments' files wait, the next segments get none.
     await write(0, 300);
     expect((await plainFiles(finalOf('CAP'))).length).toBe(MAX_WAITING_PLAIN_FILES);
-    const first = w.takePlainSegment!(0);
+    const first = w.takePlainPiece!(0);
     expect(first).toMatchObject({ bytes: expect.any(Number) as number });
-    expect(w.takePlainSegment!(SEG)).toMatchObject({ bytes: expect.any(Number) as number });
-    expect(w.takePlainSegment!(10 * SEG)).toBeUndefined();
+    expect(w.takePlainPiece!(SEG)).toMatchObject({ bytes: expect.any(Number) as number });
+    expect(w.takePlainPiece!(10 * SEG)).toBeUndefined();
     // One converted (its file removed): the next segment to start gets a file again.
     await unlink((first as { file: string }).file);
     await write(300, 400);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
-import { memberCut, rowRanges } from '../../src/output/staging/row-cuts.js';
+import { memberCut, rowRanges } from '../../src/output/staged-part/row-cuts.js';
 import { concatParquet, parquetRowGroups } from '../../src/output/convert/parquet-concat.js';
 import { decodeStruct, encodeStruct, TType, type TStruct } from '../../src/output/convert/thrift-compact.js';
 

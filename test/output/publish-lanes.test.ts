@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 async function stage(ports: OutputPorts, id: string, dataset: DatasetName, ticker: string, first: number) {
-  const w = ports.createWriter({
+  const w = ports.staged.createWriter({
     root: tmp,
     snapshotId: id,
     dataset,

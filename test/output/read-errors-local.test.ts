@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutputError, StorageError } from '../../src/errors.js';
-import { checkStagedPart } from '../../src/output/staging/staged-parts.js';
+import { checkStagedPart } from '../../src/output/staged-part/check-staged.js';
 import { verifySnapshot } from '../../src/output/readers/verify.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { PartPointer } from '../../src/types.js';
@@ -68,11 +68,11 @@ describe('the staged-size probe a retried part uses to keep what it has', () => 
   it('answers null for a file that is gone, and fails with the cause for one it cannot read', async () => {
     const [a, b] = await stage('p-1');
     const ports = await outputPorts();
-    expect(await ports.stagedBytes(root, a!.file!)).toBe(a!.bytes);
+    expect(await ports.staged.bytes(root, a!.file!)).toBe(a!.bytes);
     await unlink(join(root, a!.file!));
-    expect(await ports.stagedBytes(root, a!.file!)).toBeNull();
+    expect(await ports.staged.bytes(root, a!.file!)).toBeNull();
     await loop(join(root, b!.file!));
-    const err = await ports.stagedBytes(root, b!.file!).catch((e: unknown) => e);
+    const err = await ports.staged.bytes(root, b!.file!).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'STORAGE_UNAVAILABLE', retryable: true });
     expect((err as Error).message).toMatch(/ELOOP/);
   });

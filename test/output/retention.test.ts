@@ -151,7 +151,7 @@ describe('prune of a local root', () => {
       ['l-1', '2026-11-20'],
       ['l-2', '2026-11-21'],
     ] as const) {
-      const w = ports.createWriter({
+      const w = ports.staged.createWriter({
         root: dir,
         snapshotId: id,
         dataset: 'facts_core',

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
-import { checkAnyOutputRoot } from '../../src/output/staging/preflight.js';
+import { checkAnyOutputRoot } from '../../src/output/staged-part/preflight.js';
 import { openStorage } from '../../src/output/storage/open-storage.js';
 import { readLatest } from '../../src/output/catalog/upload-snapshot.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
@@ -41,7 +41,7 @@ describe('an s3:// output root', () => {
     const counts: Record<string, number> = { AAA: 120, BBB: 75 };
     const parts: PartPointer[] = [];
     for (const [ticker, n] of Object.entries(counts)) {
-      const w = writerPorts.createWriter({
+      const w = writerPorts.staged.createWriter({
         root,
         snapshotId: id,
         dataset: 'facts_core',
@@ -53,8 +53,8 @@ describe('an s3:// output root', () => {
     }
     const st = storageFor(root);
     for (const p of parts) expect((await st.head(p.file!))?.bytes).toBe(p.bytes);
-    expect(await writerPorts.stagedBytes(root, parts[0]!.file!)).toBe(parts[0]!.bytes);
-    expect(await writerPorts.stagedBytes(root, '_staging/nope/x.ndjson.gz')).toBeNull();
+    expect(await writerPorts.staged.bytes(root, parts[0]!.file!)).toBe(parts[0]!.bytes);
+    expect(await writerPorts.staged.bytes(root, '_staging/nope/x.ndjson.gz')).toBeNull();
     // Nothing left in the writer's temp dir.
     expect((await readdir(tmp)).filter((n) => n.startsWith('filings-export-'))).toEqual([]);
 

@@ -32,7 +32,7 @@ export async function run(o: ScheduleCliOptions): Promise<void> {
   ] = await Promise.all([
     import('../command-support.js'),
     import('../../pipeline/index.js'),
-    import('../../output/staging/index.js'),
+    import('../../output/staged-part/index.js'),
     import('../../output/storage/index.js'),
   ]);
   const { config, logger } = setup(o);

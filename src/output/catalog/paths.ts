@@ -1,7 +1,7 @@
 /**
  * The on-disk layout, in one place (docs/output.md describes it for users):
  *
- *   <root>/_staging/<snapshot_id>/<dataset>/<TICKER>.ndjson.gz        staged part (+ .fields.json)
+ *   <root>/_staging/<snapshot_id>/…                                    staged parts (src/output/staged-part/layout.ts)
  *   <root>/_staging/<snapshot_id>/_build/<dataset>/part-NNNNN.*       files being built
  *   <root>/<dataset>/snapshot_date=YYYY-MM-DD/snapshot_id=<id>/part-NNNNN.parquet|.ndjson.gz
  *   <root>/_snapshots/<snapshot_id>/manifest.json, _SUCCESS           written last
@@ -36,20 +36,6 @@ export function assertDataset(dataset: unknown): asserts dataset is DatasetName 
   if (!isDatasetName(dataset)) throw new InputError(`unknown dataset ${JSON.stringify(dataset)}`);
 }
 
-/**
- * File name of a company key: upper case; characters outside A-Z 0-9 . - become `~XX` (hex), so
- * distinct tickers never share a file (`BRK/B` → `BRK~2FB`).
- */
-export function tickerFileName(ticker: string): string {
-  if (typeof ticker !== 'string' || ticker.trim() === '')
-    throw new InputError('ticker must be a non-empty string');
-  return ticker
-    .trim()
-    .toUpperCase()
-    .replace(/[^A-Z0-9.-]/g, (c) => `~${c.codePointAt(0)!.toString(16).toUpperCase().padStart(2, '0')}`)
-    .replace(/^\./, '~2E');
-}
-
 export const STAGING_DIR = '_staging';
 export const SNAPSHOTS_DIR = '_snapshots';
 export const SCHEMAS_DIR = '_schemas';
@@ -58,16 +44,6 @@ export const SUCCESS_FILE = '_SUCCESS';
 
 export function stagingSnapshotDir(root: string, snapshotId: string): string {
   return join(root, STAGING_DIR, snapshotId);
-}
-
-/** Staged part path relative to the root (what PartPointer.file holds). */
-export function stagedPartRelPath(snapshotId: string, dataset: DatasetName, ticker: string): string {
-  return join(STAGING_DIR, snapshotId, dataset, `${tickerFileName(ticker)}.ndjson.gz`);
-}
-
-/** Sidecar with the part's field names and kinds, next to the staged part. */
-export function fieldsSidecarPath(stagedPartAbs: string): string {
-  return stagedPartAbs.replace(/\.ndjson\.gz$/, '') + '.fields.json';
 }
 
 export function buildDir(root: string, snapshotId: string, dataset: DatasetName): string {

@@ -10,7 +10,7 @@ import pLimit from 'p-limit';
 import { OutputError } from '../../errors.js';
 import type { Manifest } from './manifest.js';
 import { publishedAfter } from './publish-order.js';
-import { fieldsSidecarPath, MANIFEST_FILE, SNAPSHOTS_DIR, SUCCESS_FILE } from './paths.js';
+import { MANIFEST_FILE, SNAPSHOTS_DIR, SUCCESS_FILE } from './paths.js';
 import { isAbsent, retryRead, type ReadRetryOptions, joinKey, type Storage } from '../storage/index.js';
 
 /** Key of the pointer naming the newest published snapshot, under the root. */
@@ -40,6 +40,11 @@ export interface UploadSnapshotOptions {
   manifest: Manifest;
   /** Data objects uploaded at once. @defaultValue 4 */
   concurrency?: number;
+  /**
+   * The files holding an archived part (a staged part's layout, src/output/staged-part/layout.ts
+   * stagedPartFiles); one absent is skipped. @defaultValue the archive alone
+   */
+  archivedFiles?: (archive: string) => readonly string[];
 }
 
 /** Uploads the data objects, manifest, `_SUCCESS` and `latest`, in that order. */
@@ -75,9 +80,8 @@ export async function uploadSnapshot(o: UploadSnapshotOptions): Promise<LatestPo
   // The parts' archived staged rows (what the next night reuses), also before the manifest names them.
   for (const f of manifest.changes?.files ?? [])
     await storage.putFile(f.path, join(o.localRoot, ...f.path.split('/')));
-  const archived = manifest.parts.flatMap((p) =>
-    p.archive === undefined ? [] : [p.archive, fieldsSidecarPath(p.archive)],
-  );
+  const filesOf = o.archivedFiles ?? ((a: string) => [a]);
+  const archived = manifest.parts.flatMap((p) => (p.archive === undefined ? [] : filesOf(p.archive)));
   await Promise.all(
     archived.map((key) =>
       limit(async () => {
@@ -85,7 +89,7 @@ export async function uploadSnapshot(o: UploadSnapshotOptions): Promise<LatestPo
         try {
           await retryRead(local, () => stat(local));
         } catch (err: unknown) {
-          if (isAbsent(err)) return; // a part without a sidecar
+          if (isAbsent(err)) return; // a part archived without its field kinds
           throw err;
         }
         await storage.putFile(key, local);

@@ -10,7 +10,7 @@
  * fast path). `tolerant` (used only when strict failed) sets such values to null and keeps the
  * original in `_extra` under the field's name, so nothing is ever dropped.
  */
-import { Kind } from '../staging/index.js';
+import { Kind } from '../../types.js';
 import { sqlIdent, sqlString } from './duckdb.js';
 import type { ColumnDef, ColumnType, DatasetSchema } from '../../datasets/index.js';
 
@@ -41,7 +41,7 @@ export interface ConvertInput {
 
 /** The staged rows of one output file and the row range to take from them. */
 export interface ConvertSource {
-  /** One gzip NDJSON file: a staged part, or several parts concatenated (dataset-writer.ts). */
+  /** One gzip NDJSON file: a staged part, or several parts concatenated (src/output/staged-part/parquet/dataset-files.ts). */
   file: string;
   /** Rows to skip (a big part split across output files). */
   skip: number;
@@ -51,7 +51,7 @@ export interface ConvertSource {
   total: number;
   /** Longest line of the file in bytes (maxLineBytesFor); sizes the line reader's buffer. */
   maxLineBytes: number;
-  /** 'none' for a segment's uncompressed file (plain-segments.ts). @defaultValue 'gzip' */
+  /** 'none' for a staged part's rows uncompressed (src/output/staged-part/layout.ts). @defaultValue 'gzip' */
   compression?: 'gzip' | 'none';
 }
 
@@ -246,7 +246,7 @@ function rowsFrom(reads: readonly ReadColumn[], source: ConvertSource): string {
 
 /**
  * Longest line the line reader accepts, in bytes, for staged parts whose longest line is `chars`
- * UTF-16 units (UTF-8 needs at most 3 bytes per unit). Unknown (an older sidecar): 16 MiB, what
+ * UTF-16 units (UTF-8 needs at most 3 bytes per unit). Unknown (a part staged by an older version): 16 MiB, what
  * DuckDB's JSON reader accepted.
  */
 export function maxLineBytesFor(chars: number | undefined): number {

@@ -23,7 +23,7 @@ export interface DuckDbOptions {
 
 /**
  * Bulk frees at least this large are returned to the system at once with releaseFreedMemory. 4 MB
- * and more left a segment's peak where it was; 0 cost more CPU than 1 MB for the same peak.
+ * and more left a staged part's piece's peak where it was; 0 cost more CPU than 1 MB for the same peak.
  */
 export const RELEASE_FREED_THRESHOLD = '1MiB';
 

@@ -1,9 +1,15 @@
 /**
- * Staged rows into typed files with DuckDB: the session, the conversion SQL, file sizing, row-range
- * conversion with Parquet concatenation, segments converted while staging, the schema registry.
+ * DuckDB for typed files: the session, the conversion SQL of staged rows, Parquet concatenation,
+ * built files and the schema registry. What converts a staged part's rows is src/output/staged-part/parquet.
  */
-export { type BuiltFile, finishFile, writeDatasetFiles } from './dataset-writer.js';
-export { type ConvertInput, maxLineBytesFor, ndjsonSelect } from './convert-sql.js';
+export {
+  convertSelect,
+  type ConvertInput,
+  type ConvertMode,
+  type ConvertSource,
+  maxLineBytesFor,
+  ndjsonSelect,
+} from './convert-sql.js';
 export { concatCompatible, concatParquet, parquetRowGroups, type ConcatInput } from './parquet-concat.js';
 export {
   type DuckDbOptions,
@@ -15,15 +21,11 @@ export {
   sqlPathList,
   sqlString,
 } from './duckdb.js';
-export {
-  conversionSignature,
-  copyStatement,
-  listSegments,
-  type SegmentFile,
-  type SegmentOutcome,
-  type SegmentRequest,
-} from './early-segments.js';
-export { RowsOutsideGzipError } from './convert-file.js';
 export { EXACT_DECIMAL_MACROS, valueMismatchCondition } from './exact-decimal-sql.js';
-export { readSchemaRegistry, resolveSchema, type SchemaRegistryFile } from './schema-registry.js';
-export { convertSegment } from './early-segments.js';
+export {
+  extraFieldNames,
+  readSchemaRegistry,
+  resolveSchema,
+  type SchemaRegistryFile,
+} from './schema-registry.js';
+export { type BuiltFile, finishFile } from './built-file.js';

@@ -3,7 +3,7 @@
  * row groups (and whatever else sits between them, such as DuckDB's bloom filters) are copied byte
  * for byte, and one footer lists them all with their offsets moved. What Apache Arrow's
  * `parquet-concat` does. It lets one output file be converted in row ranges on several cores
- * (dataset-writer.ts): DuckDB reads a gzip file on one thread, and its COPY cannot append.
+ * (src/output/staged-part/parquet/dataset-files.ts): DuckDB reads a gzip file on one thread, and its COPY cannot append.
  *
  * An input may also contribute only some of its row groups (`{ path, rowGroups }`): each one's
  * column chunks are contiguous, so its byte range is copied and its offsets moved. Its page index

@@ -11,7 +11,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { InputError } from '../../errors.js';
 import type { DatasetName } from '../../types.js';
-import { Kind } from '../staging/index.js';
+import { Kind } from '../../types.js';
 import { writeFileAtomic } from '../storage/index.js';
 import { schemaRegistryPath } from '../catalog/index.js';
 import {
@@ -121,8 +121,8 @@ export async function readSchemaRegistry(
 
 /**
  * Observed fields without a column of `schema`, in the order seen: they are read into `_extra`.
- * An inferred schema leaves out the fields it has only seen as null (`nullOnly`). Segments
- * converted while staging (early-segments.ts) use this rule too, so their statement is publishing's.
+ * An inferred schema leaves out the fields it has only seen as null (`nullOnly`). Pieces
+ * converted while staging (src/output/staged-part/parquet/convert-piece.ts) use this rule too, so their statement is publishing's.
  */
 export function extraFieldNames(
   schema: DatasetSchema,

@@ -1,8 +1,7 @@
 /**
  * Publishing a snapshot: every dataset's files, the `changes` dataset, the manifest and
- * `_SUCCESS`, parts carried over from an earlier snapshot, and roots on a bucket.
+ * `_SUCCESS`, and roots on a bucket.
  */
-export { type CarryOverRequest, type CarryOverResult } from './carry-over.js';
 export { CHANGE_KEY, CHANGE_SOURCES } from './changes.js';
 export {
   DEFAULT_ROW_GROUP_ROWS,
@@ -11,5 +10,4 @@ export {
   publishSnapshot,
   type SnapshotStats,
 } from './publish.js';
-export { carryOverPart, checkSourceFiles } from './carry-over.js';
-export { createRemotePartWriter, publishToStorage } from './remote-root.js';
+export { publishToStorage } from './remote-root.js';

@@ -1,6 +1,6 @@
 /**
  * Publishes one dataset of a snapshot into its Hive partition: the staged parts (fetched tonight)
- * are converted as sized files (dataset-writer.ts), the companies reused from the source
+ * are converted as sized files (src/output/staged-part, convertStagedParts), the companies reused from the source
  * snapshot's files come from those files (reuse-plan.ts, reused-files.ts), and every file gets its
  * name in row order (by company). The partition folder appears whole, by one rename.
  */
@@ -13,21 +13,16 @@ import type { DatasetName, OutputFormat, PartPointer } from '../../types.js';
 import type { DatasetSchema } from '../../datasets/index.js';
 import { buildDir, dataFileName, partitionRelDir, toPosix, type ManifestFile } from '../catalog/index.js';
 import {
-  conversionSignature,
   resolveSchema,
-  RowsOutsideGzipError,
-  writeDatasetFiles,
   type BuiltFile,
   type DuckSession,
   type ParquetCompression,
-  type SegmentFile,
 } from '../convert/index.js';
-import { checkStagedPart, kindsToNames, mergeFieldKinds, type CheckedPart } from '../staging/index.js';
+import { checkStagedPart, kindsToNames, mergeFieldKinds, type CheckedPart } from '../staged-part/index.js';
+import { convertStagedParts } from '../staged-part/parquet/index.js';
 import { fsyncDir } from '../storage/index.js';
 import { packKept, planReuse, reusedFromFiles, type ReuseSource } from './reuse-plan.js';
 import { packedUnits, rebuiltUnit, wholeUnit, type Unit } from './reused-files.js';
-import { removeStagedPart, segmentsOfPart, type OutsideSegmentsOptions } from './outside-segments.js';
-import { GZIP_SHARE_OF_PLAIN, plainSegmentPath } from '../staging/index.js';
 import { counted } from '../../counted.js';
 
 export interface DatasetPublishContext {
@@ -58,7 +53,7 @@ export interface DatasetPublished {
   added: string[];
 }
 
-/** Staged parts read (checked, their segments listed) at once. */
+/** Staged parts checked at once. */
 const PART_READS = 16;
 
 const byTicker = (a: PartPointer, b: PartPointer): number =>
@@ -73,7 +68,7 @@ export async function publishDataset(
   const staged = withRows.filter((p) => !reusedFromFiles(p));
   const fromFiles = withRows.filter(reusedFromFiles);
   // Many small parts (10,000 companies' catalogs) are checked a few at a time: one after another,
-  // each stat, hash and sidecar read waits its own turn on the threadpool.
+  // each stat, hash and field-list read waits its own turn on the threadpool.
   const limit = pLimit(PART_READS);
   const checked: CheckedPart[] = await Promise.all(
     staged.map((p) =>
@@ -146,7 +141,7 @@ async function afterHashes<T>(checked: readonly CheckedPart[], work: Promise<T>)
   return done!.value;
 }
 
-/** Today's conversion of the staged parts, each output file one unit. */
+/** Tonight's staged parts as output files, each output file one unit (with its formats). */
 async function convertStaged(
   c: DatasetPublishContext,
   dataset: DatasetName,
@@ -155,86 +150,22 @@ async function convertStaged(
   observed: ReadonlyMap<string, number>,
   dir: string,
 ): Promise<{ units: Unit[]; warnings: string[] }> {
-  const limit = pLimit(PART_READS);
-  const scratchDir = join(c.staging, '_scratch', dataset);
-  const input = {
+  const built = await convertStagedParts({
+    dataset,
+    snapshotId: c.snapshotId,
     schema: resolved.schema,
     kinds: observed,
     extraFields: [...resolved.extraFields.keys()],
-    snapshotId: c.snapshotId,
-  };
-  const outside = {
-    input,
-    signature: conversionSignature(input, c.compression, c.rowGroupRows),
-    duck: c.duck,
-    compression: c.compression,
-    rowGroupRows: c.rowGroupRows,
-    scratchDir: join(scratchDir, 'segments'),
-    log: c.log,
-  };
-  // Parts staged outside their gzip convert their leftover segments here, one after another (one session).
-  const convertOne = pLimit(1);
-  const segmentsOf = new Map<string, SegmentFile[]>(
-    await Promise.all(
-      checked.map((x) =>
-        (x.gzipFrom > 0 ? convertOne : limit)(async (): Promise<[string, SegmentFile[]]> => [
-          x.path,
-          await segmentsOfPart(x, outside),
-        ]),
-      ),
-    ),
-  );
-  try {
-    return await writeStaged(c, dataset, input, checked, dir, scratchDir, segmentsOf);
-  } catch (err: unknown) {
-    if (!(err instanceof RowsOutsideGzipError)) throw err;
-    throw await restageOutside(checked, err);
-  } finally {
-    await rm(outside.scratchDir, { recursive: true, force: true });
-  }
-}
-
-async function writeStaged(
-  c: DatasetPublishContext,
-  dataset: DatasetName,
-  input: OutsideSegmentsOptions['input'],
-  checked: readonly CheckedPart[],
-  dir: string,
-  scratchDir: string,
-  segmentsOf: ReadonlyMap<string, SegmentFile[]>,
-): Promise<{ units: Unit[]; warnings: string[] }> {
-  const built = await writeDatasetFiles({
-    dataset,
-    ...input,
-    snapshotId: c.snapshotId,
-    parts: checked.map((x) => ({
-      path: x.path,
-      ticker: x.pointer.ticker,
-      rows: x.rows,
-      bytes: x.bytes,
-      maxLineChars: x.maxLineChars,
-      members: x.members,
-      segments: segmentsOf.get(x.path),
-      ...(x.gzipFrom === 0
-        ? {}
-        : {
-            gzipFrom: x.gzipFrom,
-            // Sized as if staged whole: the segments' rows at level-1 gzip's share of their text.
-            planBytes: x.bytes + x.segments.reduce((n, g) => n + g.bytes, 0) * GZIP_SHARE_OF_PLAIN,
-            unsplittable: x.segments,
-            plainText: plainTextOf(x),
-          }),
-    })),
+    parts: checked,
     formats: c.formats,
     dir,
-    // One folder per dataset: datasets published at once (dataset-lanes.ts) never share a scratch file.
-    scratchDir,
+    scratchDir: join(c.staging, '_scratch', dataset),
     targetFileBytes: c.targetFileBytes,
     rowGroupRows: c.rowGroupRows,
     compression: c.compression,
     duck: c.duck,
     rangeDucks: c.rangeDucks,
-    logger: c.log,
+    log: c.log,
   });
   const byStem = new Map<string, BuiltFile[]>();
   for (const f of built.files) {
@@ -251,24 +182,6 @@ async function writeStaged(
       (t) => `${dataset}/${t.file}: a value did not fit its column type and is kept in _extra (${t.reason})`,
     ),
   };
-}
-
-/**
- * Some rows only segments hold are needed again (a value that does not fit, segments that do not
- * join): the parts staged outside their gzip lose their staged files, so that `--retry` fetches
- * them again, staged whole (jobs/export-part/fetch-and-stage.ts), and can convert every row.
- */
-async function restageOutside(
-  checked: readonly CheckedPart[],
-  err: RowsOutsideGzipError,
-): Promise<OutputError> {
-  const outside = checked.filter((x) => x.gzipFrom > 0);
-  for (const x of outside) await removeStagedPart(x.path);
-  return new OutputError(
-    'OUTPUT_FAILED',
-    `${err.message}; the staged files of ${outside.map((x) => `${x.pointer.dataset}/${x.pointer.ticker}`).join(', ')} are removed, so a retried snapshot (--retry) fetches them again, staged whole`,
-    { cause: err },
-  );
 }
 
 /** The reused companies' files: whole source files, then the rebuilt rest, as units. */
@@ -347,14 +260,4 @@ async function listDeep(dir: string): Promise<string[]> {
     else out.push(e.name);
   }
   return out;
-}
-
-/**
- * The plain files of a part's rows staged outside its gzip, in row order (the sidecar reader
- * refuses segments that do not tile [0, gzipFrom): sidecar.ts); none without a staging id.
- */
-function plainTextOf(x: CheckedPart): { path: string; bytes: number }[] | undefined {
-  const id = x.stagingId;
-  if (id === undefined) return undefined;
-  return x.segments.map((g) => ({ path: plainSegmentPath(x.path, id, g.skip, g.take), bytes: g.bytes }));
 }

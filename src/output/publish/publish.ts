@@ -9,34 +9,27 @@
  */
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import { coerceError, InputError, OutputError } from '../../errors.js';
 import { silentLogger, type Logger } from '../../log.js';
-import { packagePath } from '../../package-root.js';
 import {
   DATASETS,
   OUTPUT_FORMATS,
   systemClock,
-  type Clock,
   type OutputFormat,
   type PartPointer,
-  type PartStatus,
   type DatasetName,
 } from '../../types.js';
 import { CHANGE_SOURCES, writeChanges } from './changes.js';
-import { openDuck, type DuckDbOptions, type DuckSession, type ParquetCompression } from '../convert/index.js';
-import { DEFAULT_ROW_GROUP_ROWS } from '../staging/index.js';
+import { openDuck, type DuckSession } from '../convert/index.js';
+import { DEFAULT_ROW_GROUP_ROWS } from '../staged-part/index.js';
 import { writeFileAtomic, isAbsent, retryRead } from '../storage/index.js';
 import {
   isPublished,
-  MANIFEST_VERSION,
   readManifest,
   type Manifest,
   type ManifestChanges,
   type ManifestDataset,
   type ManifestFile,
-  type ManifestPart,
-  type QuotaWaitSummary,
   assertDataset,
   assertSnapshotDate,
   assertSnapshotId,
@@ -44,115 +37,18 @@ import {
   snapshotDir,
   stagingSnapshotDir,
   successPath,
-  toPosix,
 } from '../catalog/index.js';
-import type { DatasetSchema } from '../../datasets/index.js';
 import { type DatasetPublishContext, type DatasetPublished } from './publish-dataset.js';
 import { publishInLanes } from './dataset-lanes.js';
+import { buildManifest, datasetEntry } from './manifest-entries.js';
 import { reusedFromFiles, type ReuseSource } from './reuse-plan.js';
 import { localReuseSource } from './reused-files.js';
 
-/** What the export spent and went through; every field optional (unknown ones are recorded as null). */
-export interface SnapshotStats {
-  /** API requests sent for the snapshot (all attempts). */
-  requests?: number;
-  /** 429 responses received. */
-  rateLimited429?: number;
-  /** Attempts beyond the first, over all parts. */
-  retries?: number;
-  startedAt?: string | number | Date;
-  /** @defaultValue the publish time */
-  finishedAt?: string | number | Date;
-  /** Quota waits: a summary `{ ms?, … }` or the pipeline's list of waits `{ since, until, message }`. */
-  waitedForQuota?: { ms?: number; [k: string]: unknown } | boolean;
-  waits?: unknown[];
-}
-
-export interface PublishOptions {
-  root: string;
-  snapshotId: string;
-  /** YYYY-MM-DD: the Hive partition `snapshot_date`. */
-  snapshotDate: string;
-  formats: OutputFormat[];
-  /** Every part of the snapshot, whatever its status. */
-  parts: PartPointer[];
-  stats?: SnapshotStats;
-  /** Target size of each output file (Parquet when written, else NDJSON). @defaultValue 128 MiB */
-  targetFileBytes?: number;
-  /**
-   * Parquet row-group size in rows. The writer holds one row group in memory (about 1.8 KB per
-   * facts row while converting), so this bounds publishing memory, not the file size.
-   * @defaultValue 24576 (docs/decisions.md: "Output: publishing memory")
-   */
-  rowGroupRows?: number;
-  /** @defaultValue `zstd` */
-  compression?: ParquetCompression;
-  /** Keep `_staging/<snapshot_id>` after publishing (it is removed by default). @defaultValue false */
-  keepStaging?: boolean;
-  /** Re-hash staged parts against their pointers before using them. @defaultValue true */
-  verifyStagedHashes?: boolean;
-  /** DuckDB session of the conversion. @defaultValue `{ threads: 1, memoryLimit: '512MB' }` */
-  duckdb?: DuckDbOptions;
-  /**
-   * Conversions that share one big output file, each a DuckDB session on its own thread converting
-   * a row range, concatenated without re-encoding. Each beyond the first adds a row group's worth
-   * of memory (~70 MB at 24,576 facts rows) and takes its share off the time after the last
-   * staged byte (docs/decisions.md, "Publishing: row ranges on several cores"). @defaultValue 1
-   */
-  conversions?: number;
-  logger?: Logger;
-  clock?: Clock;
-  /**
-   * An incremental snapshot: the snapshot its reused parts come from, and the date of the last full
-   * refresh of that chain. @defaultValue a full snapshot (full_refresh_date = snapshotDate)
-   */
-  incremental?: { reusedFrom: string; fullRefreshDate: string };
-  /**
-   * Write the `changes` dataset against this published snapshot (its manifest and facts Parquet
-   * must be under `root`). @defaultValue none
-   */
-  changesAgainst?: string;
-  /**
-   * Why `changesAgainst` could not be brought under `root` (a remote root's publisher sets it): the
-   * snapshot then publishes without `changes`, and its manifest's `changes_missing` says this.
-   */
-  changesUnavailable?: string;
-  /**
-   * Where the parts reused from an earlier snapshot's files find them (a bucket's publisher gives
-   * its own). @defaultValue that snapshot under `root`, its files hard-linked
-   */
-  reuseSource?: ReuseSource;
-}
+export type { PublishOptions, SnapshotStats } from './publish-options.js';
+import type { PublishOptions } from './publish-options.js';
 
 export const DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024;
 export { DEFAULT_ROW_GROUP_ROWS };
-
-const WRITER_VERSION = readWriterVersion();
-
-function readWriterVersion(): { name: string; version: string; engine: string } {
-  const require = createRequire(import.meta.url);
-  let version = 'unknown';
-  let engine = 'duckdb';
-  try {
-    version = (require(packagePath('package.json')) as { version: string }).version;
-  } catch {
-    // an unreadable package.json: keep "unknown"
-  }
-  try {
-    engine = `duckdb ${(require('@duckdb/node-api/package.json') as { version: string }).version}`;
-  } catch {
-    // resolution blocked by exports: keep the bare name
-  }
-  return { name: 'filings-export', version, engine };
-}
-
-function iso(value: string | number | Date | undefined, what: string): string | null {
-  if (value === undefined) return null;
-  const d = value instanceof Date ? value : new Date(value);
-  if (Number.isNaN(d.getTime()))
-    throw new InputError(`stats.${what} ${JSON.stringify(value)} is not a timestamp`);
-  return d.toISOString();
-}
 
 function validateOptions(o: PublishOptions): void {
   assertSnapshotId(o.snapshotId);
@@ -403,122 +299,6 @@ async function changesStep(
   return { changes, changesMissing };
 }
 
-function datasetEntry(
-  schema: DatasetSchema,
-  rel: string,
-  rows: number,
-  built: readonly { bytes: number; format: OutputFormat }[],
-  extra: ReadonlyMap<string, number>,
-  parts: readonly PartPointer[],
-): ManifestDataset {
-  const counts: Record<PartStatus, number> = { pending: 0, done: 0, not_found: 0, bad_request: 0, failed: 0 };
-  for (const p of parts) counts[p.status]++;
-  return {
-    schema_version: schema.version,
-    schema_inferred: schema.inferred,
-    columns: schema.columns.map((c) => ({ name: c.name, type: c.type, role: c.role })),
-    path: toPosix(rel),
-    rows,
-    files: built.length,
-    bytes: built.reduce((s, f) => s + f.bytes, 0),
-    extra_fields: [...extra.keys()],
-    parts: counts,
-  };
-}
-
-function quotaSummary(stats: SnapshotStats | undefined): QuotaWaitSummary {
-  const waits = Array.isArray(stats?.waits) ? [...stats.waits] : [];
-  let total: number | null = null;
-  const w = stats?.waitedForQuota;
-  if (typeof w === 'object' && w !== null) {
-    if (typeof w.ms === 'number') total = w.ms;
-    waits.push(w);
-  }
-  if (total === null && waits.length > 0) {
-    let sum = 0;
-    let known = false;
-    for (const x of waits) {
-      const since = Date.parse(String((x as { since?: unknown }).since ?? ''));
-      const until = Date.parse(String((x as { until?: unknown }).until ?? ''));
-      if (Number.isFinite(since) && Number.isFinite(until) && until >= since) {
-        sum += until - since;
-        known = true;
-      }
-    }
-    if (known) total = sum;
-  }
-  return { waited: waits.length > 0 || w === true, total_ms: total, waits };
-}
-
-function buildManifest(
-  o: PublishOptions,
-  formats: OutputFormat[],
-  datasets: Manifest['datasets'],
-  files: ManifestFile[],
-  warnings: string[],
-  schemaChanges: Manifest['schema_changes'],
-  clock: Clock,
-): Manifest {
-  const now = new Date(clock.now()).toISOString();
-  const startedAt = iso(o.stats?.startedAt, 'startedAt');
-  const finishedAt = iso(o.stats?.finishedAt, 'finishedAt') ?? now;
-  const parts: ManifestPart[] = [...o.parts]
-    .sort((a, b) =>
-      a.dataset === b.dataset
-        ? a.ticker < b.ticker
-          ? -1
-          : 1
-        : DATASETS.indexOf(a.dataset) - DATASETS.indexOf(b.dataset),
-    )
-    .map((p) => ({
-      dataset: p.dataset,
-      ticker: p.ticker,
-      status: p.status,
-      rows: p.status === 'done' ? p.rows : 0,
-      ...(p.message === undefined ? {} : { message: p.message }),
-      ...(p.fingerprint === undefined ? {} : { fingerprint: p.fingerprint }),
-      ...(p.reusedFrom === undefined ? {} : { reused: true, reused_from: p.reusedFrom }),
-    }));
-  const reusedParts = o.parts.filter((p) => p.reusedFrom !== undefined).length;
-  const rows = Object.values(datasets).reduce((s, d) => s + (d?.rows ?? 0), 0);
-  return {
-    manifest_version: MANIFEST_VERSION,
-    snapshot_id: o.snapshotId,
-    snapshot_date: o.snapshotDate,
-    status: 'published',
-    complete: o.parts.every((p) => p.status === 'done' || p.status === 'not_found'),
-    published_at: now,
-    formats,
-    layout: '<dataset>/snapshot_date=<YYYY-MM-DD>/snapshot_id=<snapshot_id>/part-<NNNNN>.(parquet|ndjson.gz)',
-    datasets,
-    files,
-    parts,
-    totals: {
-      rows,
-      files: files.length,
-      bytes: files.reduce((s, f) => s + f.bytes, 0),
-      requests: o.stats?.requests ?? null,
-      rate_limited_429: o.stats?.rateLimited429 ?? null,
-      retries: o.stats?.retries ?? null,
-      started_at: startedAt,
-      finished_at: finishedAt,
-      wall_time_ms: startedAt === null ? null : Math.max(0, Date.parse(finishedAt) - Date.parse(startedAt)),
-    },
-    quota_wait: quotaSummary(o.stats),
-    warnings,
-    schema_changes: schemaChanges,
-    writer: WRITER_VERSION,
-    incremental: {
-      reused_from: reusedParts > 0 ? (o.incremental?.reusedFrom ?? null) : null,
-      full_refresh_date:
-        reusedParts > 0 ? (o.incremental?.fullRefreshDate ?? o.snapshotDate) : o.snapshotDate,
-      reused_parts: reusedParts,
-      fetched_parts: o.parts.length - reusedParts,
-    },
-  };
-}
-
-/** The settings every dataset of the snapshot is published with. */
 function contextOf(
   o: PublishOptions,
   formats: OutputFormat[],

@@ -1,8 +1,8 @@
 /**
  * Staging and publishing for an output root that is not a local directory (an `s3://` bucket):
  * work happens in a local temp directory with today's code, and objects move through the
- * storage port. A part is staged locally, then put under its staging key (sidecar first, as
- * locally); the publisher downloads the staged parts, builds the snapshot with DuckDB in its temp
+ * storage port. A part is staged locally, then put under its staging key
+ * (src/output/staged-part/writer/bucket-part-writer.ts); the publisher downloads the staged parts, builds the snapshot with DuckDB in its temp
  * dir, and uploads it in reader order (uploadSnapshot). Temp dirs are removed on every path.
  */
 import { mkdtempSync } from 'node:fs';
@@ -10,13 +10,12 @@ import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
-import { coerceError, OutputError } from '../../errors.js';
+import { coerceError } from '../../errors.js';
 import type { DatasetName } from '../../types.js';
 import { CHANGE_SOURCES } from './changes.js';
 import {
   type Manifest,
   type ManifestFile,
-  fieldsSidecarPath,
   MANIFEST_FILE,
   SCHEMAS_DIR,
   SNAPSHOTS_DIR,
@@ -26,12 +25,7 @@ import {
   readStoredManifest,
   uploadSnapshot,
 } from '../catalog/index.js';
-import {
-  createPartWriter,
-  type PartWriter,
-  type PartWriterOptions,
-  type StagedPart,
-} from '../staging/index.js';
+import { stagedPartFiles } from '../staged-part/index.js';
 import type { PublishOptions } from './publish.js';
 import { reusedFromFiles, sourceChanged, type ReuseSource } from './reuse-plan.js';
 import {
@@ -48,49 +42,6 @@ const CONCURRENCY = 4;
 
 function tempRoot(tmpDir: string | undefined, what: string): string {
   return mkdtempSync(join(tmpDir ?? tmpdir(), `filings-export-${what}-`));
-}
-
-/**
- * A part writer that stages in a temp dir and puts the part on the storage in finish(). The
- * pointer's size and sha256 are those of the stored object (the same bytes).
- */
-export function createRemotePartWriter(
-  storage: Storage,
-  opts: Omit<PartWriterOptions, 'root'>,
-  tmpDir?: string,
-): PartWriter {
-  const local = tempRoot(tmpDir, 'part');
-  const inner = createPartWriter({ ...opts, root: local });
-  return {
-    get rows() {
-      return inner.rows;
-    },
-    write: (row, rawJson) => inner.write(row, rawJson),
-    writeText: (row) => inner.writeText(row),
-    stagingId: inner.stagingId,
-    // Staged in this machine's temp dir: no other worker can read it before it is stored.
-    written: () => undefined,
-    async finish(): Promise<StagedPart> {
-      try {
-        const staged = await inner.finish();
-        const path = join(local, staged.file);
-        await storage.putFile(toPosix(fieldsSidecarPath(staged.file)), fieldsSidecarPath(path));
-        const stored = await storage.putFile(staged.file, path);
-        if (stored.bytes !== staged.bytes)
-          throw new OutputError(
-            'OUTPUT_FAILED',
-            `${storage.url(staged.file)}: stored ${stored.bytes} bytes, staged ${staged.bytes}`,
-          );
-        return staged;
-      } finally {
-        await removeTempDir(local);
-      }
-    },
-    async abort(): Promise<void> {
-      await inner.abort();
-      await removeTempDir(local);
-    },
-  };
 }
 
 export interface RemotePublishOptions extends Omit<
@@ -115,16 +66,14 @@ export async function publishToStorage(storage: Storage, o: RemotePublishOptions
   try {
     const limit = pLimit(CONCURRENCY);
     const keys = o.parts.flatMap((p) =>
-      p.status === 'done' && p.rows > 0 && p.file !== undefined
-        ? [p.file, toPosix(fieldsSidecarPath(p.file))]
-        : [],
+      p.status === 'done' && p.rows > 0 && p.file !== undefined ? stagedPartFiles(p.file).map(toPosix) : [],
     );
     const datasets = [...new Set(o.parts.map((p) => p.dataset))];
     const schemaKeys = datasets.map((d: DatasetName) => joinKey(SCHEMAS_DIR, `${d}.json`));
     await Promise.all(
       [...keys, ...schemaKeys].map((key) =>
         limit(async () => {
-          // A missing sidecar or schema is fine (scanned / created); a missing part fails in the check.
+          // A part's missing field kinds or a missing schema is fine (scanned / created); a missing part fails in the check.
           // Any other read failure is retried, then fails the publish with its cause.
           const dst = join(local, ...key.split('/'));
           await retryRead(
@@ -173,7 +122,7 @@ export async function publishToStorage(storage: Storage, o: RemotePublishOptions
         }),
       ),
     );
-    await uploadSnapshot({ localRoot: local, storage, manifest });
+    await uploadSnapshot({ localRoot: local, storage, manifest, archivedFiles: stagedPartFiles });
     const staging = await storage.list(`${joinKey(STAGING_DIR, id)}/`);
     await storage.delete(staging.map((s) => s.key));
     return manifest;

@@ -2,24 +2,20 @@
  * What the job processors need from the client and the output, as small interfaces. The worker
  * runner adapts the real modules (src/api, src/output) to them; tests can pass the real ones too.
  */
-// The shapes exchanged with output are stated in src/types.ts; only the published manifest's format
-// is output's own, read through its DuckDB-free catalog face.
+// The shapes exchanged with output are output's own, read through its DuckDB-free faces: the
+// published manifest's (catalog) and a staged part's (staged-part).
 import type { Manifest } from '../../output/catalog/index.js';
-import type { Company } from '../record/index.js';
 import type {
   CarryOverRequest,
   CarryOverResult,
-  DatasetName,
-  OutputFormat,
-  PartPointer,
   PartWriter,
-  RateLimitState,
-  RowText,
-  SegmentOutcome,
-  SegmentRequest,
+  PieceOutcome,
+  PieceRequest,
   StagedPart,
   WrittenPrefix,
-} from '../../types.js';
+} from '../../output/staged-part/index.js';
+import type { Company } from '../record/index.js';
+import type { DatasetName, OutputFormat, PartPointer, RateLimitState, RowText } from '../../types.js';
 
 /** The rows of one response, streamed: memory stays flat whatever the company's size. */
 export interface PartResponse {
@@ -49,11 +45,22 @@ export interface PartFetcher {
 
 export type { StagedPart };
 
-/** Converts a segment of a part being staged (output/convert/early-segments.ts), in a control worker. */
-export type SegmentConverter = (req: SegmentRequest) => Promise<SegmentOutcome>;
+/** Converts a piece of a part being staged (src/output/staged-part), in a control worker. */
+export type PieceConverter = (req: PieceRequest) => Promise<PieceOutcome>;
 
-/** Removes what a segment's job would have read (its uncompressed file) when it skips the segment unread. */
-export type SegmentDiscarder = (req: SegmentRequest) => Promise<void>;
+/** Removes what a piece's job would have read (its uncompressed file) when it skips the piece unread. */
+export type PieceDiscarder = (req: PieceRequest) => Promise<void>;
+
+/** The pipeline's view of a staged part (src/output/staged-part): staging one, its size, its pieces. */
+export interface StagedPartPorts {
+  createWriter: PartWriterFactory;
+  /** Size of a staged part under a root (local file or stored object), null when absent. @defaultValue a local stat */
+  bytes?: (root: string, file: string) => Promise<number | null>;
+  /** Converts pieces of parts being staged. @defaultValue none: their jobs are skipped */
+  convertPiece?: PieceConverter;
+  /** Removes a piece's uncompressed file when its job skips it unread. @defaultValue none */
+  discardPiece?: PieceDiscarder;
+}
 
 export interface PartWriterRequest {
   root: string;
@@ -64,18 +71,18 @@ export interface PartWriterRequest {
   /** When the request was sent (ISO): the `_fetched_at` lineage column. */
   fetchedAt: string;
   /**
-   * Rows per segment converted while staging: each segment's rows also go uncompressed into a
-   * file of their own under a local root (PartWriterOptions.plainSegmentRows). @defaultValue none
+   * Rows per piece converted while staging: each piece's rows also go uncompressed into a file of
+   * their own under a local root (PartWriterOptions.pieceRows). @defaultValue none
    */
-  plainSegmentRows?: number;
+  pieceRows?: number;
   /**
-   * With `plainSegmentRows`: segments' rows are not gzipped too (PartWriterOptions
-   * segmentsOutsideGzip): the part is published as Parquet alone. @defaultValue false
+   * With `pieceRows`: the pieces' rows are not gzipped too (PartWriterOptions): the part is
+   * published as Parquet alone. @defaultValue false
    */
-  segmentsOutsideGzip?: boolean;
+  piecesOutsideGzip?: boolean;
 }
 
-export type { SegmentOutcome, SegmentRequest, WrittenPrefix };
+export type { PieceOutcome, PieceRequest, WrittenPrefix };
 
 export type PartWriterFactory = (req: PartWriterRequest) => PartWriter;
 
@@ -105,7 +112,7 @@ export interface PublishRequest {
 export interface ReusePorts {
   /** The manifest of a published snapshot under `root` (cached); rejects when it is not there. */
   previousManifest(root: string, snapshotId: string): Promise<Manifest>;
-  /** Copies an archived part to this snapshot's staging and checks it (output/publish/carry-over.ts). */
+  /** Copies an archived part to this snapshot's staging and checks it (output/staged-part/carry-over.ts). */
   carryOver(root: string, req: CarryOverRequest): Promise<CarryOverResult>;
   /** Whether published files are there at their manifest's size (a stat or HEAD each, no bytes read). */
   checkSourceFiles(root: string, files: readonly { path: string; bytes: number }[]): Promise<CarryOverResult>;

@@ -133,7 +133,7 @@ const loadSnapshotSchema = z.strictObject({
   outDir: z.string().min(1, 'must be the output root'),
 });
 
-const convertSegmentSchema = z
+const convertPieceSchema = z
   .strictObject({
     v: z.literal(1, 'must be 1 (payload version)'),
     snapshotId: z.string().regex(SNAPSHOT_ID_PATTERN, 'must be a snapshot id'),
@@ -148,7 +148,7 @@ const convertSegmentSchema = z
     cut: z.strictObject({ offset: count, end: count, row: count, rows: count }),
     fields: z.strictObject({ names: z.array(z.string()), kinds: z.array(count) }),
     maxLineChars: count,
-    /** Size of the segment's uncompressed file (plainSegmentPath), when the part writer wrote one. */
+    /** Size of the piece's uncompressed file (src/output/staged-part/layout.ts), when the part writer wrote one. */
     plainBytes: count.optional(),
     /** The rows are in that file only (staged outside the gzip): `cut` names no bytes. */
     plainOnly: z.literal(true).optional(),
@@ -171,7 +171,7 @@ const convertSegmentSchema = z
   .refine((p) => p.plainOnly !== true || p.plainBytes !== undefined, 'plainOnly: needs plainBytes');
 
 export type ExportPartPayload = z.infer<typeof exportPartSchema>;
-export type ConvertSegmentPayload = z.infer<typeof convertSegmentSchema>;
+export type ConvertPiecePayload = z.infer<typeof convertPieceSchema>;
 export type PublishSnapshotPayload = z.infer<typeof publishSnapshotSchema>;
 export type NightlyTriggerPayload = z.infer<typeof nightlyTriggerSchema>;
 export type LoadSnapshotPayload = z.infer<typeof loadSnapshotSchema>;
@@ -193,9 +193,10 @@ export const PUBLISH_SNAPSHOT = jobType(
 );
 /** What the nightly job scheduler produces: enqueues `nightly-YYYY-MM-DD`. */
 export const NIGHTLY_TRIGGER = jobType('nightly-trigger', 'snapshots', nightlyTriggerSchema, controlRetries);
-/** Rows of a big part converted while the part is still staged (early-segments.ts). One try: a
- * segment that fails is converted at publish instead. */
-export const CONVERT_SEGMENT = jobType('convert-segment', 'snapshots', convertSegmentSchema, (s) => ({
+/** A piece of a big part (rows of whole row groups) converted while the part is still staged
+ * (src/output/staged-part/parquet/convert-piece.ts). One try: a piece that fails is converted at
+ * publish instead. Its wire name is the older version's, so its queued jobs still run. */
+export const CONVERT_PIECE = jobType('convert-segment', 'snapshots', convertPieceSchema, (s) => ({
   attempts: 1,
   ...retention(s),
 }));
@@ -213,7 +214,7 @@ export const JOB_TYPES = [
   EXPORT_PART,
   PUBLISH_SNAPSHOT,
   NIGHTLY_TRIGGER,
-  CONVERT_SEGMENT,
+  CONVERT_PIECE,
   LOAD_SNAPSHOT,
 ] as const;
 export type JobName = (typeof JOB_TYPES)[number]['name'];
@@ -222,11 +223,11 @@ export const JOB_NAMES: readonly JobName[] = JOB_TYPES.map((t) => t.name);
 export const EXPORT_PART_JOB = EXPORT_PART.name;
 export const PUBLISH_SNAPSHOT_JOB = PUBLISH_SNAPSHOT.name;
 export const NIGHTLY_TRIGGER_JOB = NIGHTLY_TRIGGER.name;
-export const CONVERT_SEGMENT_JOB = CONVERT_SEGMENT.name;
+export const CONVERT_PIECE_JOB = CONVERT_PIECE.name;
 export const LOAD_SNAPSHOT_JOB = LOAD_SNAPSHOT.name;
 
 export const parseExportPartPayload = EXPORT_PART.parse;
 export const parsePublishSnapshotPayload = PUBLISH_SNAPSHOT.parse;
 export const parseNightlyTriggerPayload = NIGHTLY_TRIGGER.parse;
-export const parseConvertSegmentPayload = CONVERT_SEGMENT.parse;
+export const parseConvertPiecePayload = CONVERT_PIECE.parse;
 export const parseLoadSnapshotPayload = LOAD_SNAPSHOT.parse;

@@ -10,35 +10,42 @@
  *
  * Layout, beside the staged part `<root>/_staging/<id>/<dataset>/<TICKER>.ndjson.gz`:
  *   <root>/_staging/<id>/_segments/<dataset>/<TICKER>/<staging id>-<skip>-<take>.parquet (+ .json)
- * and, while the segment waits for its conversion, its rows uncompressed (plain-segments.ts) in
+ * and, while the segment waits for its conversion, its rows uncompressed (writer/plain-pieces.ts) in
  *   <root>/_staging/<id>/_segments/<dataset>/<TICKER>/<staging id>-<skip>-<take>.ndjson
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { baseSchema } from '../../datasets/index.js';
-import { coerceError } from '../../errors.js';
-import type { DatasetName, SegmentOutcome, SegmentRequest } from '../../types.js';
-import { convertSelect, maxLineBytesFor, type ConvertInput, type ConvertSource } from './convert-sql.js';
-import { openDuck, parquetCodec, sqlString, type DuckDbOptions, type ParquetCompression } from './duckdb.js';
+import { baseSchema } from '../../../datasets/index.js';
+import { coerceError } from '../../../errors.js';
+import type { DatasetName } from '../../../types.js';
 import {
-  mergeFieldKinds,
+  convertSelect,
+  extraFieldNames,
+  maxLineBytesFor,
+  openDuck,
+  parquetCodec,
+  sqlString,
+  type ConvertInput,
+  type ConvertSource,
+  type DuckDbOptions,
+  type ParquetCompression,
+} from '../../convert/index.js';
+import { copyRanges, writeFileAtomic } from '../../storage/index.js';
+import type { PieceOutcome as SegmentOutcome, PieceRequest as SegmentRequest } from '../types.js';
+import { mergeFieldKinds } from '../field-kinds.js';
+import {
+  fieldsSidecarPath,
+  pieceConversionPaths,
   plainSegmentPath,
   segmentMetaPath,
-  readFieldsSidecar,
   segmentsDir,
-  DEFAULT_ROW_GROUP_ROWS,
-  type SegmentFile,
-} from '../staging/index.js';
-import { copyRanges, writeFileAtomic } from '../storage/index.js';
-import { fieldsSidecarPath } from '../catalog/index.js';
-import { extraFieldNames } from './schema-registry.js';
-
-export type { SegmentFile, SegmentOutcome, SegmentRequest };
-export { segmentsDir };
+} from '../layout.js';
+import { readFieldsSidecar } from '../sidecar.js';
+import { DEFAULT_ROW_GROUP_ROWS, type SegmentFile } from '../row-cuts.js';
 
 /** How segments are converted: as publishing converts (publish.ts PublishOptions). */
-export interface SegmentSettings {
+export interface PieceSettings {
   /** @defaultValue DEFAULT_ROW_GROUP_ROWS */
   rowGroupRows?: number;
   /** @defaultValue 'zstd' */
@@ -102,9 +109,9 @@ export function copyStatement(
  * Converts one segment. Never throws for what publishing can redo (a file gone, a value that does
  * not fit, bytes not there yet): it says why it skipped. Writes the Parquet file, then its meta.
  */
-export async function convertSegment(
+export async function convertPiece(
   req: SegmentRequest,
-  settings: SegmentSettings = {},
+  settings: PieceSettings = {},
 ): Promise<SegmentOutcome> {
   const started = Date.now();
   const s = {
@@ -113,13 +120,13 @@ export async function convertSegment(
     duckdb: settings.duckdb ?? {},
   };
   const plain = plainSegmentPath(req.finalFile, req.stagingId, req.skip, req.take);
-  const dir = segmentsDir(req.finalFile);
-  const name = `${req.stagingId}-${req.skip}-${req.take}`;
-  const scratch = join(dir, `${name}.ndjson.gz`);
-  const tmp = join(dir, `${name}.parquet.tmp`);
-  const path = join(dir, `${name}.parquet`);
-  const spill = join(dir, `${name}.duckdb_tmp`);
-  // The plain file goes whatever happens: converted, skipped or failed (plain-segments.ts
+  const {
+    parquet: path,
+    tmp,
+    scratch,
+    spill,
+  } = pieceConversionPaths(req.finalFile, req.stagingId, req.skip, req.take);
+  // The plain file goes whatever happens: converted, skipped or failed (writer/plain-pieces.ts
   // ownership); unless it holds the only copy of the rows (plainOnly): then it stays until the
   // publish, which converts it again if the kinds of later rows or parts made this Parquet stale.
   const leftovers = req.plainOnly === true ? [scratch, tmp, spill] : [plain, scratch, tmp, spill];

@@ -4,22 +4,30 @@
  * build folder that publish.ts renames into the Hive layout when every file is complete. Each
  * file is converted by convert-file.ts.
  */
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from '../../log.js';
-import { coerceError, OutputError } from '../../errors.js';
-import type { DatasetName, OutputFormat } from '../../types.js';
-import { maxLineBytesFor, ndjsonSelect, type ConvertInput, type ConvertSource } from './convert-sql.js';
+import type { Logger } from '../../../log.js';
+import { coerceError, OutputError } from '../../../errors.js';
+import type { DatasetName, OutputFormat } from '../../../types.js';
+import {
+  finishFile,
+  maxLineBytesFor,
+  ndjsonSelect,
+  sqlString,
+  type BuiltFile,
+  type ConvertInput,
+  type ConvertSource,
+  type DuckSession,
+  type ParquetCompression,
+} from '../../convert/index.js';
 import { convertFile } from './convert-file.js';
-import { writeWholeText } from './whole-text.js';
-import { sqlString, type DuckSession, type ParquetCompression } from './duckdb.js';
+import { writeWholeText } from './all-rows-text.js';
 import { nextSlice, sliceCompanies, type Cursor, type FileSlice, type PlannedPart } from './file-plan.js';
-import { concatFiles, fsyncFile, hashFile } from '../storage/index.js';
-import { dataFileName } from '../catalog/index.js';
-import { conversionSignature } from './early-segments.js';
-import { joinedMembers, usableSegments, type SegmentFile } from '../staging/index.js';
-import { hasPeriodEnd, type DatasetSchema } from '../../datasets/index.js';
-import type { FileCompany } from '../catalog/index.js';
+import { concatFiles } from '../../storage/index.js';
+import { dataFileName } from '../../catalog/index.js';
+import { conversionSignature } from './convert-piece.js';
+import { joinedMembers, usableSegments, type SegmentFile } from '../row-cuts.js';
+import { hasPeriodEnd, type DatasetSchema } from '../../../datasets/index.js';
 
 export interface DatasetWriteOptions {
   dataset: DatasetName;
@@ -48,25 +56,12 @@ export interface DatasetWriteOptions {
   logger: Logger;
 }
 
-export interface BuiltFile {
-  /** File name inside the partition folder. */
-  name: string;
-  format: OutputFormat;
-  rows: number;
-  bytes: number;
-  sha256: string;
-  min_period_end?: string | null;
-  max_period_end?: string | null;
-  /** The companies of the file (parts with a ticker only). */
-  companies?: FileCompany[];
-}
-
 export interface DatasetWriteResult {
   files: BuiltFile[];
   rows: number;
   /** Files that needed the tolerant conversion (a value did not fit its column; kept in `_extra`). */
   tolerantFiles: { file: string; reason: string }[];
-  /** Segments converted while staging that went into the files (early-segments.ts). */
+  /** Segments converted while staging that went into the files (convert-piece.ts). */
   segmentsUsed: number;
 }
 
@@ -303,19 +298,4 @@ function maxLineBytesOf(
   let max = 0;
   for (const f of files) max = Math.max(max, maxLineBytesFor(lineChars.get(f)));
   return max;
-}
-
-/** Fsyncs a built file and records its size and sha256. */
-export async function finishFile(
-  path: string,
-  name: string,
-  format: OutputFormat,
-  rows: number,
-  dates: Pick<BuiltFile, 'min_period_end' | 'max_period_end' | 'companies'>,
-): Promise<BuiltFile> {
-  await fsyncFile(path);
-  const { sha256, bytes } = await hashFile(path);
-  const size = (await stat(path)).size;
-  if (size !== bytes) throw new OutputError('OUTPUT_FAILED', `${path} changed while it was hashed`);
-  return { name, format, rows, bytes, sha256, ...dates };
 }

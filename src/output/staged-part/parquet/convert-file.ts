@@ -3,19 +3,25 @@
  * ranges on several sessions at once whose files are concatenated without re-encoding
  * (parquet-concat.ts). Strict first; when a value does not fit its column, the whole file again in
  * one tolerant COPY that keeps such values in `_extra`. Rows staged outside the gzip that no
- * segment holds usably are read from their plain files (whole-text.ts).
+ * segment holds usably are read from their plain files (all-rows-text.ts).
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Logger } from '../../log.js';
-import { coerceError, OutputError } from '../../errors.js';
-import type { DatasetName } from '../../types.js';
-import type { ConvertInput, ConvertMode, ConvertSource } from './convert-sql.js';
-import type { DuckSession, ParquetCompression } from './duckdb.js';
-import { copyStatement } from './early-segments.js';
-import { memberCut, rowRanges, SKIP_COST, type MemberStart } from '../staging/index.js';
-import { copyRanges } from '../storage/index.js';
-import { concatParquet } from './parquet-concat.js';
+import type { Logger } from '../../../log.js';
+import { coerceError, OutputError } from '../../../errors.js';
+import type { DatasetName } from '../../../types.js';
+import {
+  concatParquet,
+  type ConvertInput,
+  type ConvertMode,
+  type ConvertSource,
+  type DuckSession,
+  type ParquetCompression,
+} from '../../convert/index.js';
+import { copyStatement } from './convert-piece.js';
+import { memberCut, rowRanges, SKIP_COST } from '../row-cuts.js';
+import type { MemberStart } from '../sidecar.js';
+import { copyRanges } from '../../storage/index.js';
 
 export interface ConvertFileOptions {
   /** Schema, kinds and extra fields of the dataset (the mode is chosen here). */
@@ -35,7 +41,7 @@ export interface ConvertFileOptions {
   rowGroupRows: number;
   /**
    * Parquet files already holding some of the file's rows, converted by the same strict statement
-   * while the parts were staged (early-segments.ts): rows [skip, skip + take) of `source.file`,
+   * while the parts were staged (convert-piece.ts): rows [skip, skip + take) of `source.file`,
    * in order, disjoint, inside the file. Only the rows between and around them are converted
    * here. @defaultValue none
    */
@@ -49,7 +55,7 @@ export interface ConvertFileOptions {
   holes?: readonly { skip: number; take: number }[];
   /**
    * Writes every row of `source.file`'s numbering, holes included, as staged gzip text into the
-   * given path (whole-text.ts); resolves false when some rows are no longer there.
+   * given path (all-rows-text.ts); resolves false when some rows are no longer there.
    * @defaultValue none: a file with holes that must be converted from every row fails
    */
   wholeText?: (to: string) => Promise<boolean>;

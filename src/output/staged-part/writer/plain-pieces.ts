@@ -1,6 +1,6 @@
 /**
  * Each segment's rows, uncompressed, in a file of their own while a part is staged: the part writer
- * hands this the same line chunks it gzips, and the segment's conversion (early-segments.ts) reads
+ * hands this the same line chunks it gzips, and the segment's conversion (parquet/convert-piece.ts) reads
  * the plain file instead of cutting and decompressing the gzip members (~0.2 CPU s less per
  * 98,304 facts rows, docs/decisions.md "segments from uncompressed files"). Best effort: a file
  * that fails, or one past the cap of files waiting, is simply not there, and the segment is read
@@ -9,7 +9,7 @@
  * Ownership: a file belongs to the writer until the segment is queued (take()); then to the
  * conversion, which removes it. finish() removes the files never taken; abort() every file.
  *
- * `required` (a part staged with `segmentsOutsideGzip`): the files ARE the segments' rows, not a
+ * `required` (a part staged with `piecesOutsideGzip`): the files ARE the segments' rows, not a
  * copy. A write error fails the part (onError); the first segment that gets no file (the cap)
  * ends the files: write() says where in the chunk, and every row from there goes to the gzip
  * tail. finish() keeps every file (the conversion removes a file only once converted; publish
@@ -17,30 +17,10 @@
  */
 import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import type { PlainSegment } from '../../types.js';
+import { dirname } from 'node:path';
+import type { PlainPiece } from '../types.js';
+import { plainSegmentPath, segmentMetaPath } from '../layout.js';
 import type { ChunkLease } from './chunk-pool.js';
-
-/** The folder holding the segments (and their plain files) of the staged part at `stagedFile`. */
-export function segmentsDir(stagedFile: string): string {
-  const datasetDir = dirname(stagedFile);
-  return join(
-    dirname(datasetDir),
-    '_segments',
-    basename(datasetDir),
-    basename(stagedFile).replace(/\.ndjson\.gz$/, ''),
-  );
-}
-
-/** The uncompressed rows [skip, skip + take) of staging attempt `stagingId` of the part at `finalFile`. */
-export function plainSegmentPath(finalFile: string, stagingId: string, skip: number, take: number): string {
-  return join(segmentsDir(finalFile), `${stagingId}-${skip}-${take}.ndjson`);
-}
-
-/** The meta a converted segment writes beside its Parquet (early-segments.ts), named like its plain file. */
-export function segmentMetaPath(plainFile: string): string {
-  return plainFile.replace(/\.ndjson$/, '.json');
-}
 
 /**
  * Plain files written and not yet converted, per part, before the next segment gets none (its
@@ -224,7 +204,7 @@ export class PlainSegmentFiles {
    * The plain file of the segment starting at row `skip`, handed over to its conversion (which
    * removes it); 'pending' while its bytes are still being written; undefined when it has none.
    */
-  take(skip: number): PlainSegment | 'pending' | undefined {
+  take(skip: number): PlainPiece | 'pending' | undefined {
     const e = this.entries.find((x) => x.skip === skip);
     if (e === undefined) return undefined;
     if (e.state === 'writing' || e.state === 'closing') return 'pending';

@@ -4,7 +4,7 @@
  * a file is split across several. Sizes are predicted from the staged bytes and the ratio of
  * output bytes to staged bytes measured on the files already written (adaptive, deterministic).
  */
-import type { SegmentFile } from '../staging/index.js';
+import type { SegmentFile } from '../row-cuts.js';
 
 export interface PlannedPart {
   /** Absolute path of the staged file. */
@@ -28,14 +28,14 @@ export interface PlannedPart {
   unsplittable?: readonly { skip: number; take: number }[] | undefined;
   /**
    * The plain files holding rows [0, gzipFrom) in row order, each with its complete size: read
-   * when the file must be converted from every row (whole-text.ts). @defaultValue none
+   * when the file must be converted from every row (all-rows-text.ts). @defaultValue none
    */
   plainText?: readonly { path: string; bytes: number }[] | undefined;
   /** Longest staged line in UTF-16 code units; undefined when unknown. */
   maxLineChars?: number | undefined;
   /** Where the staged file's gzip members after the first start: row and byte offset. */
   members?: readonly { row: number; offset: number }[] | undefined;
-  /** Row ranges of the part converted while it was staged (early-segments.ts). */
+  /** Row ranges of the part converted while it was staged (convert-piece.ts). */
   segments?: readonly SegmentFile[] | undefined;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Every row of an output file as staged text, for a conversion that must read them all when some
- * were staged outside the gzip (part-writer.ts `segmentsOutsideGzip`): a value that does not fit
+ * were staged outside the gzip (part-writer.ts `piecesOutsideGzip`): a value that does not fit
  * its column (the tolerant conversion reads every row), a segment whose Parquet does not convert
  * or does not join. Each such part's segments are still in their plain files until the publish;
  * here they are gzipped in front of the part's own bytes, so the file reads like a part staged

@@ -8,7 +8,7 @@ import { OutputError, StorageError } from '../../errors.js';
 import type { PartPointer } from '../../types.js';
 import type { FieldKinds } from './field-kinds.js';
 import { hashFile, isAbsent, retryRead, type ReadRetryOptions } from '../storage/index.js';
-import { fieldsSidecarPath } from '../catalog/index.js';
+import { fieldsSidecarPath } from './layout.js';
 import { readFieldsSidecar, scanFieldKinds, type MemberStart, type SegmentRows } from './sidecar.js';
 
 export interface CheckedPart {

@@ -3,107 +3,41 @@
  * chunk of lines, whatever the part's size. Written under a temporary name and renamed into
  * place by finish(), so a retried or crashed attempt never leaves half a file under the final name.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { open, rename, rm, unlink } from 'node:fs/promises';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
-import { Transform, type TransformOptions } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { createGzip, type Gzip, type ZlibOptions } from 'node:zlib';
-import { coerceError, InputError, OutputError } from '../../errors.js';
-import type {
-  DatasetName,
-  PartWriter,
-  PlainSegment,
-  RowText,
-  StagedPart,
-  WrittenPrefix,
-} from '../../types.js';
-import { FieldTracker } from './field-kinds.js';
-import { fsyncDir, fsyncFile } from '../storage/index.js';
-import { lineageSuffix, rowToJson, withSuffix } from './json-line.js';
-import {
-  assertDataset,
-  assertSnapshotId,
-  fieldsSidecarPath,
-  stagedPartRelPath,
-  toPosix,
-} from '../catalog/index.js';
-import { RESERVED_NAMES } from '../../datasets/index.js';
-import { writeFieldsSidecar } from './sidecar.js';
+import type { TransformOptions } from 'node:stream';
+import type { ZlibOptions } from 'node:zlib';
+import { coerceError, InputError, OutputError } from '../../../errors.js';
+import type { RowText } from '../../../types.js';
+import type { PartWriter, PlainPiece, StagedPart, WrittenPrefix } from '../types.js';
+import { FieldTracker } from '../field-kinds.js';
+import { fsyncDir, fsyncFile } from '../../storage/index.js';
+import { isoOf, lineageSuffix, parseAscii, renameReserved, rowToJson, withSuffix } from './json-line.js';
+import { localFault } from './local-fault.js';
+import type { PartWriterOptions } from './options.js';
+import { assertDataset, assertSnapshotId, toPosix } from '../../catalog/index.js';
+import { fieldsSidecarPath, plainSegmentPath, stagedPartRelPath } from '../layout.js';
+import { RESERVED_NAMES } from '../../../datasets/index.js';
+import { writeFieldsSidecar } from '../sidecar.js';
 import { ChunkPool, type ChunkLease } from './chunk-pool.js';
+import { GzipMembers } from './gzip-members.js';
 import {
   BACKLOG_BYTES,
   MAX_WAITING_OUTSIDE_GZIP,
   MAX_WAITING_PLAIN_FILES,
   PlainSegmentFiles,
   type KeptSegment,
-  plainSegmentPath,
-} from './plain-segments.js';
+} from './plain-pieces.js';
 
-export interface Lineage {
-  snapshotId: string;
-  /** When the API request was sent: ISO-8601 string, Date or epoch ms. */
-  fetchedAt: string | Date | number;
-  /** Company key the exporter asked for (ticker or CIK). */
-  requestedTicker: string;
-}
-
-export interface PartWriterOptions {
-  /** Output root (the snapshot's `--out` directory). */
-  root: string;
-  snapshotId: string;
-  dataset: DatasetName;
-  /** Company key; names the staged file `<TICKER>.ndjson.gz`. */
-  ticker: string;
-  lineage: Lineage;
-  /**
-   * gzip level of the staged file. Staged files are transient (deleted once the snapshot is
-   * published), so speed wins over size. @defaultValue 1
-   */
-  gzipLevel?: number;
-  /** Serialised bytes buffered before one gzip write. @defaultValue 262144 */
-  chunkBytes?: number;
-  /**
-   * Uncompressed bytes per gzip member. The file is one gzip stream to any reader (members
-   * concatenate); the sidecar records where each member starts and at which row, so publishing
-   * can convert a row range from its own bytes instead of decompressing everything before it.
-   * @defaultValue 8388608 (8 MiB: ~8,000 facts rows, ~0.8 MB compressed)
-   */
-  memberBytes?: number;
-  /**
-   * Rows per segment converted while staging (early-segments.ts): when set, each segment's lines
-   * also go, uncompressed, into a file of their own for its conversion (plain-segments.ts).
-   * @defaultValue none: the gzip part only
-   */
-  plainSegmentRows?: number;
-  /**
-   * Plain files written and not yet converted before the next segment gets none.
-   * @defaultValue MAX_WAITING_PLAIN_FILES (2)
-   */
-  maxWaitingPlainFiles?: number;
-  /**
-   * With `plainSegmentRows`: a segment's rows go to its plain file ONLY, not to the gzip part
-   * (a part published as Parquet alone: the segment's Parquet replaces them). From the first
-   * segment that gets no plain file on, every row goes to the gzip, which then holds the part's
-   * rows from that row on (the sidecar's `gzip_from`). docs/internals/output.md "What a staged part is".
-   * @defaultValue false: the gzip holds every row
-   */
-  segmentsOutsideGzip?: boolean;
-}
-
+export type { Lineage, PartWriterOptions } from './options.js';
+export { localFault } from './local-fault.js';
 export type { PartWriter, StagedPart, WrittenPrefix };
 
 export function createPartWriter(opts: PartWriterOptions): PartWriter {
   return new NdjsonPartWriter(opts);
-}
-
-function isoOf(value: string | Date | number, what: string): string {
-  const d = value instanceof Date ? value : new Date(value);
-  if (Number.isNaN(d.getTime()))
-    throw new InputError(`${what} ${JSON.stringify(value)} is not a valid timestamp`);
-  return d.toISOString();
 }
 
 const HIGH_WATER_MARK = 1 << 20;
@@ -125,30 +59,17 @@ class NdjsonPartWriter implements PartWriter {
   private readonly finalPath: string;
   private readonly tmpPath: string;
   readonly stagingId: string;
-  private readonly file: WriteStream;
   private readonly suffix: string;
   private readonly suffixBytes: Buffer;
   private readonly chunkBytes: number;
   private readonly pool: ChunkPool;
   private readonly tracker = new FieldTracker();
-  /** The member being written; members after the first wait in `queued` for their turn. */
-  private gzip: Gzip;
-  private readonly gzipOptions: ZlibOptions & TransformOptions;
-  private readonly tap: Transform;
-  private readonly queued: Gzip[] = [];
+  /** The gzip members in the temporary file. */
+  private readonly members: GzipMembers;
   private readonly memberBytes: number;
-  /** Uncompressed bytes written to the current member. */
-  private memberIn = 0;
-  /** Compressed bytes of each finished member, in order. */
-  private readonly memberSizes: number[] = [];
-  /** First row of each member after the first. */
-  private readonly memberRows: number[] = [];
   /** Rows whose lines went to gzip; `bufRows` are in `buf`. */
   private flushedRows = 0;
   private bufRows = 0;
-  private readonly done: Promise<void>;
-  private readonly hash = createHash('sha256');
-  private bytes = 0;
   /**
    * Lines are encoded straight into this Buffer (`buf.write`), one fresh Buffer per gzip write:
    * concatenating lines into a string and letting the stream encode it cost ~14 µs per facts row
@@ -168,7 +89,7 @@ class NdjsonPartWriter implements PartWriter {
   private cuts: number[] = [];
   private nextCut = Infinity;
   /**
-   * First row the gzip holds: 0, or with `segmentsOutsideGzip` undefined while rows go to the
+   * First row the gzip holds: 0, or with `piecesOutsideGzip` undefined while rows go to the
    * segments' files only, then the first row of the first segment that got no file.
    */
   private gzipFrom: number | undefined = 0;
@@ -219,25 +140,14 @@ class NdjsonPartWriter implements PartWriter {
       chunkSize: 64 * 1024,
       writableHighWaterMark: HIGH_WATER_MARK,
     };
-    this.gzipOptions = gzipOptions;
     this.memberBytes = opts.memberBytes ?? 8 * 1024 * 1024;
-    this.tap = new Transform({
-      transform: (chunk: Buffer, _enc, cb) => {
-        this.hash.update(chunk);
-        this.bytes += chunk.length;
-        cb(null, chunk);
-      },
+    this.members = new GzipMembers(this.tmpPath, gzipOptions, (what, err) => {
+      this.failure ??= localFault(what, err);
+      return this.failure;
     });
-    this.file = createWriteStream(this.tmpPath);
-    this.done = pipeline(this.tap, this.file);
-    this.done.catch((err: unknown) => {
-      this.failure ??= localFault(`staging ${this.tmpPath} failed`, err);
-    });
-    this.gzip = this.newMember();
-    this.forward(this.gzip);
-    this.plainRows = opts.plainSegmentRows ?? 0;
+    this.plainRows = opts.pieceRows ?? 0;
     if (this.plainRows > 0) {
-      const outside = opts.segmentsOutsideGzip === true;
+      const outside = opts.piecesOutsideGzip === true;
       this.plain = new PlainSegmentFiles(
         this.finalPath,
         this.stagingId,
@@ -258,44 +168,9 @@ class NdjsonPartWriter implements PartWriter {
     }
   }
 
-  private newMember(): Gzip {
-    const g = createGzip(this.gzipOptions);
-    g.on('error', (err: unknown) => {
-      this.failure ??= localFault(`staging ${this.tmpPath} failed`, err);
-      this.tap.destroy(this.failure);
-    });
-    return g;
-  }
-
-  /**
-   * Sends one member's output to the file, then the next queued member's: members must not
-   * interleave. A queued member buffers its output (and applies backpressure) until its turn.
-   */
-  private forward(g: Gzip): void {
-    let size = 0;
-    g.on('data', (c: Buffer) => {
-      size += c.length;
-      if (!this.tap.write(c)) {
-        g.pause();
-        this.tap.once('drain', () => g.resume());
-      }
-    });
-    g.once('end', () => {
-      this.memberSizes.push(size);
-      const next = this.queued.shift();
-      if (next !== undefined) this.forward(next);
-      else if (this.state !== 'open') this.tap.end();
-    });
-  }
-
   /** Ends the current member and starts the next at `row` (the next row to be flushed). */
   private nextMember(row = this.flushedRows): void {
-    const prev = this.gzip;
-    this.gzip = this.newMember();
-    this.memberRows.push(row);
-    this.memberIn = 0;
-    this.queued.push(this.gzip);
-    prev.end();
+    this.members.next(row);
   }
 
   get rows(): number {
@@ -305,11 +180,11 @@ class NdjsonPartWriter implements PartWriter {
   written(): WrittenPrefix | undefined {
     if (this.state !== 'open') return undefined;
     // bytesWritten counts bytes whose write() returned: readable by any process from here on.
-    const onDisk = this.file.bytesWritten;
+    const onDisk = this.members.onDisk;
+    const { memberSizes, memberRows } = this.members;
     let bytes = 0;
     let k = 0;
-    while (k < this.memberSizes.length && bytes + this.memberSizes[k]! <= onDisk)
-      bytes += this.memberSizes[k++]!;
+    while (k < memberSizes.length && bytes + memberSizes[k]! <= onDisk) bytes += memberSizes[k++]!;
     // Rows only in segments' files count as written: their files say when they are complete (take).
     const gzipFrom = this.gzipFrom ?? this.flushedRows;
     if (k === 0 && gzipFrom === 0) return undefined;
@@ -319,9 +194,9 @@ class NdjsonPartWriter implements PartWriter {
       file: this.tmpPath,
       finalFile: this.finalPath,
       stagingId: this.stagingId,
-      rows: k === 0 ? gzipFrom : this.memberRows[k - 1]!,
+      rows: k === 0 ? gzipFrom : memberRows[k - 1]!,
       bytes,
-      members: this.memberStarts().slice(0, k),
+      members: this.members.starts().slice(0, k),
       fields,
       maxLineChars: this.maxLineChars,
       ...(gzipFrom > 0 ? { gzipFrom } : {}),
@@ -423,7 +298,7 @@ class NdjsonPartWriter implements PartWriter {
     this.buf = this.pool.take();
     this.used = 0;
     // Chunks hold whole lines, so a member starts at a row.
-    if (this.memberIn >= this.memberBytes) this.nextMember();
+    if (this.members.memberIn >= this.memberBytes) this.nextMember();
     this.noteFirstChunk(chunk.length, this.bufRows);
     this.flushedRows += this.bufRows;
     this.bufRows = 0;
@@ -432,19 +307,20 @@ class NdjsonPartWriter implements PartWriter {
     const toGzip = lines.length > 0 ? lease.hold() : undefined;
     lease.end();
     if (toGzip === undefined) return disk;
-    this.memberIn += lines.length;
-    if (this.gzip.write(lines, toGzip)) return disk;
+    this.members.memberIn += lines.length;
+    const gzip = this.members.gzip;
+    if (gzip.write(lines, toGzip)) return disk;
     const drained = new Promise<void>((resolve, reject) => {
       const onDrain = (): void => {
-        this.gzip.off('error', onError);
+        gzip.off('error', onError);
         resolve();
       };
       const onError = (err: unknown): void => {
-        this.gzip.off('drain', onDrain);
+        gzip.off('drain', onDrain);
         reject(this.failure ?? coerceError(err));
       };
-      this.gzip.once('drain', onDrain);
-      this.gzip.once('error', onError);
+      gzip.once('drain', onDrain);
+      gzip.once('error', onError);
     });
     return disk === undefined ? drained : Promise.all([drained, disk]).then(() => undefined);
   }
@@ -454,7 +330,7 @@ class NdjsonPartWriter implements PartWriter {
     const cuts = this.cuts;
     this.cuts = [];
     // Once the gzip holds the rest of a part staged outside it, no segment gets a file.
-    if (this.plain === undefined || (this.opts.segmentsOutsideGzip === true && this.gzipFrom !== undefined))
+    if (this.plain === undefined || (this.opts.piecesOutsideGzip === true && this.gzipFrom !== undefined))
       return undefined;
     return this.plain.write(chunk, cuts, lease);
   }
@@ -484,13 +360,13 @@ class NdjsonPartWriter implements PartWriter {
         if ((await fh.read(buf, 0, c.bytes, null)).bytesRead !== c.bytes)
           throw new OutputError('OUTPUT_FAILED', `staging ${this.rel}: ${file} is short`);
         if (i === chunks.length - 1) {
-          if (this.memberIn >= this.memberBytes && c.bytes > 0) this.nextMember(row);
-          this.gzip.end(buf);
+          if (this.members.memberIn >= this.memberBytes && c.bytes > 0) this.nextMember(row);
+          this.members.end(buf);
           break;
         }
-        if (this.memberIn >= this.memberBytes) this.nextMember(row);
-        this.memberIn += c.bytes;
-        if (!this.gzip.write(buf)) await once(this.gzip, 'drain');
+        if (this.members.memberIn >= this.memberBytes) this.nextMember(row);
+        this.members.memberIn += c.bytes;
+        if (!this.members.gzip.write(buf)) await once(this.members.gzip, 'drain');
         row += c.rows;
       }
     } finally {
@@ -516,7 +392,7 @@ class NdjsonPartWriter implements PartWriter {
    * The plain file of the segment starting at row `skip`, handed to its conversion, which removes
    * it; 'pending' while its last bytes are being written; undefined when it has none (or after finish).
    */
-  takePlainSegment(skip: number): PlainSegment | 'pending' | undefined {
+  takePlainPiece(skip: number): PlainPiece | 'pending' | undefined {
     if (this.state !== 'open') return undefined;
     return this.plain?.take(skip);
   }
@@ -528,28 +404,28 @@ class NdjsonPartWriter implements PartWriter {
     try {
       if (this.failure) throw this.failure;
       const last = this.buf.subarray(0, this.used);
-      if (this.memberIn >= this.memberBytes && last.length > 0) this.nextMember();
+      if (this.members.memberIn >= this.memberBytes && last.length > 0) this.nextMember();
       this.noteFirstChunk(last.length, this.bufRows);
       this.flushedRows += this.bufRows;
       this.bufRows = 0;
       this.used = 0;
       await this.writePlain(last);
       const small = this.firstChunks;
-      // The last member's end ends the file (forward()), once every member before it is written.
+      // The last member's end ends the file (GzipMembers), once every member before it is written.
       if (small !== undefined) await this.gzipFirstSegment(small);
-      else this.gzip.end(this.forGzip(last));
-      await this.done;
+      else this.members.end(this.forGzip(last));
+      await this.members.done;
       // The segments never queued (the last ones, whole or not) are converted at publish: from
       // the gzip, or (staged outside it) from their files, which are kept.
       let kept: KeptSegment[] | undefined;
       if (small !== undefined) kept = undefined;
-      else if (this.opts.segmentsOutsideGzip === true) kept = await this.plain?.keep(this.count);
+      else if (this.opts.piecesOutsideGzip === true) kept = await this.plain?.keep(this.count);
       else await this.plain?.finish();
       if (this.failure) throw this.failure;
-      if (this.memberSizes.length !== this.memberRows.length + 1)
+      if (this.members.memberSizes.length !== this.members.memberRows.length + 1)
         throw new OutputError('OUTPUT_FAILED', `staging ${this.rel}: a gzip member was not written`);
       await fsyncFile(this.tmpPath);
-      const sha256 = this.hash.digest('hex');
+      const sha256 = this.members.digest();
       const fields = this.tracker.snapshot();
       fields.names = fields.names.map((n) => (RESERVED_NAMES.has(n) ? `_api${n}` : n));
       // The sidecar goes first: a data file under its final name always has its field list.
@@ -558,14 +434,14 @@ class NdjsonPartWriter implements PartWriter {
         sha256,
         fields,
         maxLineChars: this.maxLineChars,
-        members: this.memberStarts(),
+        members: this.members.starts(),
         stagingId: this.stagingId,
         ...(kept === undefined ? {} : { gzipFrom: this.gzipFrom ?? this.count, segments: kept }),
       });
       await rename(this.tmpPath, this.finalPath);
       await fsyncDir(dirname(this.finalPath));
       this.state = 'finished';
-      return { file: toPosix(this.rel), rows: this.count, bytes: this.bytes, sha256 };
+      return { file: toPosix(this.rel), rows: this.count, bytes: this.members.bytes, sha256 };
     } catch (err: unknown) {
       await this.discard();
       this.state = 'aborted';
@@ -577,17 +453,6 @@ class NdjsonPartWriter implements PartWriter {
     }
   }
 
-  /** Where each member after the first starts: its first row and its byte offset in the file. */
-  private memberStarts(): { row: number; offset: number }[] {
-    const out: { row: number; offset: number }[] = [];
-    let offset = 0;
-    for (let i = 0; i < this.memberRows.length; i++) {
-      offset += this.memberSizes[i] ?? 0;
-      out.push({ row: this.memberRows[i] ?? 0, offset });
-    }
-    return out;
-  }
-
   async abort(): Promise<void> {
     if (this.state === 'finished' || this.state === 'aborted') return;
     this.state = 'aborted';
@@ -595,38 +460,8 @@ class NdjsonPartWriter implements PartWriter {
   }
 
   private async discard(): Promise<void> {
-    this.gzip.destroy();
-    for (const g of this.queued) g.destroy();
-    this.tap.destroy();
-    await this.done.catch(() => undefined);
+    await this.members.destroy();
     await this.plain?.abort();
     await unlink(this.tmpPath).catch(() => undefined);
   }
-}
-
-function parseAscii(text: Uint8Array): Record<string, unknown> {
-  return JSON.parse(Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('latin1')) as Record<
-    string,
-    unknown
-  >;
-}
-
-function renameReserved(row: Record<string, unknown>): Record<string, unknown> {
-  let copy: Record<string, unknown> | undefined;
-  for (const name of RESERVED_NAMES) {
-    if (Object.prototype.hasOwnProperty.call(row, name)) {
-      copy ??= { ...row };
-      copy[`_api${name}`] = copy[name];
-      delete copy[name];
-    }
-  }
-  return copy ?? row;
-}
-
-/** An OutputError naming the path and the system's reason (ENOSPC, EACCES, ENOTDIR, EROFS…). */
-export function localFault(what: string, err: unknown): OutputError {
-  const e = coerceError(err) as NodeJS.ErrnoException;
-  return new OutputError('OUTPUT_FAILED', `${what}: ${e.code ? `${e.code} ` : ''}${e.message}`, {
-    cause: err,
-  });
 }

@@ -1,5 +1,5 @@
 /**
- * The rows a part staged outside its gzip (part-writer.ts `segmentsOutsideGzip`) holds only in its
+ * The rows a part staged outside its gzip (part-writer.ts `piecesOutsideGzip`) holds only in its
  * segments. Before the dataset's files are converted, each such segment must have Parquet made
  * by the statement those files are converted with: a segment still in its plain file (its
  * conversion failed or was skipped, or never ran, like the last, partial one) is converted here.
@@ -9,23 +9,24 @@
  */
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { coerceError, OutputError } from '../../errors.js';
-import type { Logger } from '../../log.js';
+import { coerceError, OutputError } from '../../../errors.js';
+import type { Logger } from '../../../log.js';
 import {
-  copyStatement,
-  listSegments,
   maxLineBytesFor,
   sqlString,
   type ConvertInput,
   type DuckSession,
   type ParquetCompression,
-  type SegmentFile,
-} from '../convert/index.js';
-import { plainSegmentPath, type CheckedPart, type SegmentRows } from '../staging/index.js';
-import { fieldsSidecarPath } from '../catalog/index.js';
+} from '../../convert/index.js';
+import { copyStatement, listSegments } from './convert-piece.js';
+import type { CheckedPart } from '../check-staged.js';
+import type { SegmentRows } from '../sidecar.js';
+import type { SegmentFile } from '../row-cuts.js';
+import { plainSegmentPath } from '../layout.js';
+import { discardStagedPart } from '../states.js';
 
 export interface OutsideSegmentsOptions {
-  /** What the dataset's files are converted with, and its signature (early-segments.ts). */
+  /** What the dataset's files are converted with, and its signature (convert-piece.ts). */
   input: Omit<ConvertInput, 'mode'>;
   signature: string;
   duck: DuckSession;
@@ -119,15 +120,9 @@ async function convertPlain(
  */
 async function lostRows(part: CheckedPart, g: SegmentRows, why: string): Promise<OutputError> {
   const label = `${part.pointer.dataset}/${part.pointer.ticker}`;
-  await removeStagedPart(part.path);
+  await discardStagedPart(part.path);
   return new OutputError(
     'OUTPUT_FAILED',
     `part ${label}: rows [${g.skip}, ${g.skip + g.take}) were staged outside its gzip, in a segment, and ${why}; its staged file is removed, so a retried snapshot (--retry) fetches the part again, staged whole`,
   );
-}
-
-/** Removes a staged part and its sidecar: its job's pointer no longer matches, so it is fetched again. */
-export async function removeStagedPart(path: string): Promise<void> {
-  await rm(path, { force: true });
-  await rm(fieldsSidecarPath(path), { force: true });
 }

@@ -9,7 +9,6 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StorageError } from '../../errors.js';
-import type { CarryOverRequest, CarryOverResult } from '../../types.js';
 import {
   hashFile,
   LocalStorage,
@@ -18,9 +17,22 @@ import {
   retryRead,
   type Storage,
 } from '../storage/index.js';
-import { fieldsSidecarPath, toPosix } from '../catalog/index.js';
+import { toPosix } from '../catalog/index.js';
+import { fieldsSidecarPath } from './layout.js';
 
-export type { CarryOverRequest, CarryOverResult };
+/** Carrying a part over from an earlier published snapshot into this one's staging. */
+export interface CarryOverRequest {
+  /** Archive key of the earlier part (manifest part `archive`). */
+  archive: string;
+  bytes: number;
+  sha256: string;
+  /** This snapshot's staged part key. */
+  to: string;
+  /** Parent of the temp copy. @defaultValue os.tmpdir() */
+  tmpDir?: string;
+}
+
+export type CarryOverResult = { ok: true } | { ok: false; reason: string };
 
 export async function carryOverPart(storage: Storage, r: CarryOverRequest): Promise<CarryOverResult> {
   if (storage instanceof LocalStorage) return carryOverLocal(storage, r);

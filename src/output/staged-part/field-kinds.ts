@@ -3,9 +3,10 @@
  * few nanoseconds per field), so publishing knows every field name and how to read and type it
  * without another pass over the staged rows.
  */
-import { Kind, type FieldKinds } from '../../types.js';
+import { Kind } from '../../types.js';
+import type { FieldKinds } from './types.js';
 
-/** Stated once in src/types.ts (the pipeline's ports and the client's compact rows use them too). */
+/** Kind is stated once in src/types.ts (the client's compact rows use it too). */
 export { Kind, type FieldKinds };
 
 const KIND_NAMES = Object.keys(Kind) as (keyof typeof Kind)[];

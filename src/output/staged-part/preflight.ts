@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { localFault } from './part-writer.js';
+import { localFault } from './writer/index.js';
 import { checkStorage, type S3Settings, isS3Root } from '../storage/index.js';
 
 /** Either preflight, by the root's kind: a bucket gets checkStorage (bucket, credentials, endpoint). */
