@@ -46,7 +46,7 @@ export interface PartWriterOptions {
    * With `pieceRows`: a segment's rows go to its plain file ONLY, not to the gzip part
    * (a part published as Parquet alone: the segment's Parquet replaces them). From the first
    * segment that gets no plain file on, every row goes to the gzip, which then holds the part's
-   * rows from that row on (the sidecar's `gzip_from`). docs/output.md "What a staged part is".
+   * rows from that row on (the sidecar's `gzip_from`). docs/internals/output.md "What a staged part is".
    * @defaultValue false: the gzip holds every row
    */
   piecesOutsideGzip?: boolean;
