@@ -1,20 +1,28 @@
 /**
  * `npm run bench`: runs every benchmark module and prints one table of the project's headline
- * figures, each with its target. `npm run bench -- NAME…` runs only the named modules. Exits 1
+ * figures, each with its target. `npm run bench -- NAME…` runs only the modules whose file names
+ * start with NAME (bench/*.bench.ts and one folder down, e.g. bench/warehouse/load.bench.ts). Exits 1
  * when a module throws or a figure misses its target; `-- --advisory` reports misses only.
  */
 import { readdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BenchModule, BenchResult } from './support/types.js';
 import { benchVerdict, formatValue, parseBenchArgs, type FailedModule } from './support/verdict.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { advisory, only } = parseBenchArgs(process.argv.slice(2));
-const modules = (await readdir(here))
+// Modules sit in bench/ or one folder down by role (bench/warehouse/); selected by file name.
+const entries = await readdir(here, { withFileTypes: true });
+const nested = await Promise.all(
+  entries
+    .filter((e) => e.isDirectory() && e.name !== 'support')
+    .map(async (e) => (await readdir(join(here, e.name))).map((f) => join(e.name, f))),
+);
+const modules = [...entries.filter((e) => e.isFile()).map((e) => e.name), ...nested.flat()]
   .filter((f) => f.endsWith('.bench.ts'))
-  .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
-  .sort();
+  .filter((f) => only.length === 0 || only.some((o) => basename(f).startsWith(o)))
+  .sort((a, b) => basename(a).localeCompare(basename(b)));
 
 if (modules.length === 0) throw new Error(`bench: no module matches ${only.join(', ')}`);
 const results: BenchResult[] = [];

@@ -20,5 +20,5 @@ export interface BenchResult {
   whenMissed?: string;
 }
 
-/** A benchmark module: bench/<name>.ts exports `run`. Each must stop by itself and clean up. */
+/** A benchmark module: bench/[<role>/]<name>.bench.ts exports `run`. Each must stop by itself and clean up. */
 export type BenchModule = { run(): Promise<BenchResult[]> };

@@ -35,7 +35,7 @@ export function benchVerdict(
   return { exitCode: failing ? 1 : 0, problems };
 }
 
-/** Splits the command line: `--advisory`, and module names (prefixes of bench/*.bench.ts). */
+/** Splits the command line: `--advisory`, and module names (prefixes of the bench modules' file names). */
 export function parseBenchArgs(argv: readonly string[]): { advisory: boolean; only: string[] } {
   const unknown = argv.filter((a) => a.startsWith('--') && a !== '--advisory');
   if (unknown.length > 0) throw new Error(`bench: unknown option ${unknown.join(', ')} (known: --advisory)`);

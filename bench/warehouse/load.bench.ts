@@ -21,63 +21,24 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { startPrivatePostgres } from '../src/infra/postgres-server.js';
-import {
-  createPartWriter,
-  openStorage,
-  publishSnapshot,
-  sqlPathList,
-  type Manifest,
-} from '../src/output/index.js';
-import type { PartPointer } from '../src/types.js';
-import { loadSnapshots, openWarehouse } from '../src/warehouse/index.js';
-import { syntheticFactRow } from '../test/helpers/synthetic-rows.js';
-import { median } from './support/stats.js';
-import type { BenchResult } from './support/types.js';
+import { startPrivatePostgres } from '../../src/infra/postgres-server.js';
+import { sqlPathList, type Manifest } from '../../src/output/index.js';
+import { syntheticFactRow } from '../../test/helpers/synthetic-rows.js';
+import { publishFactSnapshot } from '../support/fact-snapshot.js';
+import { interleaved, loadedRows, loadInto, timed } from '../support/load-runs.js';
+import { median } from '../support/stats.js';
+import type { BenchResult } from '../support/types.js';
 
-const PARTS = 8;
-
-async function snapshot(
-  root: string,
-  id: string,
-  date: string,
-  rows: number,
-  changed: boolean,
-): Promise<Manifest> {
-  const per = Math.ceil(rows / PARTS);
-  const parts: PartPointer[] = [];
-  for (let p = 0; p < PARTS; p++) {
-    const ticker = `T${String(p).padStart(3, '0')}`;
-    const company = { cik: String(1000 + p).padStart(10, '0'), ticker };
-    const w = createPartWriter({
-      root,
-      snapshotId: id,
-      dataset: 'facts_full',
-      ticker,
-      lineage: { snapshotId: id, fetchedAt: `${date}T00:00:00.000Z`, requestedTicker: ticker },
-    });
-    // The second night: company 0 filed, its rows are new (other keys), the rest are the same.
-    const shift = changed && p === 0 ? rows * 10 : 0;
-    for (let i = 0; i < Math.min(per, rows - p * per); i++) {
-      const wait = w.write(syntheticFactRow(shift + p * per + i, company));
-      if (wait) await wait;
-    }
-    parts.push({ dataset: 'facts_full', ticker, status: 'done', ...(await w.finish()) });
-  }
-  return publishSnapshot({
-    root,
-    snapshotId: id,
-    snapshotDate: date,
+function snapshot(root: string, id: string, date: string, rows: number, changed: boolean): Promise<Manifest> {
+  return publishFactSnapshot(root, {
+    id,
+    date,
+    rows,
     formats: ['parquet', 'ndjson'],
-    parts,
     ...(changed ? { changesAgainst: 'bench-load-1' } : {}),
+    // The second night: company 0 filed, its rows are new (other keys), the rest are the same.
+    row: (i, p, company) => syntheticFactRow((changed && p === 0 ? rows * 10 : 0) + i, company),
   });
-}
-
-async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
-  const t0 = performance.now();
-  const value = await fn();
-  return { ms: performance.now() - t0, value };
 }
 
 async function load(
@@ -85,31 +46,7 @@ async function load(
   root: string,
   o: { schema?: string; snapshot?: string } = {},
 ): Promise<number> {
-  const wh = await openWarehouse(into, o.schema !== undefined ? { schema: o.schema } : {});
-  try {
-    const r = await loadSnapshots({
-      storage: openStorage(root),
-      warehouse: wh,
-      ...(o.snapshot !== undefined ? { snapshot: o.snapshot } : {}),
-    });
-    return r.snapshots.reduce((n, s) => n + s.datasets.reduce((m, d) => m + d.rows, 0), 0);
-  } finally {
-    await wh.close();
-  }
-}
-
-/** Runs `a` and `b` `runs` times, interleaved, the one that goes first alternating; their times. */
-async function interleaved(
-  runs: number,
-  a: (i: number) => Promise<unknown>,
-  b: (i: number) => Promise<unknown>,
-): Promise<{ a: number[]; b: number[] }> {
-  const out = { a: [] as number[], b: [] as number[] };
-  for (let i = 0; i < runs; i++) {
-    const pair = i % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const);
-    for (const side of pair) out[side].push((await timed(() => (side === 'a' ? a(i) : b(i)))).ms);
-  }
-  return out;
+  return loadedRows(await loadInto(into, root, o));
 }
 
 /** psql against the private server: each `-c` in order in one session; its stdout. */
