@@ -117,7 +117,7 @@ async function stageWithSegments(
     await w.write(staged[i]!);
     if (i % 500 === 499) {
       // As a download does, gives gzip and the file's writes time to catch up.
-      await new Promise((r) => setTimeout(r, 6));
+      await caughtUp(w);
       announcer.poll();
       while (outcomes.length < (o.convertEach === true ? payloads.length : Math.min(1, payloads.length))) {
         const p = payloads[outcomes.length]!;
@@ -137,6 +137,33 @@ async function stageWithSegments(
   const done = await w.finish();
   expect(convertedEarly).toBe(true);
   return { part: { dataset: 'facts_full', ticker: 'BIG', status: 'done', ...done }, payloads, outcomes };
+}
+
+/**
+ * Waits as a download's pace does: until the writer's complete members on disk and its pieces'
+ * files stop growing (three still readings 6 ms apart, at most ~3 s). A fixed sleep let a loaded
+ * machine's late gzip or file writes change what the announcer saw, and so which piece got a file.
+ */
+async function caughtUp(w: ReturnType<typeof createPartWriter>): Promise<void> {
+  let last = '';
+  let still = 0;
+  for (let i = 0; i < 500 && still < 3; i++) {
+    await new Promise((r) => setTimeout(r, 6));
+    const prefix = w.written?.();
+    const dir = prefix === undefined ? undefined : segmentsDir(prefix.finalFile);
+    const files = dir === undefined ? [] : await readdir(dir).catch(() => [] as string[]);
+    const sizes = await Promise.all(
+      files.map((f) =>
+        stat(join(dir!, f)).then(
+          (st) => st.size,
+          () => -1,
+        ),
+      ),
+    );
+    const now = `${prefix?.bytes ?? 0}|${files.join(',')}|${sizes.join(',')}`;
+    still = now === last ? still + 1 : 0;
+    last = now;
+  }
 }
 
 /** The uncompressed file a segment's payload names by its size. */
