@@ -9,9 +9,7 @@ import { rm } from 'node:fs/promises';
 import pLimit from 'p-limit';
 import { OutputError } from '../../../errors.js';
 import type { Logger } from '../../../log.js';
-import type { DatasetName, OutputFormat } from '../../../types.js';
-import type { DatasetSchema } from '../../../datasets/index.js';
-import type { BuiltFile, DuckSession, ParquetCompression } from '../../convert/index.js';
+import type { BuiltFile, DuckSession } from '../../convert/index.js';
 import type { CheckedPart } from '../check-staged.js';
 import { discardStagedPart } from '../states.js';
 import { plainSegmentPath } from '../layout.js';
@@ -19,28 +17,13 @@ import type { SegmentFile } from '../row-cuts.js';
 import { GZIP_SHARE_OF_PLAIN } from '../writer/index.js';
 import { conversionSignature } from './convert-piece.js';
 import { RowsOutsideGzipError } from './convert-file.js';
-import { writeDatasetFiles } from './dataset-files.js';
+import { writeDatasetFiles, type DatasetWriteOptions } from './dataset-files.js';
 import { segmentsOfPart, type OutsideSegmentsOptions } from './pieces-for-publish.js';
 
-export interface StagedPartsConversion {
-  dataset: DatasetName;
-  /** Written into `_snapshot_id` of every row. */
-  snapshotId: string;
-  /** The dataset's columns, the field kinds seen over its parts, and the fields kept in `_extra`. */
-  schema: DatasetSchema;
-  kinds: ReadonlyMap<string, number>;
-  extraFields: readonly string[];
+/** What writeDatasetFiles takes, stated there once; here the parts are checked staged parts. */
+export interface StagedPartsConversion extends Omit<DatasetWriteOptions, 'parts' | 'rangeDucks' | 'logger'> {
   /** The staged parts, checked (checkStagedPart), in row order. */
   parts: readonly CheckedPart[];
-  formats: readonly OutputFormat[];
-  /** Folder the files are written to. */
-  dir: string;
-  /** Folder of the dataset's transient files (removed by the caller with its staging). */
-  scratchDir: string;
-  targetFileBytes: number;
-  rowGroupRows: number;
-  compression: ParquetCompression;
-  duck: DuckSession;
   /** More sessions for row ranges of one big file (DatasetWriteOptions.rangeDucks). */
   rangeDucks: readonly DuckSession[];
   log: Logger;
