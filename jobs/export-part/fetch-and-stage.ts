@@ -5,7 +5,6 @@
  */
 import { ApiError, RequestValidationError, TransportError } from '../../src/errors.js';
 import { statusClass } from '../../src/metrics/metrics.js';
-import { baseSchema } from '../../src/datasets/index.js';
 import {
   CatalogFingerprint,
   CHANGE_DATASET,
@@ -93,16 +92,16 @@ async function stage(
   await apiAnswered(a);
   await deps.record.countRequest(p.snapshotId, {});
   await permit.observe(res.rateLimit);
-  const early = earlyConversionOf(a);
+  const early = deps.earlyConversion;
   const writer = deps.staged.createWriter({
     root: p.outDir,
     snapshotId: p.snapshotId,
     dataset: p.dataset,
     ticker: a.key,
     fetchedAt,
-    // Each piece's rows also uncompressed, for its conversion to read without gunzip.
-    ...(early === undefined ? {} : { pieceRows: early.pieceRows }),
-    ...(early !== undefined && (await parquetOnly(a)) ? { piecesOutsideGzip: true } : {}),
+    ...(early === undefined
+      ? {}
+      : { plan: { convertWhileStaging: early.pieceRows, parquetOnly: await parquetOnly(a) } }),
   });
   const fingerprint = p.dataset === CHANGE_DATASET ? new CatalogFingerprint() : undefined;
   const pieces = early === undefined ? undefined : pieceAnnouncer(a, early, writer);
@@ -126,10 +125,9 @@ async function stage(
 }
 
 /**
- * Published as Parquet alone: a piece's Parquet replaces its rows, so they need no gzip
- * (docs/internals/staged-part.md). NDJSON output is converted from every staged row.
- * A part staged before (its pointer done, its staged file gone: a publish that could not use
- * its pieces removed it) is staged whole this time, so that the retried publish can redo it.
+ * The snapshot publishes Parquet alone and the part was never staged. A part staged before (its
+ * pointer done, its staged file gone: a publish that could not use its pieces removed it) is staged
+ * whole this time, so that the retried publish can redo it.
  */
 async function parquetOnly(a: PartAttempt): Promise<boolean> {
   const { record: store } = a.helpers;
@@ -138,22 +136,14 @@ async function parquetOnly(a: PartAttempt): Promise<boolean> {
   return (await store.getPart(a.payload.snapshotId, a.payload.dataset, a.key))?.status !== 'done';
 }
 
-/** Big parts of fixed-schema datasets are converted in pieces while they are staged. */
-function earlyConversionOf(a: PartAttempt): EarlyConversion | undefined {
-  const { helpers: deps, payload: p } = a;
-  return deps.earlyConversion === undefined || baseSchema(p.dataset).inferred
-    ? undefined
-    : deps.earlyConversion;
-}
-
 function pieceAnnouncer(
   a: PartAttempt,
   early: EarlyConversion,
   writer: PartWriter,
 ): PieceAnnouncer | undefined {
   const { payload: p } = a;
-  // A writer that cannot say what is on disk (a bucket's, staged in a temp dir) has no pieces.
-  if (writer.written === undefined) return undefined;
+  // The staged part decides on pieces: none for a bucket's writer or a dataset converted whole.
+  if (writer.pieceRows === undefined) return undefined;
   return new PieceAnnouncer({
     early,
     writer,

@@ -150,7 +150,8 @@ function stagedBytesPort(storages: StoragePool): NonNullable<StagedPartPorts['by
 
 /** Part writers stay synchronous for the processors, so their modules load here, once. */
 async function writerFactory(storages: StoragePool, opts: OutputPortOptions): Promise<PartWriterFactory> {
-  const { createPartWriter, createRemotePartWriter } = await import('../output/staged-part/index.js');
+  const { createPartWriter, createRemotePartWriter, stagingOptionsOf } =
+    await import('../output/staged-part/index.js');
   return (req) => {
     const writerOpts = {
       snapshotId: req.snapshotId,
@@ -163,8 +164,7 @@ async function writerFactory(storages: StoragePool, opts: OutputPortOptions): Pr
       : createPartWriter({
           ...writerOpts,
           root: req.root,
-          ...(req.pieceRows === undefined ? {} : { pieceRows: req.pieceRows }),
-          ...(req.piecesOutsideGzip === true ? { piecesOutsideGzip: true } : {}),
+          ...stagingOptionsOf(req.dataset, req.plan),
         });
   };
 }

@@ -11,9 +11,9 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { ChunkPool } from '../../src/output/staged-part/writer/chunk-pool.js';
 import { createPartWriter } from '../../src/output/staged-part/index.js';
-import { segmentsDir } from '../../src/output/staged-part/layout.js';
+import { piecesDir } from '../../src/output/staged-part/layout.js';
 import { maxFreeChunks } from '../../src/output/staged-part/writer/part-writer.js';
-import { segmentRows } from '../../src/output/staged-part/row-cuts.js';
+import { rowsPerPiece } from '../../src/output/staged-part/row-cuts.js';
 import { syntheticFactRow } from '../helpers/synthetic-rows.js';
 
 describe('ChunkPool', () => {
@@ -96,13 +96,13 @@ describe('a part staged through the pool', () => {
       ticker: 'BIG',
       lineage: { snapshotId: 'snap', fetchedAt: '2026-11-27T01:02:03.000Z', requestedTicker: 'BIG' },
       chunkBytes,
-      pieceRows: segmentRows(2048),
+      pieceRows: rowsPerPiece(2048),
       ...(outside ? { piecesOutsideGzip: true } : {}),
     });
     for (const r of rows) await w.write(r);
     const part = await w.finish();
     const staged = join(root, part.file);
-    const dir = segmentsDir(staged);
+    const dir = piecesDir(staged);
     const files = (await readdir(dir).catch(() => [] as string[]))
       .filter((f) => f.endsWith('.ndjson'))
       .sort((x, y) => Number(x.split('-')[1]) - Number(y.split('-')[1]));

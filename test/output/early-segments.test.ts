@@ -18,15 +18,15 @@ import {
   conversionSignature,
   convertPiece as convertSegment,
 } from '../../src/output/staged-part/parquet/convert-piece.js';
-import { plainSegmentPath, segmentsDir } from '../../src/output/staged-part/layout.js';
+import { plainPiecePath, piecesDir } from '../../src/output/staged-part/layout.js';
 import {
   MAX_WAITING_PLAIN_FILES,
-  type PieceOutcome as SegmentOutcome,
-  type PieceRequest as SegmentRequest,
+  type PieceOutcome,
+  type PieceRequest,
 } from '../../src/output/staged-part/index.js';
 import { writeWholeText } from '../../src/output/staged-part/parquet/all-rows-text.js';
 import { createPartWriter, publishSnapshot } from '../../src/output/index.js';
-import { segmentRows } from '../../src/output/staged-part/row-cuts.js';
+import { rowsPerPiece } from '../../src/output/staged-part/row-cuts.js';
 import { baseSchema } from '../../src/datasets/index.js';
 import {
   CONVERT_PIECE_JOB as CONVERT_SEGMENT_JOB,
@@ -82,7 +82,7 @@ const requestOf = segmentRequestOf;
 async function stageWithSegments(
   root: string,
   o: { plain?: boolean; convertEach?: boolean; outside?: boolean; maxWaiting?: number; rowsOf?: Row[] } = {},
-): Promise<{ part: PartPointer; payloads: ConvertSegmentPayload[]; outcomes: SegmentOutcome[] }> {
+): Promise<{ part: PartPointer; payloads: ConvertSegmentPayload[]; outcomes: PieceOutcome[] }> {
   const w = createPartWriter({
     root,
     snapshotId: SNAP,
@@ -91,15 +91,15 @@ async function stageWithSegments(
     lineage: { snapshotId: SNAP, fetchedAt: FETCHED, requestedTicker: 'BIG' },
     chunkBytes: 64 * 1024,
     memberBytes: 512 * 1024,
-    ...(o.plain === true || o.outside === true ? { pieceRows: segmentRows(GROUP) } : {}),
+    ...(o.plain === true || o.outside === true ? { pieceRows: rowsPerPiece(GROUP) } : {}),
     ...(o.outside === true ? { piecesOutsideGzip: true } : {}),
     ...(o.maxWaiting === undefined ? {} : { maxWaitingPlainFiles: o.maxWaiting }),
   });
-  const outcomes: SegmentOutcome[] = [];
+  const outcomes: PieceOutcome[] = [];
   const payloads: ConvertSegmentPayload[] = [];
   const announcer = new SegmentAnnouncer({
     early: {
-      pieceRows: segmentRows(GROUP),
+      pieceRows: rowsPerPiece(GROUP),
       enqueue: (p) => {
         payloads.push(parseConvertSegmentPayload(JSON.parse(JSON.stringify(p))));
         return Promise.resolve();
@@ -150,7 +150,7 @@ async function caughtUp(w: ReturnType<typeof createPartWriter>): Promise<void> {
   for (let i = 0; i < 500 && still < 3; i++) {
     await new Promise((r) => setTimeout(r, 6));
     const prefix = w.written?.();
-    const dir = prefix === undefined ? undefined : segmentsDir(prefix.finalFile);
+    const dir = prefix === undefined ? undefined : piecesDir(prefix.finalFile);
     const files = dir === undefined ? [] : await readdir(dir).catch(() => [] as string[]);
     const sizes = await Promise.all(
       files.map((f) =>
@@ -169,12 +169,12 @@ async function caughtUp(w: ReturnType<typeof createPartWriter>): Promise<void> {
 /** The uncompressed file a segment's payload names by its size. */
 function plainOf(root: string, p: ConvertSegmentPayload): string {
   expect(p.outDir).toBe(root);
-  return plainSegmentPath(p.finalFile, p.stagingId, p.skip, p.take);
+  return plainPiecePath(p.finalFile, p.stagingId, p.skip, p.take);
 }
 
 /** The uncompressed files left in the part's segments folder. */
 async function plainLeft(part: PartPointer, root: string): Promise<string[]> {
-  const names = await readdir(segmentsDir(join(root, part.file!))).catch(() => [] as string[]);
+  const names = await readdir(piecesDir(join(root, part.file!))).catch(() => [] as string[]);
   return names.filter((n) => n.endsWith('.ndjson'));
 }
 
@@ -217,9 +217,9 @@ async function publish(
     logger,
   });
   const used = lines
-    .map((l) => JSON.parse(l) as { msg: string; segmentsUsed?: number })
+    .map((l) => JSON.parse(l) as { msg: string; piecesUsed?: number })
     .filter((l) => l.msg === 'segments converted while staging')
-    .reduce((s, l) => s + (l.segmentsUsed ?? 0), 0);
+    .reduce((s, l) => s + (l.piecesUsed ?? 0), 0);
   const files = `read_parquet('${root}/facts_full/*/*/*.parquet', filename = true, file_row_number = true)`;
   const [content] = await duck.all(
     `SELECT count(*)::INTEGER AS n, md5(string_agg(CAST(t AS VARCHAR), chr(10) ORDER BY t.file, t.rn)) AS digest FROM (SELECT parse_filename(filename) AS file, file_row_number AS rn, * EXCLUDE (filename, file_row_number) FROM ${files}) t`,
@@ -239,7 +239,7 @@ describe('segments converted while staging', () => {
   it('cuts whole row groups in order, and publishing with them writes the same rows in the same order', async () => {
     const root = await newRoot();
     const { part, payloads } = await stageWithSegments(root);
-    const size = segmentRows(GROUP);
+    const size = rowsPerPiece(GROUP);
     expect(payloads.map((p) => p.skip)).toEqual(payloads.map((_, i) => i * size));
     expect(payloads.every((p) => p.take === size)).toBe(true);
     expect(payloads.length).toBeGreaterThanOrEqual(3); // 40,000 rows: up to 4 segments of 8,192
@@ -250,7 +250,7 @@ describe('segments converted while staging', () => {
     expect(withSegments.digest).toBe(plain.digest);
     expect(withSegments.n).toBe(ROWS);
     // Published: the staging area, segments included, is gone.
-    expect(await readdir(segmentsDir(join(root, part.file!))).catch(() => 'gone')).toBe('gone');
+    expect(await readdir(piecesDir(join(root, part.file!))).catch(() => 'gone')).toBe('gone');
   });
 
   it('reads each segment from its uncompressed file, removes the file, and publishes the same rows', async () => {
@@ -275,13 +275,13 @@ describe('segments converted while staging', () => {
     expect(MAX_WAITING_PLAIN_FILES).toBe(2);
     expect(payloads.map((p) => p.plainBytes !== undefined)).toEqual([true, true, true, false]);
     expect((await plainLeft(part, root)).length).toBe(2);
-    const convert = (p: SegmentRequest) => convertSegment(p, { rowGroupRows: GROUP });
+    const convert = (p: PieceRequest) => convertSegment(p, { rowGroupRows: GROUP });
     // Bytes that are not rows, of the right size: the conversion fails, and the file is removed.
     const [, one, two, three] = payloads.map(requestOf) as [
-      SegmentRequest,
-      SegmentRequest,
-      SegmentRequest,
-      SegmentRequest,
+      PieceRequest,
+      PieceRequest,
+      PieceRequest,
+      PieceRequest,
     ];
     await writeFile(plainOf(root, payloads[1]!), Buffer.alloc(one.plainBytes!, 0x7b));
     expect(await convert(one)).toMatchObject({ status: 'skipped' });
@@ -334,7 +334,7 @@ describe('segments converted while staging', () => {
     const { part, payloads } = await stageWithSegments(root);
     // The second segment as made; the third twice: with kinds publishing won't use, and as if cut
     // from another attempt's file (same rows, same statement). Neither may be used.
-    const convert = async (r: SegmentRequest) => (await convertSegment(r, { rowGroupRows: GROUP })).status;
+    const convert = async (r: PieceRequest) => (await convertSegment(r, { rowGroupRows: GROUP })).status;
     expect(await convert(requestOf(payloads[1]!))).toBe('converted');
     const third = payloads[2]!;
     const oddFields = { names: [...third.fields.names, 'zz_new'], kinds: [...third.fields.kinds, 4] };
@@ -394,7 +394,7 @@ describe('segments converted while staging', () => {
     expect(bad.status).toBe('skipped');
     // Only the segment converted while staging is there: the skipped ones left nothing behind.
     const first = payloads[0]!;
-    expect((await readdir(segmentsDir(join(root, part.file!)))).sort()).toEqual([
+    expect((await readdir(piecesDir(join(root, part.file!)))).sort()).toEqual([
       `${first.stagingId}-${first.skip}-${first.take}.json`,
       `${first.stagingId}-${first.skip}-${first.take}.parquet`,
     ]);
@@ -465,7 +465,7 @@ async function stagedRows(root: string, part: PartPointer): Promise<{ lines: num
 }
 
 describe('a Parquet-only part staged with its segments outside the gzip', () => {
-  const SEG = segmentRows(GROUP);
+  const SEG = rowsPerPiece(GROUP);
   let plain: { digest: string; n: number; used: number };
   let whole: PartPointer;
   beforeAll(async () => {
@@ -581,7 +581,7 @@ describe('a Parquet-only part staged with its segments outside the gzip', () => 
     const root = await newRoot();
     const { part } = await stageWithSegments(root, { outside: true, convertEach: true });
     // Another writer's footer on the first segment's Parquet (its meta still says usable).
-    const dir = segmentsDir(join(root, part.file!));
+    const dir = piecesDir(join(root, part.file!));
     const first = (await readdir(dir))
       .filter((n) => n.endsWith('.parquet'))
       .sort((a, b) => {
@@ -765,7 +765,7 @@ describe('a Parquet-only part whose segments went missing before publishing', ()
     }
     expect(pointer?.status).toBe('done');
     // Behind the exporter's back: every segment's plain file (and any Parquet) goes.
-    await rm(segmentsDir(join(h.outDir, pointer!.file!)), { recursive: true, force: true });
+    await rm(piecesDir(join(h.outDir, pointer!.file!)), { recursive: true, force: true });
     await h.startWorkers({ parts: false, control: true });
     const failed = await followSnapshot(h.ctx.store, spec.id, { pollMs: 100 });
     expect(failed.state).toBe('failed');

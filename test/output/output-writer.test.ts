@@ -22,7 +22,7 @@ import { inferType } from '../../src/output/convert/schema-registry.js';
 import { readFieldsSidecar } from '../../src/output/staged-part/sidecar.js';
 import { fieldsSidecarPath } from '../../src/output/staged-part/index.js';
 import { MAX_WAITING_PLAIN_FILES } from '../../src/output/staged-part/index.js';
-import { segmentsDir } from '../../src/output/staged-part/layout.js';
+import { piecesDir } from '../../src/output/staged-part/layout.js';
 import { RowText } from '../../src/types.js';
 import { exactDecimal, syntheticFactRow } from '../helpers/synthetic-rows.js';
 
@@ -423,7 +423,7 @@ describe("createPartWriter: segments' uncompressed files", () => {
       ...(maxWaitingPlainFiles === undefined ? {} : { maxWaitingPlainFiles }),
     });
   const plainFiles = async (finalFile: string): Promise<string[]> =>
-    (await readdir(segmentsDir(finalFile)).catch(() => [] as string[])).filter((n) => n.endsWith('.ndjson'));
+    (await readdir(piecesDir(finalFile)).catch(() => [] as string[])).filter((n) => n.endsWith('.ndjson'));
   const finalOf = (ticker: string) => join(root, '_staging', 'snap-p', 'facts_full', `${ticker}.ndjson.gz`);
 
   it("writes each segment's lines, cut at its first row, while the gzip part stays byte-identical", async () => {

@@ -9,7 +9,7 @@ import type { PartPointer } from '../../types.js';
 import type { FieldKinds } from './field-kinds.js';
 import { hashFile, isAbsent, retryRead, type ReadRetryOptions } from '../storage/index.js';
 import { fieldsSidecarPath } from './layout.js';
-import { readFieldsSidecar, scanFieldKinds, type MemberStart, type SegmentRows } from './sidecar.js';
+import { readFieldsSidecar, scanFieldKinds, type MemberStart, type PieceRows } from './sidecar.js';
 
 export interface CheckedPart {
   pointer: PartPointer;
@@ -29,7 +29,7 @@ export interface CheckedPart {
    * Parquet, or its plain file until converted), the file holds the rest. 0 and none otherwise.
    */
   gzipFrom: number;
-  segments: SegmentRows[];
+  segments: PieceRows[];
   /**
    * Settles once the file's sha256 is checked against its pointer: rejects with OUTPUT_FAILED when it
    * differs. Already settled unless `hashLater`; nothing made from the file may be published first.
@@ -142,7 +142,7 @@ async function describe(path: string, pointer: PartPointer, size: number): Promi
   }
   // No sidecar of this very file (another attempt's, or none): read the rows themselves.
   const scanned = await scanFieldKinds(path);
-  return { ...scanned, members: [], stagingId: undefined, gzipFrom: 0, segments: [] as SegmentRows[] };
+  return { ...scanned, members: [], stagingId: undefined, gzipFrom: 0, segments: [] as PieceRows[] };
 }
 
 /** Rejects with OUTPUT_FAILED when the file's sha256 is not the one its pointer reported. */

@@ -16,27 +16,26 @@ export type {
 export {
   createPartWriter,
   createRemotePartWriter,
-  GZIP_SHARE_OF_PLAIN,
   type Lineage,
-  localFault,
   MAX_WAITING_PLAIN_FILES,
   type PartWriterOptions,
+  stagingOptionsOf,
+  type StagingPlan,
 } from './writer/index.js';
 export { fieldsSidecarPath, stagedPartFiles, stagedPartRelPath, tickerFileName } from './layout.js';
 export { checkAnyOutputRoot, checkOutputRoot } from './preflight.js';
-export {
-  DEFAULT_ROW_GROUP_ROWS,
-  joinedMembers,
-  memberCut,
-  rowRanges,
-  type SegmentFile,
-  segmentRows as pieceRows,
-  SKIP_COST,
-  usableSegments,
-} from './row-cuts.js';
-export { type MemberStart, readFieldsSidecar, type SegmentRows } from './sidecar.js';
+export { DEFAULT_ROW_GROUP_ROWS, memberCut, rowRanges, rowsPerPiece } from './row-cuts.js';
+export { readFieldsSidecar } from './sidecar.js';
 export { type CheckedPart, checkStagedPart } from './check-staged.js';
-export { discardPiece, discardStagedPart, STAGED_PART_MOVES, type StagedPartState } from './states.js';
+export {
+  checkStagedPartMove,
+  discardPiece,
+  discardStagedPart,
+  isStagedPartMove,
+  STAGED_PART_MOVES,
+  stagedPartStateOf,
+  type StagedPartState,
+} from './states.js';
 export { readyPieces, type ReadyPiece } from './ready-pieces.js';
 export {
   carryOverPart,

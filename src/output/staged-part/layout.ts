@@ -47,7 +47,7 @@ export function stagedPartFiles(stagedPart: string): [sidecar: string, part: str
 }
 
 /** The folder holding the pieces (and their plain files) of the staged part at `stagedFile`. */
-export function segmentsDir(stagedFile: string): string {
+export function piecesDir(stagedFile: string): string {
   const datasetDir = dirname(stagedFile);
   return join(
     dirname(datasetDir),
@@ -63,12 +63,12 @@ function pieceStem(stagingId: string, skip: number, take: number): string {
 }
 
 /** The uncompressed rows [skip, skip + take) of staging attempt `stagingId` of the part at `finalFile`. */
-export function plainSegmentPath(finalFile: string, stagingId: string, skip: number, take: number): string {
-  return join(segmentsDir(finalFile), `${pieceStem(stagingId, skip, take)}.ndjson`);
+export function plainPiecePath(finalFile: string, stagingId: string, skip: number, take: number): string {
+  return join(piecesDir(finalFile), `${pieceStem(stagingId, skip, take)}.ndjson`);
 }
 
 /** The meta a converted piece writes beside its Parquet (parquet/convert-piece.ts), named like its plain file. */
-export function segmentMetaPath(plainFile: string): string {
+export function pieceMetaPath(plainFile: string): string {
   return plainFile.replace(/\.ndjson$/, '.json');
 }
 
@@ -79,7 +79,7 @@ export function pieceConversionPaths(
   skip: number,
   take: number,
 ): { parquet: string; tmp: string; scratch: string; spill: string } {
-  const base = join(segmentsDir(finalFile), pieceStem(stagingId, skip, take));
+  const base = join(piecesDir(finalFile), pieceStem(stagingId, skip, take));
   return {
     parquet: `${base}.parquet`,
     tmp: `${base}.parquet.tmp`,

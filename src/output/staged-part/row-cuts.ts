@@ -23,12 +23,12 @@ export function rowGroupUnit(rowGroupRows: number): number {
 export const SEGMENT_ROW_GROUPS = 4;
 
 /** Rows per segment converted while staging, for a row-group size. */
-export function segmentRows(rowGroupRows: number = DEFAULT_ROW_GROUP_ROWS): number {
+export function rowsPerPiece(rowGroupRows: number = DEFAULT_ROW_GROUP_ROWS): number {
   return rowGroupUnit(rowGroupRows) * SEGMENT_ROW_GROUPS;
 }
 
 /** A segment found on disk for a part: rows [skip, skip + take) in `path`. */
-export interface SegmentFile {
+export interface PieceFile {
   skip: number;
   take: number;
   path: string;
@@ -108,16 +108,16 @@ export function memberCut(
  * (the statement the file is converted with) that lie inside, by first row, skipping any that
  * overlaps one taken before it. `segments` are in the file's row numbers.
  */
-export function usableSegments(
-  segments: readonly SegmentFile[],
+export function usablePieces(
+  segments: readonly PieceFile[],
   signature: string,
   from: number,
   to: number,
-): SegmentFile[] {
+): PieceFile[] {
   const inside = segments
     .filter((s) => s.signature === signature && s.take > 0 && s.skip >= from && s.skip + s.take <= to)
     .sort((a, b) => a.skip - b.skip);
-  const out: SegmentFile[] = [];
+  const out: PieceFile[] = [];
   let at = from;
   for (const s of inside) {
     if (s.skip < at) continue;

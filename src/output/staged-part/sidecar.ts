@@ -30,11 +30,11 @@ export interface FieldsSidecar {
    */
   gzipFrom?: number;
   /** The segments holding rows [0, gzipFrom), in order: rows and the size of each one's plain file. */
-  segments?: SegmentRows[];
+  segments?: PieceRows[];
 }
 
 /** Rows [skip, skip + take) of a part, in a segment's plain file of `bytes` bytes (or its Parquet). */
-export interface SegmentRows {
+export interface PieceRows {
   skip: number;
   take: number;
   bytes: number;
@@ -94,7 +94,7 @@ export async function readFieldsSidecar(path: string): Promise<FieldsSidecar | u
         : {}),
       ...memberStartsOf(j.members),
       ...(typeof j.staging_id === 'string' && j.staging_id !== '' ? { stagingId: j.staging_id } : {}),
-      ...segmentsOf(j),
+      ...piecesOf(j),
     };
   } catch {
     return undefined;
@@ -105,12 +105,12 @@ export async function readFieldsSidecar(path: string): Promise<FieldsSidecar | u
  * Where the gzip starts and the segments before it. Unlike member starts these are not optional
  * hints: a sidecar whose segments do not tile rows [0, gzip_from) exactly is rejected whole.
  */
-function segmentsOf(j: SidecarJson): { gzipFrom?: number; segments?: SegmentRows[] } {
+function piecesOf(j: SidecarJson): { gzipFrom?: number; segments?: PieceRows[] } {
   if (j.gzip_from === undefined && j.segments === undefined) return {};
   const from = j.gzip_from;
   if (!Number.isSafeInteger(from) || from! < 0 || from! > j.rows || !Array.isArray(j.segments))
     throw new Error('bad gzip_from');
-  const segments: SegmentRows[] = [];
+  const segments: PieceRows[] = [];
   let at = 0;
   for (const g of j.segments) {
     if (!Array.isArray(g) || g.length !== 3 || !g.every((n) => Number.isSafeInteger(n) && n >= 0))

@@ -39,6 +39,8 @@ export interface PartWriter {
   abort(): Promise<void>;
   /** Rows written so far. */
   readonly rows: number;
+  /** Rows per piece this writer cuts for conversion while staging; undefined: it cuts none. */
+  readonly pieceRows?: number;
   /** Names this staging attempt (random): the sidecar records it, and pieces cut from the file. */
   readonly stagingId: string;
   /**
@@ -56,7 +58,7 @@ export interface PartWriter {
 
 /** A piece's rows, uncompressed, in a file of their own (writer/plain-pieces.ts). */
 export interface PlainPiece {
-  /** Absolute path (layout.ts plainSegmentPath). */
+  /** Absolute path (layout.ts plainPiecePath). */
   file: string;
   /** Its size once complete: a shorter file is not read. */
   bytes: number;
@@ -109,7 +111,7 @@ export interface PieceRequest {
   /** Longest line so far, UTF-16 units. */
   maxLineChars: number;
   /**
-   * Size of the piece's uncompressed file (layout.ts plainSegmentPath), when the part writer wrote one:
+   * Size of the piece's uncompressed file (layout.ts plainPiecePath), when the part writer wrote one:
    * read instead of the gzip bytes if it holds exactly this many. @defaultValue none: the gzip bytes
    */
   plainBytes?: number;

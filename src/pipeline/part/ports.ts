@@ -12,6 +12,7 @@ import type {
   PieceOutcome,
   PieceRequest,
   StagedPart,
+  StagingPlan,
   WrittenPrefix,
 } from '../../output/staged-part/index.js';
 import type { Company } from '../record/index.js';
@@ -70,16 +71,8 @@ export interface PartWriterRequest {
   ticker: string;
   /** When the request was sent (ISO): the `_fetched_at` lineage column. */
   fetchedAt: string;
-  /**
-   * Rows per piece converted while staging: each piece's rows also go uncompressed into a file of
-   * their own under a local root (PartWriterOptions.pieceRows). @defaultValue none
-   */
-  pieceRows?: number;
-  /**
-   * With `pieceRows`: the pieces' rows are not gzipped too (PartWriterOptions): the part is
-   * published as Parquet alone. @defaultValue false
-   */
-  piecesOutsideGzip?: boolean;
+  /** What is known of how the part will be read; the staged part decides its files from it. @defaultValue none: converted whole at publish */
+  plan?: StagingPlan;
 }
 
 export type { PieceOutcome, PieceRequest, WrittenPrefix };

@@ -6,7 +6,7 @@
 import { coerceError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Config } from '../../config/load.js';
-import { pieceRows, readyPieces } from '../../output/staged-part/index.js';
+import { readyPieces, rowsPerPiece } from '../../output/staged-part/index.js';
 import type { DatasetName } from '../../types.js';
 import type { ConvertPiecePayload } from './job-payloads.js';
 import type { PartWriter } from '../part/index.js';
@@ -25,7 +25,7 @@ export function earlyConversionOf(
   enqueue: EarlyConversion['enqueue'],
 ): EarlyConversion | undefined {
   if (!config.output.convert_while_staging) return undefined;
-  return { pieceRows: pieceRows(config.output.row_group_rows ?? undefined), enqueue };
+  return { pieceRows: rowsPerPiece(config.output.row_group_rows ?? undefined), enqueue };
 }
 
 export interface PieceAnnouncerOptions {

@@ -12,13 +12,13 @@ import type { Logger } from '../../../log.js';
 import type { BuiltFile, DuckSession } from '../../convert/index.js';
 import type { CheckedPart } from '../check-staged.js';
 import { discardStagedPart } from '../states.js';
-import { plainSegmentPath } from '../layout.js';
-import type { SegmentFile } from '../row-cuts.js';
+import { plainPiecePath } from '../layout.js';
+import type { PieceFile } from '../row-cuts.js';
 import { GZIP_SHARE_OF_PLAIN } from '../writer/index.js';
 import { conversionSignature } from './convert-piece.js';
 import { RowsOutsideGzipError } from './convert-file.js';
 import { writeDatasetFiles, type DatasetWriteOptions } from './dataset-files.js';
-import { segmentsOfPart, type OutsideSegmentsOptions } from './pieces-for-publish.js';
+import { piecesOfPart, type OutsidePiecesOptions } from './pieces-for-publish.js';
 
 /** What writeDatasetFiles takes, stated there once; here the parts are checked staged parts. */
 export interface StagedPartsConversion extends Omit<DatasetWriteOptions, 'parts' | 'rangeDucks' | 'logger'> {
@@ -46,7 +46,7 @@ export async function convertStagedParts(o: StagedPartsConversion): Promise<Stag
     extraFields: [...o.extraFields],
     snapshotId: o.snapshotId,
   };
-  const outside: OutsideSegmentsOptions = {
+  const outside: OutsidePiecesOptions = {
     input,
     signature: conversionSignature(input, o.compression, o.rowGroupRows),
     duck: o.duck,
@@ -58,18 +58,18 @@ export async function convertStagedParts(o: StagedPartsConversion): Promise<Stag
   const limit = pLimit(PART_READS);
   // Parts staged outside their gzip convert their leftover pieces here, one after another (one session).
   const convertOne = pLimit(1);
-  const segmentsOf = new Map<string, SegmentFile[]>(
+  const piecesOf = new Map<string, PieceFile[]>(
     await Promise.all(
       o.parts.map((x) =>
-        (x.gzipFrom > 0 ? convertOne : limit)(async (): Promise<[string, SegmentFile[]]> => [
+        (x.gzipFrom > 0 ? convertOne : limit)(async (): Promise<[string, PieceFile[]]> => [
           x.path,
-          await segmentsOfPart(x, outside),
+          await piecesOfPart(x, outside),
         ]),
       ),
     ),
   );
   try {
-    return await writeFiles(o, segmentsOf);
+    return await writeFiles(o, piecesOf);
   } catch (err: unknown) {
     if (!(err instanceof RowsOutsideGzipError)) throw err;
     throw await restageOutside(o.parts, err);
@@ -80,7 +80,7 @@ export async function convertStagedParts(o: StagedPartsConversion): Promise<Stag
 
 async function writeFiles(
   o: StagedPartsConversion,
-  segmentsOf: ReadonlyMap<string, SegmentFile[]>,
+  piecesOf: ReadonlyMap<string, PieceFile[]>,
 ): Promise<StagedPartsConverted> {
   const built = await writeDatasetFiles({
     dataset: o.dataset,
@@ -95,7 +95,7 @@ async function writeFiles(
       bytes: x.bytes,
       maxLineChars: x.maxLineChars,
       members: x.members,
-      segments: segmentsOf.get(x.path),
+      segments: piecesOf.get(x.path),
       ...(x.gzipFrom === 0
         ? {}
         : {
@@ -145,5 +145,5 @@ async function restageOutside(
 function plainTextOf(x: CheckedPart): { path: string; bytes: number }[] | undefined {
   const id = x.stagingId;
   if (id === undefined) return undefined;
-  return x.segments.map((g) => ({ path: plainSegmentPath(x.path, id, g.skip, g.take), bytes: g.bytes }));
+  return x.segments.map((g) => ({ path: plainPiecePath(x.path, id, g.skip, g.take), bytes: g.bytes }));
 }

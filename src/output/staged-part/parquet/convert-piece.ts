@@ -32,17 +32,17 @@ import {
   type ParquetCompression,
 } from '../../convert/index.js';
 import { copyRanges, writeFileAtomic } from '../../storage/index.js';
-import type { PieceOutcome as SegmentOutcome, PieceRequest as SegmentRequest } from '../types.js';
+import type { PieceOutcome, PieceRequest } from '../types.js';
 import { mergeFieldKinds } from '../field-kinds.js';
 import {
   fieldsSidecarPath,
   pieceConversionPaths,
-  plainSegmentPath,
-  segmentMetaPath,
-  segmentsDir,
+  plainPiecePath,
+  pieceMetaPath,
+  piecesDir,
 } from '../layout.js';
 import { readFieldsSidecar } from '../sidecar.js';
-import { DEFAULT_ROW_GROUP_ROWS, type SegmentFile } from '../row-cuts.js';
+import { DEFAULT_ROW_GROUP_ROWS, type PieceFile } from '../row-cuts.js';
 
 /** How segments are converted: as publishing converts (publish.ts PublishOptions). */
 export interface PieceSettings {
@@ -54,7 +54,7 @@ export interface PieceSettings {
   duckdb?: DuckDbOptions;
 }
 
-interface SegmentMeta {
+interface PieceMeta {
   format: 1;
   staging_id: string;
   skip: number;
@@ -109,17 +109,14 @@ export function copyStatement(
  * Converts one segment. Never throws for what publishing can redo (a file gone, a value that does
  * not fit, bytes not there yet): it says why it skipped. Writes the Parquet file, then its meta.
  */
-export async function convertPiece(
-  req: SegmentRequest,
-  settings: PieceSettings = {},
-): Promise<SegmentOutcome> {
+export async function convertPiece(req: PieceRequest, settings: PieceSettings = {}): Promise<PieceOutcome> {
   const started = Date.now();
   const s = {
     rowGroupRows: settings.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS,
     compression: settings.compression ?? 'zstd',
     duckdb: settings.duckdb ?? {},
   };
-  const plain = plainSegmentPath(req.finalFile, req.stagingId, req.skip, req.take);
+  const plain = plainPiecePath(req.finalFile, req.stagingId, req.skip, req.take);
   const {
     parquet: path,
     tmp,
@@ -134,7 +131,7 @@ export async function convertPiece(
     const input = fixedSchemaInput(req.dataset, mergeFieldKinds([req.fields]), req.snapshotId);
     if (input === undefined)
       return { status: 'skipped', reason: `${req.dataset}: schema is inferred at publish` };
-    const source = await segmentSource(req, plain, scratch);
+    const source = await pieceSource(req, plain, scratch);
     if ('status' in source) return source;
     const duck = await openDuck({ ...s.duckdb, tempDirectory: spill, threads: 1 });
     try {
@@ -146,14 +143,14 @@ export async function convertPiece(
       duck.close();
     }
     await rename(tmp, path);
-    const meta: SegmentMeta = {
+    const meta: PieceMeta = {
       format: 1,
       staging_id: req.stagingId,
       skip: req.skip,
       take: req.take,
       signature: conversionSignature(input, s.compression, s.rowGroupRows),
     };
-    await writeFileAtomic(segmentMetaPath(plain), `${JSON.stringify(meta)}\n`);
+    await writeFileAtomic(pieceMetaPath(plain), `${JSON.stringify(meta)}\n`);
     return {
       status: 'converted',
       path,
@@ -172,11 +169,11 @@ export async function convertPiece(
  * What the segment's conversion reads: its uncompressed file when that is complete (exactly
  * `plainBytes`), else its gzip members, copied out of the staged file into `scratch`.
  */
-async function segmentSource(
-  req: SegmentRequest,
+async function pieceSource(
+  req: PieceRequest,
   plain: string,
   scratch: string,
-): Promise<ConvertSource | SegmentOutcome> {
+): Promise<ConvertSource | PieceOutcome> {
   const maxLineBytes = maxLineBytesFor(req.maxLineChars);
   if (req.plainBytes !== undefined && (await stat(plain).catch(() => undefined))?.size === req.plainBytes)
     return { file: plain, skip: 0, take: req.take, total: req.take, maxLineBytes, compression: 'none' };
@@ -194,7 +191,7 @@ async function segmentSource(
 }
 
 /** The file holding the cut's bytes: the part being written, or the finished part of the same attempt. */
-async function readableSource(req: SegmentRequest): Promise<string | SegmentOutcome> {
+async function readableSource(req: PieceRequest): Promise<string | PieceOutcome> {
   const sizeOf = async (p: string): Promise<number | undefined> =>
     (await stat(p).catch(() => undefined))?.size;
   let path = req.file;
@@ -213,15 +210,15 @@ async function readableSource(req: SegmentRequest): Promise<string | SegmentOutc
 }
 
 /** Segments of the staged part at `stagedFile` cut from staging attempt `stagingId`, by first row. */
-export async function listSegments(stagedFile: string, stagingId: string): Promise<SegmentFile[]> {
-  const dir = segmentsDir(stagedFile);
+export async function listPieces(stagedFile: string, stagingId: string): Promise<PieceFile[]> {
+  const dir = piecesDir(stagedFile);
   const names = await readdir(dir).catch(() => [] as string[]);
-  const out: SegmentFile[] = [];
+  const out: PieceFile[] = [];
   for (const n of names) {
     if (!n.endsWith('.json') || !n.startsWith(`${stagingId}-`)) continue;
-    let meta: SegmentMeta;
+    let meta: PieceMeta;
     try {
-      meta = JSON.parse(await readFile(join(dir, n), 'utf8')) as SegmentMeta;
+      meta = JSON.parse(await readFile(join(dir, n), 'utf8')) as PieceMeta;
     } catch {
       continue;
     }

@@ -26,7 +26,7 @@ import { nextSlice, sliceCompanies, type Cursor, type FileSlice, type PlannedPar
 import { concatFiles } from '../../storage/index.js';
 import { dataFileName } from '../../catalog/index.js';
 import { conversionSignature } from './convert-piece.js';
-import { joinedMembers, usableSegments, type SegmentFile } from '../row-cuts.js';
+import { joinedMembers, usablePieces, type PieceFile } from '../row-cuts.js';
 import { hasPeriodEnd, type DatasetSchema } from '../../../datasets/index.js';
 
 export interface DatasetWriteOptions {
@@ -62,7 +62,7 @@ export interface DatasetWriteResult {
   /** Files that needed the tolerant conversion (a value did not fit its column; kept in `_extra`). */
   tolerantFiles: { file: string; reason: string }[];
   /** Segments converted while staging that went into the files (convert-piece.ts). */
-  segmentsUsed: number;
+  piecesUsed: number;
 }
 
 /** First guesses of output bytes per staged byte, corrected after every file. */
@@ -78,7 +78,7 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
   let stagedSoFar = 0;
   let outputSoFar = 0;
   let cursor: Cursor = { part: 0, row: 0 };
-  let segmentsUsed = 0;
+  let piecesUsed = 0;
   let rows = 0;
 
   for (let index = 0; ; index++) {
@@ -86,7 +86,7 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
     if (slice === undefined) break;
     cursor = slice.next;
     const built = await writeSliceFiles(o, plan, index, slice);
-    segmentsUsed += built.segmentsUsed;
+    piecesUsed += built.piecesUsed;
     if (built.tolerantReason !== undefined)
       tolerantFiles.push({ file: dataFileName(index, plan.sizing), reason: built.tolerantReason });
     rows += built.rows;
@@ -103,12 +103,12 @@ export async function writeDatasetFiles(o: DatasetWriteOptions): Promise<Dataset
     o.logger.info(
       {
         dataset: o.dataset,
-        segmentsUsed,
-        segmentsFound: o.parts.reduce((n, p) => n + (p.segments?.length ?? 0), 0),
+        piecesUsed,
+        piecesFound: o.parts.reduce((n, p) => n + (p.segments?.length ?? 0), 0),
       },
       'segments converted while staging',
     );
-  return { files, rows, tolerantFiles, segmentsUsed };
+  return { files, rows, tolerantFiles, piecesUsed };
 }
 
 /** What every output file of one dataset shares, worked out once from the options. */
@@ -147,7 +147,7 @@ function planDataset(o: DatasetWriteOptions): DatasetPlan {
 interface SliceFiles {
   files: BuiltFile[];
   rows: number;
-  segmentsUsed: number;
+  piecesUsed: number;
   tolerantReason?: string;
 }
 
@@ -184,7 +184,7 @@ async function convertSlice(
   index: number,
   slice: FileSlice,
   parquetPath: string,
-): Promise<{ segmentsUsed: number; tolerantReason?: string }> {
+): Promise<{ piecesUsed: number; tolerantReason?: string }> {
   // DuckDB's CSV reader keeps every buffer of a compressed file when one scan reads several files
   // (up to a whole part, uncompressed, in memory): several parts are read as one concatenated gzip.
   const input = slice.files.length === 1 ? slice.files[0]! : join(o.scratchDir, `concat-${index}.ndjson.gz`);
@@ -201,7 +201,7 @@ async function convertSlice(
   };
   // Where the slice's parts start in its input, and where its gzip members start.
   const joined = joinedMembers(slice.files.map((f) => plan.byPath.get(f)!));
-  const ready = readySegments(plan, slice, joined.firstRows);
+  const ready = readyPieceFiles(plan, slice, joined.firstRows);
   try {
     const converted = await convertFile({
       input: plan.convertInput,
@@ -228,7 +228,7 @@ async function convertSlice(
       logger: o.logger,
     });
     return {
-      segmentsUsed: ready.length,
+      piecesUsed: ready.length,
       ...(converted.tolerantReason !== undefined ? { tolerantReason: converted.tolerantReason } : {}),
     };
   } catch (err: unknown) {
@@ -245,9 +245,9 @@ async function convertSlice(
 }
 
 /** The slice's segments converted while staging that its conversion can use, in input rows. */
-function readySegments(plan: DatasetPlan, slice: FileSlice, firstRows: readonly number[]): SegmentFile[] {
+function readyPieceFiles(plan: DatasetPlan, slice: FileSlice, firstRows: readonly number[]): PieceFile[] {
   if (plan.signature === undefined) return [];
-  return usableSegments(
+  return usablePieces(
     slice.files.flatMap((f, i) =>
       (plan.byPath.get(f)?.segments ?? []).map((seg) => ({ ...seg, skip: seg.skip + firstRows[i]! })),
     ),

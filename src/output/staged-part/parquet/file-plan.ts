@@ -4,7 +4,7 @@
  * a file is split across several. Sizes are predicted from the staged bytes and the ratio of
  * output bytes to staged bytes measured on the files already written (adaptive, deterministic).
  */
-import type { SegmentFile } from '../row-cuts.js';
+import type { PieceFile } from '../row-cuts.js';
 
 export interface PlannedPart {
   /** Absolute path of the staged file. */
@@ -36,7 +36,7 @@ export interface PlannedPart {
   /** Where the staged file's gzip members after the first start: row and byte offset. */
   members?: readonly { row: number; offset: number }[] | undefined;
   /** Row ranges of the part converted while it was staged (convert-piece.ts). */
-  segments?: readonly SegmentFile[] | undefined;
+  segments?: readonly PieceFile[] | undefined;
 }
 
 export interface Cursor {

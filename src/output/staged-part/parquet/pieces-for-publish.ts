@@ -18,14 +18,14 @@ import {
   type DuckSession,
   type ParquetCompression,
 } from '../../convert/index.js';
-import { copyStatement, listSegments } from './convert-piece.js';
+import { copyStatement, listPieces } from './convert-piece.js';
 import type { CheckedPart } from '../check-staged.js';
-import type { SegmentRows } from '../sidecar.js';
-import type { SegmentFile } from '../row-cuts.js';
-import { plainSegmentPath } from '../layout.js';
+import type { PieceRows } from '../sidecar.js';
+import type { PieceFile } from '../row-cuts.js';
+import { plainPiecePath } from '../layout.js';
 import { discardStagedPart } from '../states.js';
 
-export interface OutsideSegmentsOptions {
+export interface OutsidePiecesOptions {
   /** What the dataset's files are converted with, and its signature (convert-piece.ts). */
   input: Omit<ConvertInput, 'mode'>;
   signature: string;
@@ -42,17 +42,17 @@ export interface OutsideSegmentsOptions {
  * The segments publishing uses for `part`: those listed for its staging attempt, plus one made
  * here for each segment outside the gzip that has no usable Parquet.
  */
-export async function segmentsOfPart(part: CheckedPart, o: OutsideSegmentsOptions): Promise<SegmentFile[]> {
+export async function piecesOfPart(part: CheckedPart, o: OutsidePiecesOptions): Promise<PieceFile[]> {
   const stagingId = part.stagingId;
   if (stagingId === undefined) return [];
-  let listed = await listSegments(part.path, stagingId);
+  let listed = await listPieces(part.path, stagingId);
   if (part.gzipFrom === 0) return listed;
-  const usable = (g: SegmentRows): SegmentFile | undefined =>
+  const usable = (g: PieceRows): PieceFile | undefined =>
     listed.find((s) => s.skip === g.skip && s.take === g.take && s.signature === o.signature);
-  const made: SegmentFile[] = [];
+  const made: PieceFile[] = [];
   for (const g of part.segments) {
     if (usable(g) !== undefined) continue;
-    const plain = plainSegmentPath(part.path, stagingId, g.skip, g.take);
+    const plain = plainPiecePath(part.path, stagingId, g.skip, g.take);
     const size = (await stat(plain).catch(() => undefined))?.size;
     const other = listed.some((s) => s.skip === g.skip && s.take === g.take);
     let why = other
@@ -77,7 +77,7 @@ export async function segmentsOfPart(part: CheckedPart, o: OutsideSegmentsOption
     }
     if (size !== undefined) why = `its plain file ${plain} has ${size} bytes, not ${g.bytes}`;
     // Its conversion job may have ended (and removed the plain file) meanwhile.
-    listed = await listSegments(part.path, stagingId);
+    listed = await listPieces(part.path, stagingId);
     if (usable(g) === undefined) throw await lostRows(part, g, why);
   }
   return [...listed, ...made].sort((a, b) => a.skip - b.skip);
@@ -86,10 +86,10 @@ export async function segmentsOfPart(part: CheckedPart, o: OutsideSegmentsOption
 /** Converts a segment's plain file into a Parquet file of the scratch folder, strictly. */
 async function convertPlain(
   part: CheckedPart,
-  g: SegmentRows,
+  g: PieceRows,
   plain: string,
-  o: OutsideSegmentsOptions,
-): Promise<SegmentFile> {
+  o: OutsidePiecesOptions,
+): Promise<PieceFile> {
   await mkdir(o.scratchDir, { recursive: true });
   const to = join(o.scratchDir, `${basename(part.path, '.ndjson.gz')}-${part.stagingId}-${g.skip}.parquet`);
   const source = {
@@ -118,7 +118,7 @@ async function convertPlain(
  * The part cannot be published: some of its rows are nowhere usable. Its staged file goes too, so
  * that a retried snapshot fetches the part again (as when a staged file is missing).
  */
-async function lostRows(part: CheckedPart, g: SegmentRows, why: string): Promise<OutputError> {
+async function lostRows(part: CheckedPart, g: PieceRows, why: string): Promise<OutputError> {
   const label = `${part.pointer.dataset}/${part.pointer.ticker}`;
   await discardStagedPart(part.path);
   return new OutputError(

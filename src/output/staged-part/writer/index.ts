@@ -9,5 +9,6 @@ export {
   type Lineage,
   type PartWriterOptions,
 } from './part-writer.js';
+export { stagingOptionsOf, type StagingPlan } from './options.js';
 export { GZIP_SHARE_OF_PLAIN, MAX_WAITING_OUTSIDE_GZIP, MAX_WAITING_PLAIN_FILES } from './plain-pieces.js';
 export { createRemotePartWriter } from './bucket-part-writer.js';

@@ -1,5 +1,6 @@
 /** What a part writer is asked for: where the part goes, its lineage, and how it is staged. */
 import type { DatasetName } from '../../../types.js';
+import { baseSchema } from '../../../datasets/index.js';
 
 export interface Lineage {
   snapshotId: string;
@@ -50,4 +51,29 @@ export interface PartWriterOptions {
    * @defaultValue false: the gzip holds every row
    */
   piecesOutsideGzip?: boolean;
+}
+
+/**
+ * What the pipeline knows about a part it is about to stage. The module decides the part's files
+ * from it (stagingOptionsOf): callers never choose pieces or what the gzip holds.
+ */
+export interface StagingPlan {
+  /** Rows per piece converted while staging (`output.convert_while_staging`). @defaultValue none: converted at publish */
+  convertWhileStaging?: number;
+  /** The snapshot publishes Parquet alone and this part was never staged before. @defaultValue false */
+  parquetOnly?: boolean;
+}
+
+/**
+ * The writer options a plan implies. A dataset whose schema is inferred is converted whole at
+ * publish (its columns are known only then), so it gets no pieces.
+ */
+export function stagingOptionsOf(
+  dataset: DatasetName,
+  plan: StagingPlan | undefined,
+): Pick<PartWriterOptions, 'pieceRows' | 'piecesOutsideGzip'> {
+  const rows = plan?.convertWhileStaging;
+  if (rows === undefined || baseSchema(dataset).inferred) return {};
+  // Parquet alone: a piece's Parquet replaces its rows, so they need no gzip copy.
+  return plan?.parquetOnly === true ? { pieceRows: rows, piecesOutsideGzip: true } : { pieceRows: rows };
 }

@@ -19,7 +19,7 @@ import { isoOf, lineageSuffix, parseAscii, renameReserved, rowToJson, withSuffix
 import { localFault } from './local-fault.js';
 import type { PartWriterOptions } from './options.js';
 import { assertDataset, assertSnapshotId, toPosix } from '../../catalog/index.js';
-import { fieldsSidecarPath, plainSegmentPath, stagedPartRelPath } from '../layout.js';
+import { fieldsSidecarPath, plainPiecePath, stagedPartRelPath } from '../layout.js';
 import { RESERVED_NAMES } from '../../../datasets/index.js';
 import { writeFieldsSidecar } from '../sidecar.js';
 import { ChunkPool, type ChunkLease } from './chunk-pool.js';
@@ -28,8 +28,8 @@ import {
   BACKLOG_BYTES,
   MAX_WAITING_OUTSIDE_GZIP,
   MAX_WAITING_PLAIN_FILES,
-  PlainSegmentFiles,
-  type KeptSegment,
+  PlainPieceFiles,
+  type KeptPiece,
 } from './plain-pieces.js';
 
 export type { Lineage, PartWriterOptions } from './options.js';
@@ -84,7 +84,7 @@ class NdjsonPartWriter implements PartWriter {
   private seenNames = 0;
   private reservedSeen = false;
   /** Segments' uncompressed files, and where in `buf` a segment starts (first row `nextCut`). */
-  private readonly plain: PlainSegmentFiles | undefined;
+  private readonly plain: PlainPieceFiles | undefined;
   private readonly plainRows: number;
   private cuts: number[] = [];
   private nextCut = Infinity;
@@ -148,7 +148,7 @@ class NdjsonPartWriter implements PartWriter {
     this.plainRows = opts.pieceRows ?? 0;
     if (this.plainRows > 0) {
       const outside = opts.piecesOutsideGzip === true;
-      this.plain = new PlainSegmentFiles(
+      this.plain = new PlainPieceFiles(
         this.finalPath,
         this.stagingId,
         this.plainRows,
@@ -175,6 +175,10 @@ class NdjsonPartWriter implements PartWriter {
 
   get rows(): number {
     return this.count;
+  }
+
+  get pieceRows(): number | undefined {
+    return this.opts.pieceRows;
   }
 
   written(): WrittenPrefix | undefined {
@@ -347,9 +351,9 @@ class NdjsonPartWriter implements PartWriter {
    * file only, go to the gzip after all, in the chunks they were written in (so members start at
    * the same rows), and the file goes. Reads one chunk at a time.
    */
-  private async gzipFirstSegment(chunks: readonly { bytes: number; rows: number }[]): Promise<void> {
+  private async gzipFirstPiece(chunks: readonly { bytes: number; rows: number }[]): Promise<void> {
     const [seg] = (await this.plain?.keep(this.count)) ?? [];
-    const file = plainSegmentPath(this.finalPath, this.stagingId, 0, this.count);
+    const file = plainPiecePath(this.finalPath, this.stagingId, 0, this.count);
     if (seg === undefined || seg.bytes !== chunks.reduce((n, c) => n + c.bytes, 0))
       throw new OutputError('OUTPUT_FAILED', `staging ${this.rel}: ${file} does not hold the part's rows`);
     const fh = await open(file, 'r');
@@ -412,12 +416,12 @@ class NdjsonPartWriter implements PartWriter {
       await this.writePlain(last);
       const small = this.firstChunks;
       // The last member's end ends the file (GzipMembers), once every member before it is written.
-      if (small !== undefined) await this.gzipFirstSegment(small);
+      if (small !== undefined) await this.gzipFirstPiece(small);
       else this.members.end(this.forGzip(last));
       await this.members.done;
       // The segments never queued (the last ones, whole or not) are converted at publish: from
       // the gzip, or (staged outside it) from their files, which are kept.
-      let kept: KeptSegment[] | undefined;
+      let kept: KeptPiece[] | undefined;
       if (small !== undefined) kept = undefined;
       else if (this.opts.piecesOutsideGzip === true) kept = await this.plain?.keep(this.count);
       else await this.plain?.finish();

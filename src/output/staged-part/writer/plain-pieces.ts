@@ -19,7 +19,7 @@ import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node
 import { rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { PlainPiece } from '../types.js';
-import { plainSegmentPath, segmentMetaPath } from '../layout.js';
+import { plainPiecePath, pieceMetaPath } from '../layout.js';
 import type { ChunkLease } from './chunk-pool.js';
 
 /**
@@ -57,7 +57,7 @@ interface Entry {
 }
 
 /** A segment whose rows are in its file only (required mode), as the part's sidecar records it. */
-export interface KeptSegment {
+export interface KeptPiece {
   skip: number;
   take: number;
   /** Size of its file when complete. */
@@ -70,7 +70,7 @@ export interface FilesEnd {
   row: number;
 }
 
-export class PlainSegmentFiles {
+export class PlainPieceFiles {
   private readonly entries: Entry[] = [];
   /** Segment being written (the last entry), undefined before the first chunk. */
   private current: Entry | undefined;
@@ -81,7 +81,7 @@ export class PlainSegmentFiles {
   constructor(
     private readonly finalFile: string,
     private readonly stagingId: string,
-    private readonly segmentRows: number,
+    private readonly rowsPerPiece: number,
     private readonly maxWaiting: number,
     /** Required mode: called once with the error that lost a file's rows. @defaultValue best effort */
     private readonly required?: (err: unknown) => void,
@@ -94,7 +94,7 @@ export class PlainSegmentFiles {
 
   /**
    * Appends a chunk of whole lines; `cuts` are the offsets in it where a segment starts (the first
-   * row of rows k × segmentRows). Resolves when the disk has caught up, if it is behind. In
+   * row of rows k × rowsPerPiece). Resolves when the disk has caught up, if it is behind. In
    * required mode, stops at the first segment with no file (then `end` says where). Each write
    * of a piece of the chunk holds `lease` until the disk has it.
    */
@@ -107,7 +107,7 @@ export class PlainSegmentFiles {
     }
     for (const cut of cuts) {
       this.append(chunk.subarray(at, cut), lease);
-      this.nextSegment();
+      this.nextPiece();
       at = cut;
       if (this.required && this.current?.stream === undefined) {
         this.ended = { offset: cut, row: this.current!.skip };
@@ -144,17 +144,17 @@ export class PlainSegmentFiles {
   }
 
   /** Closes the segment being written (it becomes ready once on disk) and starts the next. */
-  private nextSegment(): void {
+  private nextPiece(): void {
     const prev = this.current ?? this.open(0);
     if (prev.stream !== undefined && prev.state === 'writing') {
       prev.state = 'closing';
       prev.stream.end();
     }
-    this.open(prev.skip + this.segmentRows);
+    this.open(prev.skip + this.rowsPerPiece);
   }
 
   private open(skip: number): Entry {
-    const file = plainSegmentPath(this.finalFile, this.stagingId, skip, this.segmentRows);
+    const file = plainPiecePath(this.finalFile, this.stagingId, skip, this.rowsPerPiece);
     const e: Entry = { skip, file, stream: undefined, bytes: 0, state: 'none', closed: Promise.resolve() };
     this.entries.push(e);
     this.current = e;
@@ -193,7 +193,7 @@ export class PlainSegmentFiles {
     for (const e of this.entries) {
       if (e.state === 'ready' || e.state === 'closing') n++;
       else if (e.state === 'taken') {
-        if (existsSync(e.file) && !existsSync(segmentMetaPath(e.file))) n++;
+        if (existsSync(e.file) && !existsSync(pieceMetaPath(e.file))) n++;
         else e.state = 'converted';
       }
     }
@@ -222,21 +222,21 @@ export class PlainSegmentFiles {
    * Required mode: the part of `rows` rows is staged; every file is kept, the last (partial)
    * segment's renamed to its real row count. The segments, in order, with their files' sizes.
    */
-  async keep(rows: number): Promise<KeptSegment[]> {
+  async keep(rows: number): Promise<KeptPiece[]> {
     const last = this.current;
     if (last?.stream !== undefined && last.state === 'writing') {
       last.state = 'closing';
       last.stream.end();
     }
     await Promise.all(this.entries.map((e) => e.closed));
-    const kept: KeptSegment[] = [];
+    const kept: KeptPiece[] = [];
     for (const e of this.entries) {
       if (e.stream === undefined) break;
       if (e.state !== 'ready' && e.state !== 'taken' && e.state !== 'converted')
         throw new Error(`the rows from ${e.skip} were not all written to ${e.file}`);
-      const take = Math.min(this.segmentRows, rows - e.skip);
-      if (take < this.segmentRows) {
-        const to = plainSegmentPath(this.finalFile, this.stagingId, e.skip, take);
+      const take = Math.min(this.rowsPerPiece, rows - e.skip);
+      if (take < this.rowsPerPiece) {
+        const to = plainPiecePath(this.finalFile, this.stagingId, e.skip, take);
         await rename(e.file, to);
         e.file = to;
       }
