@@ -299,7 +299,8 @@ function phasesOf(stderr: string, startedAt: number): { staged: number; publishe
     const entry = JSON.parse(line) as { time?: number; msg?: string };
     if (typeof entry.time !== 'number' || typeof entry.msg !== 'string') continue;
     const at = (entry.time - startedAt) / 1000;
-    if (Number.isNaN(staged) && / (\d+)\/\1 parts /.test(entry.msg)) staged = at;
+    // "1/1 part (…)": the count agrees with its noun, so one part reads singular.
+    if (Number.isNaN(staged) && / (\d+)\/\1 parts? /.test(entry.msg)) staged = at;
     if (entry.msg === 'snapshot published') published = at;
   }
   return { staged, published };
