@@ -10,18 +10,13 @@
 import type { Gauge, Registry } from 'prom-client';
 import { Gauge as PromGauge } from 'prom-client';
 
-/** Snapshot lifecycle states, as labels of `filings_export_newest_snapshot`. */
-export const SNAPSHOT_STATES = [
-  'enqueuing',
-  'running',
-  'published',
-  'failed',
-  'stopped',
-  'cancelled',
-] as const;
-
 /** Reads shared state at scrape time; a missing source leaves its gauge without a value. */
 export interface GlanceSources {
+  /**
+   * Every snapshot state (the record's list: src/pipeline/record/snapshot-states.ts), each a label
+   * of `filings_export_newest_snapshot`. @defaultValue the newest snapshot's state alone
+   */
+  snapshotStateNames?: readonly string[];
   /** The newest snapshot's state and the finish time (ms) of the newest published one. */
   snapshotGlance?(): Promise<{ newestState: string | null; lastPublishedMs: number | null }>;
   /** BullMQ workers connected to the parts queue (every process, not only this one). */
@@ -50,7 +45,8 @@ export function registerGlanceGauges(registry: Registry, sources: GlanceSources)
       const g = await read(() => sources.snapshotGlance?.());
       this.reset();
       if (!g || g.newestState === null) return;
-      for (const state of SNAPSHOT_STATES) this.set({ state }, state === g.newestState ? 1 : 0);
+      for (const state of sources.snapshotStateNames ?? [g.newestState])
+        this.set({ state }, state === g.newestState ? 1 : 0);
     },
   });
   new PromGauge({

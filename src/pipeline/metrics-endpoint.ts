@@ -5,14 +5,8 @@
  */
 import { createMetrics, type MetricSources, type Metrics } from '../metrics/metrics.js';
 import { startMetricsServer, type RunningMetricsServer } from '../metrics/server.js';
-import type { SNAPSHOT_STATES } from '../metrics/glance-gauges.js';
 import type { Exporter } from './exporter.js';
-import type { SnapshotState } from './record/index.js';
-
-// The gauge's labels are the record's states: TypeScript refuses a state one side lacks.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const GAUGE_STATES_ARE_RECORD_STATES: Same<(typeof SNAPSHOT_STATES)[number], SnapshotState> = true;
-void GAUGE_STATES_ARE_RECORD_STATES;
+import { SNAPSHOT_STATES } from './record/index.js';
 
 const JOB_STATES = [
   'waiting',
@@ -37,6 +31,7 @@ export interface ServedMetrics {
 export function pipelineMetricSources(exporter: Pick<Exporter, 'ctx' | 'budget'>): MetricSources {
   const { ctx } = exporter;
   return {
+    snapshotStateNames: SNAPSHOT_STATES,
     async queueDepths() {
       const [parts, snapshots] = await Promise.all([
         ctx.partsQueue.getJobCounts(...JOB_STATES),
