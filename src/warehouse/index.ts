@@ -2,8 +2,8 @@
  * Loading published snapshots into a warehouse (DuckDB, PostgreSQL), exactly once: the `load`
  * command and the load job after publish. docs/output.md, "Loading", is the user-facing description.
  */
-import { openDuckDbWarehouse } from './duckdb-warehouse.js';
-import { openPostgresWarehouse } from './postgres-warehouse.js';
+import { assertNever } from '../types.js';
+import { openDuckDbWarehouse, openPostgresWarehouse } from './engines/index.js';
 import { parseTarget } from './target.js';
 import type { Warehouse } from './warehouse.js';
 
@@ -32,11 +32,16 @@ export interface OpenWarehouseOptions {
 /** Opens `--into`; fails with one WarehouseError line (unreachable, refused, busy) before any change. */
 export async function openWarehouse(into: string, o: OpenWarehouseOptions = {}): Promise<Warehouse> {
   const t = parseTarget(into);
-  return t.engine === 'duckdb'
-    ? openDuckDbWarehouse({ path: t.path, ...(o.schema !== undefined ? { schema: o.schema } : {}) })
-    : openPostgresWarehouse({
+  switch (t.engine) {
+    case 'duckdb':
+      return openDuckDbWarehouse({ path: t.path, ...(o.schema !== undefined ? { schema: o.schema } : {}) });
+    case 'postgres':
+      return openPostgresWarehouse({
         url: t.url,
         ...(o.schema !== undefined ? { schema: o.schema } : {}),
         ...(o.tmpDir !== undefined ? { tmpDir: o.tmpDir } : {}),
       });
+    default:
+      return assertNever(t, 'target');
+  }
 }

@@ -38,5 +38,5 @@ export function redactTarget(into: string): string {
 }
 
 export function targetName(t: LoadTarget): string {
-  return t.engine === 'duckdb' ? `duckdb:${t.path}` : redactTarget(t.url);
+  return t.engine === 'postgres' ? redactTarget(t.url) : `${t.engine}:${t.path}`;
 }

@@ -1,6 +1,6 @@
 /**
- * The warehouse port: what `load` needs from a database, implemented for DuckDB
- * (duckdb-warehouse.ts) and PostgreSQL (postgres-warehouse.ts). Every change happens inside
+ * The warehouse port: what `load` needs from a database, implemented per engine in engines/
+ * (engines/duckdb-warehouse.ts, engines/postgres-warehouse.ts). Every change happens inside
  * `transaction`, which holds the database's load lock, so a load is applied whole or not at all.
  */
 import type { DatasetName } from '../datasets/index.js';

@@ -6,14 +6,14 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { DatasetName } from '../datasets/index.js';
-import { coerceError, WarehouseError } from '../errors.js';
-import { mergeChangesSql, sqlIdent, sqlString } from '../output/index.js';
-import { LEDGER_SELECT, LEDGER_TABLE, ledgerDdl, ledgerRows } from './ledger.js';
-import { tickerIn } from './row-source.js';
-import { readTableCompanies } from './shrink.js';
-import { primaryKey, sqlType, type TableColumn } from './table-columns.js';
-import type { LoadTransaction, SqlPort, Warehouse } from './warehouse.js';
+import type { DatasetName } from '../../datasets/index.js';
+import { coerceError, WarehouseError } from '../../errors.js';
+import { mergeChangesSql, sqlIdent, sqlString } from '../../output/index.js';
+import { LEDGER_SELECT, LEDGER_TABLE, ledgerDdl, ledgerRows } from '../ledger.js';
+import { tickerIn } from '../row-source.js';
+import { readTableCompanies } from '../shrink.js';
+import { primaryKey, sqlType, type TableColumn } from '../table-columns.js';
+import type { LoadTransaction, SqlPort, Warehouse } from '../warehouse.js';
 
 export interface DuckDbWarehouseOptions {
   path: string;

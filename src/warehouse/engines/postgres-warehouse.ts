@@ -12,15 +12,15 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import pgpass from 'pgpass';
-import type { DatasetName } from '../datasets/index.js';
-import { coerceError, WarehouseError } from '../errors.js';
-import { mergeChangesSql, openDuck, sqlIdent, sqlString, type DuckSession } from '../output/index.js';
-import { LEDGER_SELECT, LEDGER_TABLE, ledgerDdl, ledgerRows, type LedgerRow } from './ledger.js';
-import { tickerIn } from './row-source.js';
-import { readTableCompanies } from './shrink.js';
-import { postgresCsvExpr, primaryKey, sqlType, type TableColumn } from './table-columns.js';
-import { redactTarget } from './target.js';
-import type { LoadTransaction, RowSource, Warehouse } from './warehouse.js';
+import type { DatasetName } from '../../datasets/index.js';
+import { coerceError, WarehouseError } from '../../errors.js';
+import { mergeChangesSql, openDuck, sqlIdent, sqlString, type DuckSession } from '../../output/index.js';
+import { LEDGER_SELECT, LEDGER_TABLE, ledgerDdl, ledgerRows, type LedgerRow } from '../ledger.js';
+import { tickerIn } from '../row-source.js';
+import { readTableCompanies } from '../shrink.js';
+import { postgresCsvExpr, primaryKey, sqlType, type TableColumn } from '../table-columns.js';
+import { redactTarget } from '../target.js';
+import type { LoadTransaction, RowSource, Warehouse } from '../warehouse.js';
 
 export interface PostgresWarehouseOptions {
   /** `postgres://user@host:port/db`; missing parts from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE. */
