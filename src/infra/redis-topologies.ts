@@ -72,6 +72,11 @@ async function closeAll(servers: readonly PrivateRedis[]): Promise<void> {
 export async function startPrivateCluster(): Promise<PrivateCluster> {
   const nodeArgs = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'];
   nodeArgs.push('--cluster-node-timeout', String(NODE_TIMEOUT_MS), '--appendonly', 'yes');
+  // A replica that was frozen a while (the lost-writes test) may still take over: which writes it
+  // lacks is what that test is about.
+  nodeArgs.push('--cluster-replica-validity-factor', '0');
+  // A replica frozen a while (the lost-writes test) may still be promoted: the tests decide which writes it lacks.
+  nodeArgs.push('--cluster-replica-validity-factor', '0');
   const nodes = await Promise.all(
     Array.from({ length: 6 }, () => startPrivateRedis({ extraArgs: nodeArgs })),
   );

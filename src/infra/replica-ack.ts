@@ -28,6 +28,8 @@ export interface ReplicaAckOptions {
   /** @defaultValue REPLICA_ACK_TIMEOUT_MS */
   timeoutMs?: number;
   logger?: Logger;
+  /** @defaultValue Date.now */
+  now?: () => number;
 }
 
 /** Connected replicas in an `INFO replication` answer. */
@@ -53,13 +55,34 @@ async function onKeyNode<T>(
   return value as T;
 }
 
+/** How long a primary found without replicas is written to without WAIT before it is asked again. */
+const NO_REPLICA_RECHECK_MS = 10_000;
+
 export function replicaAck(redis: Redis | Cluster, opts: ReplicaAckOptions = {}): ReplicaAck {
   const client = redis as Redis;
   const timeoutMs = opts.timeoutMs ?? REPLICA_ACK_TIMEOUT_MS;
+  const now = opts.now ?? Date.now;
   let replicated: Promise<boolean> | undefined;
+  let skipUntil = 0;
   const anyReplica = async (): Promise<boolean> => {
     const infos = await Promise.all(dataNodes(client).map((n) => n.info('replication')));
     return infos.some((i) => connectedReplicas(i) > 0);
+  };
+  const waitForOne = async (key: string): Promise<boolean> => {
+    const acks = await onKeyNode<number>(client, key, (p) => p.wait(1, timeoutMs));
+    if (acks >= 1) return true;
+    // No ack: a replica is behind, or the node has none left to fail over to (a primary promoted
+    // in a failover, its old one dead): then nothing waits for a while.
+    const left = connectedReplicas(await onKeyNode<string>(client, key, (p) => p.info('replication')));
+    if (left === 0) {
+      skipUntil = now() + NO_REPLICA_RECHECK_MS;
+      return true;
+    }
+    opts.logger?.warn(
+      { key, replicas: left, timeoutMs },
+      `no replica acknowledged a write within ${timeoutMs} ms; treating it as not yet safe`,
+    );
+    return false;
   };
   return {
     async confirm(key) {
@@ -67,18 +90,17 @@ export function replicaAck(redis: Redis | Cluster, opts: ReplicaAckOptions = {})
         replicated = undefined;
         throw coerceError(err);
       });
-      if (!(await replicated)) return true;
-      const acks = await onKeyNode<number>(client, key, (p) => p.wait(1, timeoutMs));
-      if (acks >= 1) return true;
-      // No ack: a replica is behind, or the node has none left to fail over to (then nothing waits).
-      const info = await onKeyNode<string>(client, key, (p) => p.info('replication'));
-      const left = connectedReplicas(info);
-      if (left === 0) return true;
-      opts.logger?.warn(
-        { key, replicas: left, timeoutMs },
-        `no replica acknowledged a write within ${timeoutMs} ms; treating it as not yet safe`,
-      );
-      return false;
+      if (!(await replicated) || now() < skipUntil) return true;
+      // A pipeline sent to a primary that just died may wait for it for ever: not confirmed.
+      return withDeadline(waitForOne(key), 2 * timeoutMs + 1000, false);
     },
   };
+}
+
+function withDeadline<T>(work: Promise<T>, ms: number, otherwise: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(otherwise), ms);
+  });
+  return Promise.race([work.catch(() => otherwise), late]).finally(() => clearTimeout(timer));
 }
