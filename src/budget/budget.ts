@@ -34,7 +34,16 @@ export interface BudgetOptions {
   logger?: Logger;
   /** Prefix of every Redis key of the budget. @defaultValue `ffx:budget` */
   prefix?: string;
+  /**
+   * Whether the writes made so far on `redis` reached a replica of the node holding `key` (a
+   * ReplicaAck of src/infra): a reservation is granted only once it would survive a failover.
+   * @defaultValue always true (one server, or readers)
+   */
+  confirmWrite?: (key: string) => Promise<boolean>;
 }
+
+/** How long every worker holds when a reservation did not reach a replica (it was refunded). */
+const UNREPLICATED_HOLD_MS = 1000;
 
 /** A permit bound to its budget: `observe` feeds the response's headers back to the gate. */
 export interface BoundPermit extends Permit {
@@ -93,6 +102,7 @@ class RedisBudget implements Budget {
   private readonly ownsRedis: boolean;
   private readonly prefix: string;
   private readonly logger: Logger | undefined;
+  private readonly confirmWrite: (key: string) => Promise<boolean>;
   /** Permits whose in-flight count was already settled in this process. */
   private readonly settled = new WeakSet<Permit>();
 
@@ -106,6 +116,7 @@ class RedisBudget implements Budget {
     this.clock = opts.clock ?? systemClock;
     this.prefix = opts.prefix ?? 'ffx:budget';
     this.logger = opts.logger;
+    this.confirmWrite = opts.confirmWrite ?? (() => Promise.resolve(true));
     if (typeof opts.redis === 'string') {
       this.redis = new IORedis(opts.redis, { maxRetriesPerRequest: null, lazyConnect: false });
       this.ownsRedis = true;
@@ -167,10 +178,14 @@ class RedisBudget implements Budget {
     const kind = String(res[0]);
     switch (kind) {
       case 'ok':
-        return {
-          kind: 'granted',
-          permit: { operation, windowId: Number(res[1]), reservedAtMs: now, countsMonthly, day, month },
-        };
+        return this.grant({
+          operation,
+          windowId: Number(res[1]),
+          reservedAtMs: now,
+          countsMonthly,
+          day,
+          month,
+        });
       case 'pace': {
         const untilMs = Number(res[1]);
         return { kind: 'pace', untilMs, waitMs: Math.max(1, untilMs - now) };
@@ -202,6 +217,22 @@ class RedisBudget implements Budget {
       default:
         throw new Error(`budget: unexpected answer from the acquire script: ${JSON.stringify(res)}`);
     }
+  }
+
+  /**
+   * A reservation no replica acknowledged could vanish in a failover after its request was sent,
+   * and the quota would be spent twice: it is refunded unsent and every worker holds briefly.
+   */
+  private async grant(permit: Permit): Promise<AcquireOutcome> {
+    if (await this.confirmWrite(this.gateKey)) return { kind: 'granted', permit };
+    await this.release(permit, { sent: false });
+    const now = this.now();
+    return {
+      kind: 'hold',
+      untilMs: now + UNREPLICATED_HOLD_MS,
+      waitMs: UNREPLICATED_HOLD_MS,
+      reason: 'the reservation reached no Redis replica; refunded and retried so a failover cannot lose it',
+    };
   }
 
   async observe(

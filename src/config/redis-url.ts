@@ -21,12 +21,18 @@ export type RedisTarget =
       masterName: string;
       username?: string;
       password?: string;
+      /** The Sentinels' own password (`?sentinel_password=`), when they have `requirepass`. */
+      sentinelPassword?: string;
       tls: boolean;
     };
 
 export type RedisTopology = RedisTarget['kind'];
 
-const MULTI_NODE = /^(rediss?)\+(cluster|sentinel):\/\/(?:([^@/]*)@)?([^/?#@]+)(?:\/([^/?#]*))?$/;
+const MULTI_NODE =
+  /^(rediss?)\+(cluster|sentinel):\/\/(?:([^@/]*)@)?([^/?#@]+)(?:\/([^/?#]*))?(?:\?([^#]*))?$/;
+
+/** The one query parameter a Sentinel URL takes: the Sentinels' own password. */
+const SENTINEL_PASSWORD = 'sentinel_password';
 const NODE = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$/;
 
 /** A URL that parses into a target, or the reason it does not (for the config's message). */
@@ -35,7 +41,7 @@ export function parseRedisUrl(url: string): RedisTarget | string {
   const m = MULTI_NODE.exec(url);
   if (m === null)
     return 'must be a redis://, rediss://, redis+cluster://host:port[,host:port…] or redis+sentinel://host:port[,host:port…]/MASTER_NAME URL';
-  const [, scheme, kind, auth, hostList = '', path] = m;
+  const [, scheme, kind, auth, hostList = '', path, query] = m;
   const nodes: RedisNode[] = [];
   for (const part of hostList.split(',')) {
     const n = NODE.exec(part.trim());
@@ -49,12 +55,26 @@ export function parseRedisUrl(url: string): RedisTarget | string {
   if (kind === 'cluster') {
     if (path !== undefined && path !== '')
       return 'a redis+cluster:// URL takes no path (a cluster has no databases)';
+    if (query !== undefined) return 'a redis+cluster:// URL takes no ?query';
     return { kind: 'cluster', nodes, tls, ...creds };
   }
   const masterName = decodeURIComponent(path ?? '');
   if (masterName === '')
     return 'a redis+sentinel:// URL ends with /MASTER_NAME, the name the Sentinels monitor';
-  return { kind: 'sentinel', sentinels: nodes, masterName, tls, ...creds };
+  const sentinelAuth = sentinelPassword(query);
+  if (typeof sentinelAuth === 'string') return sentinelAuth;
+  return { kind: 'sentinel', sentinels: nodes, masterName, tls, ...creds, ...sentinelAuth };
+}
+
+/** `?sentinel_password=…` (percent-encoded), or why the query is refused. */
+function sentinelPassword(query: string | undefined): { sentinelPassword?: string } | string {
+  if (query === undefined) return {};
+  const params = new URLSearchParams(query);
+  const unknown = [...params.keys()].filter((k) => k !== SENTINEL_PASSWORD);
+  if (unknown.length > 0)
+    return `has query parameter "${unknown[0]}"; a redis+sentinel:// URL takes only ?${SENTINEL_PASSWORD}=`;
+  const pw = params.get(SENTINEL_PASSWORD);
+  return pw === null || pw === '' ? {} : { sentinelPassword: pw };
 }
 
 function credentials(auth: string | undefined): { username?: string; password?: string } {
@@ -67,7 +87,10 @@ function credentials(auth: string | undefined): { username?: string; password?: 
 
 /** A Redis URL of any form without its password, for messages. */
 export function redactUrl(url: string): string {
-  if (MULTI_NODE.test(url)) return url.replace(/^([^:]+:\/\/[^:@/]*):[^@/]*@/, '$1:redacted@');
+  if (MULTI_NODE.test(url))
+    return url
+      .replace(/^([^:]+:\/\/[^:@/]*):[^@/]*@/, '$1:redacted@')
+      .replace(new RegExp(`([?&]${SENTINEL_PASSWORD}=)[^&#]*`), '$1redacted');
   try {
     const u = new URL(url);
     if (u.password) u.password = 'redacted';

@@ -100,6 +100,7 @@ function createClient(target: RedisTarget, started: () => boolean): Redis | Clus
         name: target.masterName,
         username: target.username,
         password: target.password,
+        ...(target.sentinelPassword !== undefined ? { sentinelPassword: target.sentinelPassword } : {}),
         sentinelRetryStrategy: retry,
         ...(target.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
       });

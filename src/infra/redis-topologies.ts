@@ -47,9 +47,10 @@ export async function until(what: string, check: () => Promise<boolean>, timeout
 }
 
 /** One command on one node through a short-lived connection (no retries: a dead node fails). */
-async function onNode<T>(port: number, f: (r: Redis) => Promise<T>): Promise<T> {
+async function onNode<T>(port: number, f: (r: Redis) => Promise<T>, password?: string): Promise<T> {
   const r = new Redis({
     port,
+    ...(password !== undefined ? { password } : {}),
     host: '127.0.0.1',
     lazyConnect: true,
     maxRetriesPerRequest: 0,
@@ -72,6 +73,11 @@ async function closeAll(servers: readonly PrivateRedis[]): Promise<void> {
 export async function startPrivateCluster(): Promise<PrivateCluster> {
   const nodeArgs = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'];
   nodeArgs.push('--cluster-node-timeout', String(NODE_TIMEOUT_MS), '--appendonly', 'yes');
+  // A replica that was frozen a while (the lost-writes test) may still take over: which writes it
+  // lacks is what that test is about.
+  nodeArgs.push('--cluster-replica-validity-factor', '0');
+  // A replica frozen a while (the lost-writes test) may still be promoted: the tests decide which writes it lacks.
+  nodeArgs.push('--cluster-replica-validity-factor', '0');
   const nodes = await Promise.all(
     Array.from({ length: 6 }, () => startPrivateRedis({ extraArgs: nodeArgs })),
   );
@@ -128,8 +134,15 @@ async function slotOwner(r: Redis, key: string): Promise<number> {
   return port;
 }
 
-/** A primary, two replicas of it and three Sentinels watching it under `masterName`. */
-export async function startPrivateSentinelGroup(masterName = 'fxprimary'): Promise<PrivateSentinelGroup> {
+/**
+ * A primary, two replicas of it and three Sentinels watching it under `masterName`; with
+ * `sentinelPassword` the Sentinels require it (`requirepass`) and use it with each other.
+ */
+export async function startPrivateSentinelGroup(
+  masterName = 'fxprimary',
+  opts: { sentinelPassword?: string } = {},
+): Promise<PrivateSentinelGroup> {
+  const pw = opts.sentinelPassword;
   const primary = await startPrivateRedis({ extraArgs: ['--appendonly', 'yes'] });
   const servers: PrivateRedis[] = [primary];
   const sentinels: PrivateRedis[] = [];
@@ -144,6 +157,7 @@ export async function startPrivateSentinelGroup(masterName = 'fxprimary'): Promi
       `sentinel down-after-milliseconds ${masterName} ${NODE_TIMEOUT_MS}`,
       `sentinel failover-timeout ${masterName} 10000`,
       `sentinel parallel-syncs ${masterName} 1`,
+      ...(pw !== undefined ? [`requirepass ${pw}`, `sentinel sentinel-pass ${pw}`] : []),
       '',
     ].join('\n');
     const started = await Promise.all(
@@ -153,14 +167,16 @@ export async function startPrivateSentinelGroup(masterName = 'fxprimary'): Promi
     );
     sentinels.push(...started);
     const group: PrivateSentinelGroup = {
-      url: `redis+sentinel://${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${masterName}`,
+      url: `redis+sentinel://${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${masterName}${pw !== undefined ? `?sentinel_password=${encodeURIComponent(pw)}` : ''}`,
       masterName,
       servers,
       sentinels,
       async primary() {
         for (const s of sentinels) {
-          const addr = await onNode(s.port, (r) =>
-            r.call('SENTINEL', 'get-master-addr-by-name', masterName),
+          const addr = await onNode(
+            s.port,
+            (r) => r.call('SENTINEL', 'get-master-addr-by-name', masterName),
+            pw,
           ).catch(() => null);
           const port = Array.isArray(addr) ? Number(addr[1]) : NaN;
           const server = servers.find((m) => m.port === port);
@@ -173,7 +189,7 @@ export async function startPrivateSentinelGroup(masterName = 'fxprimary'): Promi
     // Each Sentinel must know the replicas and the other Sentinels before it can fail over.
     await until('every Sentinel sees 2 replicas and 2 other Sentinels', async () => {
       for (const s of sentinels) {
-        const m = (await onNode(s.port, (r) => r.call('SENTINEL', 'MASTER', masterName))) as string[];
+        const m = (await onNode(s.port, (r) => r.call('SENTINEL', 'MASTER', masterName), pw)) as string[];
         const field = (k: string): number => Number(m[m.indexOf(k) + 1]);
         if (field('num-slaves') < 2 || field('num-other-sentinels') < 2) return false;
       }

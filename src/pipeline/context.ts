@@ -19,6 +19,7 @@ import {
   connectRedis,
   recordsOn,
   type OutageGuard,
+  type ReplicaAck,
   type SnapshotSpec,
   type SnapshotStore,
 } from './record/index.js';
@@ -37,6 +38,8 @@ export interface PipelineContext {
   store: SnapshotStore;
   /** API outages, shared by every worker of the queue. */
   outage: OutageGuard;
+  /** WAIT for a replica after the writes that must survive a failover (records, reservations). */
+  replicas: ReplicaAck;
   flowSettings: FlowSettings;
   enqueue(spec: SnapshotSpec, opts?: { retry?: boolean }): Promise<EnqueueOutcome>;
   close(): Promise<void>;
@@ -68,7 +71,7 @@ export async function openPipeline(
   const partsQueue = new Queue(names.parts, queueOpts);
   const snapshotsQueue = new Queue(names.snapshots, queueOpts);
   const flows = new FlowProducer({ connection: redis, prefix: config.redis.prefix });
-  const { store, outage } = recordsOn(redis, config, clock);
+  const { store, outage, replicas } = recordsOn(redis, config, clock);
   const flowSettings: FlowSettings = {
     queues: names,
     attempts: config.retry.attempts,
@@ -86,6 +89,7 @@ export async function openPipeline(
     flows,
     store,
     outage,
+    replicas,
     flowSettings,
     async enqueue(spec, opts) {
       // An outage that outlasted the limit failed its parts; a new enqueue (--retry, the next

@@ -55,6 +55,7 @@ export async function openExporter(opts: OpenExporterOptions): Promise<Exporter>
     clock,
     logger: logger.child({ component: 'budget' }),
     prefix: budgetPrefix(config),
+    confirmWrite: (key) => ctx.replicas.confirm(key),
   });
   const started: RunningWorkers[] = [];
   let client: FilingsClient | undefined;

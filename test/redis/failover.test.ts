@@ -5,6 +5,7 @@
  * when the primary holding the queue's slot is SIGKILLed a third of the way through: no worker
  * exits, and the quota spent equals the requests the API received.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamOperation } from '../../src/api/index.js';
 import { datasetDefinition } from '../../src/datasets/index.js';
@@ -16,6 +17,7 @@ import {
   type PrivateSentinelGroup,
 } from '../../src/infra/redis-topologies.js';
 import type { PrivateRedis } from '../../src/infra/redis-server.js';
+import { REPLICA_ACK_TIMEOUT_MS } from '../../src/infra/replica-ack.js';
 import { totals } from '../../src/pipeline/record/snapshot-states.js';
 import type { DatasetName } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
@@ -43,6 +45,8 @@ function lastJsonLine(stdout: string): Record<string, unknown> {
 
 interface Topology {
   url: string;
+  /** Every redis-server of the topology (not the Sentinels). */
+  nodes: readonly PrivateRedis[];
   /** The primary holding the queue's keys now. */
   primary(prefix: string): Promise<PrivateRedis>;
   close(): Promise<void>;
@@ -97,24 +101,83 @@ async function exportAll(h: PipelineHarness, id: string, midway?: () => Promise<
   }
 }
 
+/** The servers replicating `primary` now, from its INFO replication. */
+async function replicasOf(primary: PrivateRedis, nodes: readonly PrivateRedis[]): Promise<PrivateRedis[]> {
+  const info = await onServer(primary, (r) => r.info('replication'));
+  const ports = [...info.matchAll(/^slave\d+:ip=[^,]+,port=(\d+)/gm)].map((m) => Number(m[1]));
+  return nodes.filter((n) => ports.includes(n.port));
+}
+
+async function onServer<T>(server: PrivateRedis, f: (r: Redis) => Promise<T>): Promise<T> {
+  const r = new Redis({ port: server.port, host: '127.0.0.1', maxRetriesPerRequest: 0, lazyConnect: true });
+  r.on('error', () => undefined);
+  try {
+    await r.connect();
+    return await f(r);
+  } finally {
+    r.disconnect();
+  }
+}
+
+/** The primary's replication offset, and the highest offset any of its replicas acknowledged. */
+async function offsets(primary: PrivateRedis): Promise<{ primary: number; replicas: number }> {
+  const info = await onServer(primary, (r) => r.info('replication'));
+  const acked = [...info.matchAll(/^slave\d+:.*offset=(\d+)/gm)].map((m) => Number(m[1]));
+  return { primary: Number(/^master_repl_offset:(\d+)/m.exec(info)?.[1]), replicas: Math.max(0, ...acked) };
+}
+
+/**
+ * Writes the promoted replica really misses: every replica of the primary is frozen (SIGSTOP), so
+ * the pipeline's writes stop reaching them and WAIT times out (reservations refunded, records
+ * retried); once the primary is ahead of them by more than a WAIT timeout's worth, it is SIGKILLed
+ * and the replicas resumed, and one of them, without those writes, takes over.
+ */
+async function loseWrites(topology: Topology, prefix: string): Promise<PrivateRedis> {
+  const victim = await topology.primary(prefix);
+  const replicas = await replicasOf(victim, topology.nodes);
+  expect(replicas.length).toBeGreaterThan(0);
+  for (const r of replicas) process.kill(r.pid ?? 0, 'SIGSTOP');
+  try {
+    const frozenAt = await offsets(victim);
+    await until(
+      'writes the frozen replicas lack',
+      async () => (await offsets(victim)).primary > frozenAt.primary,
+    );
+    // Past a WAIT's timeout: some reservation or record was refused while the replicas were frozen.
+    await new Promise((r) => setTimeout(r, 2 * REPLICA_ACK_TIMEOUT_MS));
+    const before = await offsets(victim);
+    expect(before.primary).toBeGreaterThan(before.replicas);
+    process.kill(victim.pid ?? 0, 'SIGKILL');
+  } finally {
+    for (const r of replicas) process.kill(r.pid ?? 0, 'SIGCONT');
+  }
+  return victim;
+}
+
+/** A topology and a harness on it for the enclosing describe, started before its tests. */
+function useTopology(start: () => Promise<Topology>): { topology: Topology; h: PipelineHarness } {
+  const live = {} as { topology: Topology; h: PipelineHarness };
+  beforeAll(async () => {
+    live.topology = await start();
+    live.h = await startPipelineHarness({ redisUrl: live.topology.url, emulator: { latencyMs: 200 } });
+  }, 120_000);
+  afterAll(async () => {
+    await live.h?.close();
+    await live.topology?.close();
+  }, 60_000);
+  return live;
+}
+
 function topologySuite(name: string, slug: string, start: () => Promise<Topology>): void {
   describe(`on ${name}`, () => {
-    let topology: Topology;
-    let h: PipelineHarness;
-    beforeAll(async () => {
-      topology = await start();
-      h = await startPipelineHarness({ redisUrl: topology.url, emulator: { latencyMs: 200 } });
-    }, 120_000);
-    afterAll(async () => {
-      await h?.close();
-      await topology?.close();
-    }, 60_000);
+    const live = useTopology(start);
 
     it('two workers and run --wait publish the API’s exact rows', async () => {
-      await exportAll(h, `${slug}-plain`);
+      await exportAll(live.h, `${slug}-plain`);
     }, 180_000);
 
     it('the primary holding the slot SIGKILLed a third of the way through: nothing lost, nothing twice', async () => {
+      const { h, topology } = live;
       let victim: PrivateRedis | undefined;
       await exportAll(h, `${slug}-failover`, async () => {
         victim = await topology.primary(h.config.redis.prefix);
@@ -124,14 +187,33 @@ function topologySuite(name: string, slug: string, start: () => Promise<Topology
       expect((await topology.primary(h.config.redis.prefix)).port).not.toBe(victim?.port);
     }, 240_000);
   });
+
+  // A topology of its own: the failover above leaves the slot's new primary without a replica.
+  describe(`on ${name}, writes lost`, () => {
+    const live = useTopology(start);
+
+    it('replicas frozen, then the primary SIGKILLed: the promoted replica misses writes, and still nothing is lost or counted twice', async () => {
+      const { h, topology } = live;
+      let victim: PrivateRedis | undefined;
+      await exportAll(h, `${slug}-lost-writes`, async () => {
+        victim = await loseWrites(topology, h.config.redis.prefix);
+      });
+      expect((await topology.primary(h.config.redis.prefix)).port).not.toBe(victim?.port);
+    }, 300_000);
+  });
 }
 
 topologySuite('a Redis Cluster', 'cluster', async () => {
   const c: PrivateCluster = await startPrivateCluster();
-  return { url: c.url, primary: (prefix) => c.primaryFor(`${prefix}:x`), close: () => c.close() };
+  return {
+    url: c.url,
+    nodes: c.nodes,
+    primary: (prefix) => c.primaryFor(`${prefix}:x`),
+    close: () => c.close(),
+  };
 });
 
 topologySuite('Sentinel', 'sentinel', async () => {
   const s: PrivateSentinelGroup = await startPrivateSentinelGroup();
-  return { url: s.url, primary: () => s.primary(), close: () => s.close() };
+  return { url: s.url, nodes: s.servers, primary: () => s.primary(), close: () => s.close() };
 });

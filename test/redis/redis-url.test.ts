@@ -55,6 +55,29 @@ describe('REDIS_URL forms', () => {
     expect(parseRedisUrl('redis+cluster://h1:6379/0')).toMatch(/takes no path/);
   });
 
+  it('takes the Sentinels’ own password as ?sentinel_password= and refuses other parameters', () => {
+    expect(parseRedisUrl('redis+sentinel://:data@s1:1,s2:2/m?sentinel_password=se%2Fcret')).toEqual({
+      kind: 'sentinel',
+      sentinels: [
+        { host: 's1', port: 1 },
+        { host: 's2', port: 2 },
+      ],
+      masterName: 'm',
+      password: 'data',
+      sentinelPassword: 'se/cret',
+      tls: false,
+    });
+    expect(parseRedisUrl('redis+sentinel://s1:1/m?sentinel_pasword=x')).toBe(
+      'has query parameter "sentinel_pasword"; a redis+sentinel:// URL takes only ?sentinel_password=',
+    );
+    expect(parseRedisUrl('redis+cluster://h:1?sentinel_password=x')).toBe(
+      'a redis+cluster:// URL takes no ?query',
+    );
+    expect(redactUrl('redis+sentinel://:data@s1:1/m?sentinel_password=se%2Fcret')).toBe(
+      'redis+sentinel://:redacted@s1:1/m?sentinel_password=redacted',
+    );
+  });
+
   it('redacts the password of every form', () => {
     expect(redactUrl('redis+cluster://u:hunter2@h1:1,h2:2')).toBe('redis+cluster://u:redacted@h1:1,h2:2');
     expect(redactUrl('rediss+sentinel://:hunter2@s:1/m')).toBe('rediss+sentinel://:redacted@s:1/m');

@@ -20,15 +20,32 @@ async function statusError(env: NodeJS.ProcessEnv): Promise<string> {
 
 describe('start-up checks of a replicated Redis', () => {
   let sentinels: PrivateSentinelGroup;
+  let guarded: PrivateSentinelGroup;
   let evicting: PrivateRedis;
   beforeAll(async () => {
-    [sentinels, evicting] = await Promise.all([
+    [sentinels, guarded, evicting] = await Promise.all([
       startPrivateSentinelGroup(),
+      startPrivateSentinelGroup('fxguarded', { sentinelPassword: 's3ntinel/pw' }),
       startPrivateRedis({ extraArgs: ['--maxmemory-policy', 'allkeys-lru'] }),
     ]);
   }, 120_000);
   afterAll(async () => {
-    await Promise.all([sentinels?.close(), evicting?.close()]);
+    await Promise.all([sentinels?.close(), guarded?.close(), evicting?.close()]);
+  });
+
+  it('reaches Sentinels that require a password through ?sentinel_password=, and never prints it', async () => {
+    expect(guarded.url).toContain('?sentinel_password=s3ntinel%2Fpw');
+    const ok = await runCli(['status'], {
+      env: { REDIS_URL: guarded.url },
+      unset: ['FILINGS_EXPORT_PREFIX'],
+    });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(`${ok.stdout}${ok.stderr}`).not.toContain('s3ntinel');
+    // Without it the Sentinels refuse, and the line says so without a password in it.
+    const bare = guarded.url.replace(/\?.*$/, '');
+    const line = await statusError({ REDIS_URL: bare });
+    expect(line).toContain(`cannot connect to Redis master "fxguarded" through the Sentinels at ${bare}`);
+    expect(line).toMatch(/NOAUTH|Authentication required/);
   });
 
   it('names every cluster seed node that cannot be reached', async () => {

@@ -6,6 +6,7 @@
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config/load.js';
 import { openRedis } from '../../infra/redis-connection.js';
+import { replicaAck, type ReplicaAck } from '../../infra/replica-ack.js';
 import type { Logger } from '../../log.js';
 import { systemClock, type Clock } from '../../types.js';
 import { OutageGuard } from './outage.js';
@@ -19,6 +20,8 @@ export interface PipelineRecords {
   store: SnapshotStore;
   /** API outages, shared by every worker of the queue. */
   outage: OutageGuard;
+  /** WAIT for a replica after the writes that must survive a failover (records, reservations). */
+  replicas: ReplicaAck;
 }
 
 /**
@@ -37,11 +40,13 @@ export function recordsOn(
   config: Config,
   clock: Clock = systemClock,
 ): Omit<PipelineRecords, 'config' | 'redis'> {
+  const replicas = replicaAck(redis);
   const store = new SnapshotStore(redis, {
     prefix: config.redis.prefix,
     queueBase: config.queue.name,
     recordTtlSeconds: config.retention.snapshot_record_days * 86_400,
     now: () => clock.now(),
+    confirmWrite: (key) => replicas.confirm(key),
   });
   const outage = new OutageGuard(
     redis,
@@ -54,7 +59,7 @@ export function recordsOn(
     },
     clock,
   );
-  return { store, outage };
+  return { store, outage, replicas };
 }
 
 /** Opens the records alone (for `status`); close() quits the connection. */
@@ -75,3 +80,4 @@ export async function openRecords(
 
 /** A Redis URL of any form without its password, for messages. */
 export { redactUrl } from '../../config/redis-url.js';
+export type { ReplicaAck } from '../../infra/replica-ack.js';

@@ -19,6 +19,7 @@
  * and fields in snapshot-hash.ts.
  */
 import type { Redis } from 'ioredis';
+import { InfraError } from '../../errors.js';
 import type { DatasetName, PartPointer, PartStatus } from '../../types.js';
 import { MISSING_KEPT, type MissingCompany } from './missing.js';
 import { CANCEL, CREATE, RECORD_PART, recordView, TRANSITION, VIEW } from './snapshot-hash.js';
@@ -46,12 +47,19 @@ export interface SnapshotStoreOptions {
   recordTtlSeconds: number;
   /** Clock for timestamps. @defaultValue Date.now */
   now?: () => number;
+  /**
+   * Whether the writes so far reached a replica of the node holding `key` (src/infra's
+   * ReplicaAck): a part's record must survive a failover before its job may complete.
+   * @defaultValue always true
+   */
+  confirmWrite?: (key: string) => Promise<boolean>;
 }
 
 export class SnapshotStore {
   private readonly ns: string;
   private readonly ttl: number;
   private readonly now: () => number;
+  private readonly confirmWrite: (key: string) => Promise<boolean>;
 
   constructor(
     private readonly redis: Redis,
@@ -60,6 +68,7 @@ export class SnapshotStore {
     this.ns = `${opts.prefix}:${opts.queueBase}:`;
     this.ttl = opts.recordTtlSeconds;
     this.now = opts.now ?? Date.now;
+    this.confirmWrite = opts.confirmWrite ?? (() => Promise.resolve(true));
   }
 
   private key(id: string): string {
@@ -154,6 +163,13 @@ export class SnapshotStore {
       pointer.reusedFrom !== undefined ? '1' : '0',
       notReusedLine(pointer) ?? '',
     );
+    // A record a failover could lose would let the snapshot publish short (or count a part twice):
+    // the job fails retryably and records again rather than complete on it.
+    if (res === 1 && !(await this.confirmWrite(this.partsKey(snapshotId))))
+      throw new InfraError(
+        'REDIS_UNAVAILABLE',
+        `the record of part ${pointer.dataset}/${pointer.ticker} of snapshot ${snapshotId} reached no Redis replica in time; the part is retried so a failover cannot lose it`,
+      );
     return res === 1;
   }
 
