@@ -1,7 +1,6 @@
 /**
  * The Iceberg tables' cost (issue 38). One night of ICEBERG_BENCH_COMPANIES (default 109, the demo's
- * count) companies × ICEBERG_BENCH_ROWS facts each (default 500) in facts_full is written and
- * published for real (Parquet); 29 quiet nights follow, each the same files hard-linked under its
+ * count) companies × ICEBERG_BENCH_ROWS facts each (default 5,000) in facts_full is written and published for real (Parquet); 29 quiet nights follow, each the same files hard-linked under its
  * own snapshot (what a night without a new filing publishes), so 30 snapshots are retained.
  * (b) `iceberg rebuild` over the 30: its time and the metadata files it leaves. (a) A 31st quiet
  * night's commit against the first night's publish: its time (≤ 2 %) and the bytes it writes for
