@@ -29,7 +29,7 @@ export function flakyReads(
     state,
     url: (key) => inner.url(key),
     putFile: (key, path, opts) => inner.putFile(key, path, opts),
-    putBytes: (key, data) => inner.putBytes(key, data),
+    putBytes: (key, data, opts) => inner.putBytes(key, data, opts),
     copy: async (from, to) => (fail(from), inner.copy(from, to)),
     head: async (key) => (fail(key), inner.head(key)),
     getStream: async (key) => (fail(key), inner.getStream(key)),

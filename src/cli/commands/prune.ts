@@ -74,7 +74,7 @@ export async function run(o: PruneCliOptions): Promise<void> {
       now: Date.now(),
       pipelineState: states,
     });
-    if (o.dryRun !== true) await output.applyPrune(root.storage, plan);
+    const expired = o.dryRun === true ? [] : await output.applyPrune(root.storage, plan);
     if (o.json === true) {
       const brief = {
         root: root.storage.root,
@@ -87,9 +87,17 @@ export async function run(o: PruneCliOptions): Promise<void> {
           reason: a.reason,
         })),
         kept: plan.kept.map((k) => ({ snapshot_id: k.snapshotId, published: k.published, reason: k.reason })),
+        iceberg_expired: expired.map((e) => ({
+          table: e.dataset,
+          snapshot_ids: e.expired,
+          version: e.version,
+        })),
       };
       process.stdout.write(`${JSON.stringify(brief)}\n`);
-    } else process.stdout.write(`${output.formatPrunePlan(plan, root.storage.root, o.dryRun === true)}\n`);
+    } else
+      process.stdout.write(
+        `${output.formatPrunePlan(plan, root.storage.root, o.dryRun === true, expired)}\n`,
+      );
   } finally {
     await root.close();
   }

@@ -4,6 +4,8 @@
  */
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { cpus } from 'node:os';
+import type { ColumnDef } from '../../datasets/index.js';
+import { columnFieldIds } from '../iceberg/index.js';
 
 export interface DuckDbOptions {
   /** Worker threads. @defaultValue min(2, CPU count) */
@@ -37,6 +39,19 @@ export type ParquetCompression = 'zstd' | 'snappy';
  * "Parquet at zstd level 3, stated once"). Only the codec is in a file's footer, not the level.
  */
 export const ZSTD_LEVEL = 3;
+
+/**
+ * The COPY option writing the Iceberg table's field ids of `columns` into the Parquet footer
+ * (DuckDB's FIELD_IDS; a list's element is `element`), so a reader resolves columns by id, as the
+ * spec prefers, not by name.
+ */
+export function parquetFieldIds(columns: readonly Pick<ColumnDef, 'name' | 'type' | 'role'>[]): string {
+  const ids = columnFieldIds(columns).map(
+    (f) =>
+      `${sqlIdent(f.name)}: ${f.elementId === undefined ? f.id : `{__duckdb_field_id: ${f.id}, element: ${f.elementId}}`}`,
+  );
+  return `FIELD_IDS {${ids.join(', ')}}`;
+}
 
 /** The COPY options choosing the codec (and zstd's level), e.g. `COMPRESSION zstd, COMPRESSION_LEVEL 1`. */
 export function parquetCodec(compression: ParquetCompression): string {

@@ -16,6 +16,7 @@ export {
   type DuckSession,
   openDuck,
   parquetCodec,
+  parquetFieldIds,
   type ParquetCompression,
   sqlIdent,
   sqlPathList,

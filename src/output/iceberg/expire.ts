@@ -4,7 +4,9 @@
  */
 import { InputError } from '../../errors.js';
 import { DATASETS, type DatasetName } from '../../types.js';
+import type { Manifest } from '../catalog/index.js';
 import type { Storage } from '../storage/index.js';
+import { commitSnapshot } from './commit.js';
 import { keyOfUrl, metadataKey, readTable, SUMMARY_SNAPSHOT_ID, writeTable } from './metadata.js';
 
 export interface TableExpiry {
@@ -30,7 +32,7 @@ export async function expireSnapshots(storage: Storage, ids: readonly string[]):
     if (expired.length === 0) continue;
     if (expired.some((s) => s['snapshot-id'] === m['current-snapshot-id']))
       throw new InputError(
-        `the ${dataset} table's current snapshot is ${m.snapshots.find((s) => s['snapshot-id'] === m['current-snapshot-id'])?.summary[SUMMARY_SNAPSHOT_ID]}: it cannot be expired`,
+        `the ${dataset} table's current snapshot is ${m.snapshots.find((s) => s['snapshot-id'] === m['current-snapshot-id'])?.summary[SUMMARY_SNAPSHOT_ID]}, which is to be deleted, and no kept snapshot has ${dataset}: nothing was removed; keep that snapshot (a larger --keep)`,
       );
     const ex = new Set(expired.map((s) => s['snapshot-id']));
     // An empty metadata log: every older version names an expired snapshot, so writeTable deletes them all.
@@ -53,4 +55,27 @@ export async function expireSnapshots(storage: Storage, ids: readonly string[]):
     });
   }
   return out;
+}
+
+/**
+ * What prune calls before it deletes the files of our snapshots `ids`. A table whose current
+ * snapshot is among them (the kept nights' commits still pending) first takes the kept nights,
+ * `kept` oldest first, as their publisher would: a table never ends without a current snapshot.
+ * Then the expiry. A root without tables (setting off, or published before them) is left as it is.
+ */
+export async function expireBeforePrune(
+  storage: Storage,
+  ids: readonly string[],
+  kept: readonly Manifest[],
+): Promise<TableExpiry[]> {
+  if (ids.length === 0) return [];
+  const gone = new Set(ids);
+  let behind = false;
+  for (const dataset of DATASETS) {
+    const m = (await readTable(storage, dataset))?.metadata;
+    const current = m?.snapshots.find((s) => s['snapshot-id'] === m['current-snapshot-id']);
+    if (current !== undefined && gone.has(current.summary[SUMMARY_SNAPSHOT_ID] ?? '')) behind = true;
+  }
+  if (behind) for (const manifest of kept) await commitSnapshot(storage, manifest);
+  return expireSnapshots(storage, ids);
 }

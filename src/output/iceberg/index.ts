@@ -4,7 +4,7 @@
  * published snapshot. Writes metadata only, through the storage port; loads no DuckDB.
  */
 export { commitSnapshot, snapshotOf, type TableCommit } from './commit.js';
-export { expireSnapshots, type TableExpiry } from './expire.js';
+export { expireBeforePrune, expireSnapshots, type TableExpiry } from './expire.js';
 export {
   METADATA_DIR,
   PREVIOUS_VERSIONS_MAX,
@@ -17,5 +17,5 @@ export {
   versionFile,
 } from './metadata.js';
 export { formatRebuild, rebuildTables, type RebuildReport } from './rebuild.js';
-export { schemaFor, type IcebergSchema } from './schema.js';
+export { columnFieldIds, schemaFor, type ColumnFieldId, type IcebergSchema } from './schema.js';
 export { MANIFEST_ENTRY_SCHEMA, MANIFEST_FILE_SCHEMA, decodeAvro } from './avro.js';

@@ -86,7 +86,7 @@ export async function readTable(storage: Storage, dataset: string): Promise<Tabl
 /**
  * Writes `metadata` as version `previous + 1`, then moves the hint to it, then deletes the
  * versions that fell out of the metadata log. Refuses when that version exists already: another
- * writer committed first (on a bucket the head is the guard, not an atomic one; docs/iceberg.md).
+ * writer committed first (an exclusive create locally, `If-None-Match: *` on a bucket; docs/iceberg.md).
  */
 export async function writeTable(
   storage: Storage,
@@ -96,14 +96,22 @@ export async function writeTable(
 ): Promise<TableVersion> {
   const version = (previous?.version ?? 0) + 1;
   const key = metadataKey(dataset, versionFile(version));
-  if ((await storage.head(key)) !== null)
-    // Retryable: the retry reads the newer version and commits on top of it (or finds itself there).
-    throw new StorageError(
+  // Retryable: the retry reads the newer version and commits on top of it (or finds itself there).
+  const taken = (cause?: unknown): StorageError =>
+    new StorageError(
       'STORAGE_UNAVAILABLE',
       `${storage.url(key)} exists already: another writer committed to the ${dataset} table; retry the commit`,
       true,
+      { cause },
     );
-  await storage.putBytes(key, `${JSON.stringify(metadata, null, 2)}\n`);
+  // The head refuses early on every store; the conditional write closes the race where the store has one.
+  if ((await storage.head(key)) !== null) throw taken();
+  await storage
+    .putBytes(key, `${JSON.stringify(metadata, null, 2)}\n`, { ifAbsent: true })
+    .catch(async (err: unknown) => {
+      // Refused because the version is there now: another writer's, since this write did not land.
+      throw (await storage.head(key)) !== null ? taken(err) : err;
+    });
   await storage.putBytes(metadataKey(dataset, VERSION_HINT), `${version}\n`);
   const kept = new Set([key, ...metadata['metadata-log'].map((m) => keyOfUrl(storage, m['metadata-file']))]);
   const stale = Array.from({ length: version - 1 }, (_, i) => metadataKey(dataset, versionFile(i + 1)));

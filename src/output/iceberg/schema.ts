@@ -58,7 +58,7 @@ export function knownIds(schemas: readonly IcebergSchema[]): { ids: Map<string, 
  * the ids of the current schema only: a column dropped earlier and added again is a new column.
  */
 export function schemaFor(
-  columns: ManifestDataset['columns'],
+  columns: readonly ManifestDataset['columns'][number][],
   schemas: readonly IcebergSchema[],
   currentSchemaId: number,
 ): { schema: IcebergSchema; lastColumnId: number; added: boolean } {
@@ -83,6 +83,26 @@ export function schemaFor(
   if (same !== undefined) return { schema: same, lastColumnId: next, added: false };
   const schemaId = schemas.reduce((m, s) => Math.max(m, s['schema-id']), -1) + 1;
   return { schema: { type: 'struct', 'schema-id': schemaId, fields }, lastColumnId: next, added: true };
+}
+
+/** A column's field id in a Parquet file, with its list element's when it is a list. */
+export interface ColumnFieldId {
+  name: string;
+  id: number;
+  elementId?: number;
+}
+
+/**
+ * The field ids conversion writes into the Parquet footers of `columns`: the ids a new table gives
+ * them (in column order), which stay the table's while its columns only grow at the end. A table
+ * whose history gave other ids reads files by these ids only where they agree (docs/iceberg.md).
+ */
+export function columnFieldIds(columns: readonly ManifestDataset['columns'][number][]): ColumnFieldId[] {
+  return schemaFor(columns, [], -1).schema.fields.map((f) => ({
+    name: f.name,
+    id: f.id,
+    ...(typeof f.type !== 'string' ? { elementId: f.type['element-id'] } : {}),
+  }));
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   parquetRowGroups,
   ndjsonSelect,
   parquetCodec,
+  parquetFieldIds,
   sqlIdent,
   sqlString,
   type BuiltFile,
@@ -358,7 +359,7 @@ async function encodeRows(o: RebuildOptions, path: string, first: number, rows: 
     )
     .join(', ');
   await o.duck.run(
-    `COPY (SELECT ${cols} FROM read_parquet(${sqlString(path)}, file_row_number = true, hive_partitioning = false) WHERE file_row_number >= ${first} AND file_row_number < ${first + rows}) TO ${sqlString(out)} (FORMAT parquet, ${parquetCodec(o.compression)}, ROW_GROUP_SIZE ${o.rowGroupRows})`,
+    `COPY (SELECT ${cols} FROM read_parquet(${sqlString(path)}, file_row_number = true, hive_partitioning = false) WHERE file_row_number >= ${first} AND file_row_number < ${first + rows}) TO ${sqlString(out)} (FORMAT parquet, ${parquetCodec(o.compression)}, ROW_GROUP_SIZE ${o.rowGroupRows}, ${parquetFieldIds(o.schema.columns)})`,
   );
 }
 

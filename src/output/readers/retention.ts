@@ -26,8 +26,10 @@ import {
   STAGING_DIR,
   SUCCESS_FILE,
   listStoredSnapshots,
+  type Manifest,
   type StoredSnapshot,
 } from '../catalog/index.js';
+import { expireBeforePrune, type TableExpiry } from '../iceberg/index.js';
 import type { ReadRetryOptions, Storage, StoredObject } from '../storage/index.js';
 import { counted } from '../../counted.js';
 
@@ -77,6 +79,8 @@ export interface PruneKept {
 export interface PrunePlan {
   remove: PruneAction[];
   kept: PruneKept[];
+  /** The manifests of the published snapshots kept, oldest first: what the Iceberg tables keep. */
+  keptManifests: Manifest[];
 }
 
 const DAY_MS = 86_400_000;
@@ -122,7 +126,7 @@ export function planPrune(snapshots: readonly StoredSnapshot[], opts: PruneOptio
     throw new InputError(
       `--keep must be a whole number of at least 1 (the newest published snapshot always stays), got ${opts.keep}`,
     );
-  const plan: PrunePlan = { remove: [], kept: [] };
+  const plan: PrunePlan = { remove: [], kept: [], keptManifests: [] };
   for (const s of snapshots) {
     const reason = unreadableReason(s);
     if (reason !== undefined) plan.kept.push({ snapshotId: s.snapshotId, published: s.published, reason });
@@ -132,6 +136,8 @@ export function planPrune(snapshots: readonly StoredSnapshot[], opts: PruneOptio
     stampOf,
   ).reverse();
   published.forEach((s, i) => planPublished(plan, s, i, opts));
+  const going = new Set(plan.remove.filter((a) => a.what === 'snapshot').map((a) => a.snapshotId));
+  plan.keptManifests = published.flatMap((s) => (going.has(s.snapshotId) ? [] : [s.manifest!])).reverse();
   for (const s of snapshots) {
     if (s.published || s.unreadable !== undefined) continue;
     planUnpublished(plan, s, opts);
@@ -210,11 +216,16 @@ function planUnpublished(plan: PrunePlan, s: StoredSnapshot, opts: PruneOptions)
 }
 
 /**
- * Removes what the plan says, one snapshot at a time: `_SUCCESS` first (a half-removed snapshot is
- * then unpublished, never published with files missing), then data and staging, the manifest last
- * (so an interrupted prune can be run again). A local root also loses the snapshot's own folders.
+ * Removes what the plan says. First the Iceberg tables (when the root has any) get a version without
+ * the snapshots to go, and lose every older version, so no metadata a reader can open names a file
+ * about to be deleted (docs/iceberg.md, Prune). Then one snapshot at a time: `_SUCCESS` first (a
+ * half-removed snapshot is then unpublished, never published with files missing), then data and
+ * staging, the manifest last (so an interrupted prune can be run again). A local root also loses
+ * the snapshot's own folders. Returns what the tables expired.
  */
-export async function applyPrune(storage: Storage, plan: PrunePlan): Promise<void> {
+export async function applyPrune(storage: Storage, plan: PrunePlan): Promise<TableExpiry[]> {
+  const going = plan.remove.filter((a) => a.what === 'snapshot').map((a) => a.snapshotId);
+  const expired = await expireBeforePrune(storage, going, plan.keptManifests);
   for (const a of plan.remove) {
     const keys = a.objects.map((o) => o.key);
     const success = `${SNAPSHOTS_DIR}/${a.snapshotId}/${SUCCESS_FILE}`;
@@ -235,12 +246,22 @@ export async function applyPrune(storage: Storage, plan: PrunePlan): Promise<voi
       for (const d of dirs) await rm(join(storage.root, ...d.split('/')), { recursive: true, force: true });
     }
   }
+  return expired;
 }
 
 /** One line per removal and per kept snapshot, for people. */
-export function formatPrunePlan(plan: PrunePlan, root: string, dryRun: boolean): string {
+export function formatPrunePlan(
+  plan: PrunePlan,
+  root: string,
+  dryRun: boolean,
+  expired: readonly TableExpiry[] = [],
+): string {
   const verb = dryRun ? 'would remove' : 'removed';
   const lines = [`${root}:`];
+  for (const e of expired)
+    lines.push(
+      `  expired ${e.expired.join(', ')} from the ${e.dataset} Iceberg table (now v${e.version}.metadata.json)`,
+    );
   for (const a of plan.remove)
     lines.push(
       `  ${verb} ${a.what === 'staging' ? 'staging of ' : ''}${a.snapshotId}: ${counted(a.objects.length, 'object')}, ${counted(a.bytes, 'byte', 'bytes', a.bytes.toLocaleString('en-US'))} (${a.reason})`,

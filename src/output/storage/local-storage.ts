@@ -1,13 +1,28 @@
 /** Storage port over a local directory: today's semantics (write a temp file, fsync, rename). */
 import { createReadStream } from 'node:fs';
-import { copyFile, link, mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { StorageError } from '../../errors.js';
 import { fsyncDir, fsyncFile, writeFileAtomic } from './fs-util.js';
-import { checkKey, type Storage, type StoredObject } from './storage.js';
+import { checkKey, existsAlready, type Storage, type StoredObject } from './storage.js';
 
 function tmpName(path: string): string {
   return `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+}
+
+/** Writes `dst` whole only if it does not exist: a synced temp file hard-linked to it (link never replaces). */
+async function writeFileExclusive(dst: string, data: string | Uint8Array): Promise<void> {
+  const tmp = tmpName(dst);
+  try {
+    await writeFile(tmp, data);
+    await fsyncFile(tmp);
+    await link(tmp, dst).catch((err: unknown) => {
+      throw (err as NodeJS.ErrnoException).code === 'EEXIST' ? existsAlready(dst, err) : err;
+    });
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
+  await fsyncDir(dirname(dst));
 }
 
 /** Copies `src` to `dst` durably through a temp name, so readers never see a short file. */
@@ -39,10 +54,15 @@ export class LocalStorage implements Storage {
     return { key, bytes: (await stat(dst)).size };
   }
 
-  async putBytes(key: string, data: string | Uint8Array): Promise<StoredObject> {
+  async putBytes(
+    key: string,
+    data: string | Uint8Array,
+    opts: { ifAbsent?: boolean } = {},
+  ): Promise<StoredObject> {
     const dst = this.url(key);
     await mkdir(dirname(dst), { recursive: true });
-    await writeFileAtomic(dst, data);
+    if (opts.ifAbsent === true) await writeFileExclusive(dst, data);
+    else await writeFileAtomic(dst, data);
     return { key, bytes: typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength };
   }
 

@@ -13,7 +13,7 @@ import type * as ClientS3 from '@aws-sdk/client-s3';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type * as LibStorage from '@aws-sdk/lib-storage';
 import { StorageError, coerceError } from '../../errors.js';
-import { checkKey, joinKey, type Storage, type StoredObject } from './storage.js';
+import { checkKey, existsAlready, joinKey, type Storage, type StoredObject } from './storage.js';
 import type { S3Location } from './s3-url.js';
 
 /** Connection settings of an S3 root (from `output.s3.*`); credentials are never among them. */
@@ -153,10 +153,32 @@ export class S3Storage implements Storage {
     return { key, bytes };
   }
 
-  async putBytes(key: string, data: string | Uint8Array): Promise<StoredObject> {
+  async putBytes(
+    key: string,
+    data: string | Uint8Array,
+    opts: { ifAbsent?: boolean } = {},
+  ): Promise<StoredObject> {
     const body = typeof data === 'string' ? Buffer.from(data) : data;
-    await this.upload(key, body, body.byteLength);
+    if (opts.ifAbsent === true) await this.putIfAbsent(key, body);
+    else await this.upload(key, body, body.byteLength);
     return { key, bytes: body.byteLength };
+  }
+
+  /**
+   * One PutObject with `If-None-Match: *`: the store refuses it (412) when the key exists. A store
+   * without conditional writes (501) takes a plain put; one that ignores the header overwrites.
+   */
+  private async putIfAbsent(key: string, body: Uint8Array): Promise<void> {
+    const { client, s3 } = await this.sdk();
+    const params = { Bucket: this.location.bucket, Key: this.fullKey(key), Body: body };
+    try {
+      await client.send(new s3.PutObjectCommand({ ...params, IfNoneMatch: '*' }));
+    } catch (err: unknown) {
+      const status = httpStatus(err);
+      if (status === 412 || status === 409) throw existsAlready(this.url(key), err);
+      if (status !== 501) throw err;
+      await this.upload(key, body, body.byteLength);
+    }
   }
 
   private async upload(

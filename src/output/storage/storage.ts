@@ -4,6 +4,8 @@
  * `/`-separated, never starting with `/`; the root (directory or `bucket/prefix`) is fixed per instance.
  */
 
+import { StorageError } from '../../errors.js';
+
 /** What a listing or a head returns for one object. */
 export interface StoredObject {
   /** Key relative to the root, `/`-separated. */
@@ -27,8 +29,13 @@ export interface Storage {
    * multipart upload. Returns the stored size.
    */
   putFile(key: string, localPath: string, opts?: { signal?: AbortSignal }): Promise<StoredObject>;
-  /** Stores small bytes (manifest, `_SUCCESS`, the latest pointer) the same way. */
-  putBytes(key: string, data: string | Uint8Array): Promise<StoredObject>;
+  /**
+   * Stores small bytes (manifest, `_SUCCESS`, the latest pointer) the same way. `ifAbsent`: only
+   * when no object has the key, else a retryable StorageError naming it: an exclusive
+   * link on a local root, `If-None-Match: *` on a bucket (a store that ignores the header
+   * overwrites; callers check with head() first).
+   */
+  putBytes(key: string, data: string | Uint8Array, opts?: { ifAbsent?: boolean }): Promise<StoredObject>;
   /** The object as a stream; rejects with a not-found StorageError when it does not exist. */
   getStream(key: string): Promise<NodeJS.ReadableStream>;
   /** Copies the object to a local file (temp + rename), returns its size. */
@@ -62,4 +69,16 @@ export function checkKey(key: string): string {
   if (key === '' || key.startsWith('/') || key.split('/').some((s) => s === '' || s === '.' || s === '..'))
     throw new Error(`invalid storage key ${JSON.stringify(key)}`);
   return key;
+}
+
+/** The error of a `putBytes(…, { ifAbsent: true })` that found the key taken. */
+export function existsAlready(url: string, cause?: unknown): StorageError {
+  return new StorageError(
+    'STORAGE_UNAVAILABLE',
+    `${url} exists already: another writer stored it first`,
+    true,
+    {
+      cause,
+    },
+  );
 }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatasetSchema } from '../../../src/datasets/index.js';
-import { openDuck, type DuckSession } from '../../../src/output/convert/duckdb.js';
+import { openDuck, parquetFieldIds, type DuckSession } from '../../../src/output/convert/duckdb.js';
 import type { Manifest, ManifestFile } from '../../../src/output/catalog/manifest.js';
 import type { KeptRange, ReuseSource } from '../../../src/output/publish/reuse-plan.js';
 import { rebuiltUnit, rowGroupSpans } from '../../../src/output/publish/reused-files.js';
@@ -56,11 +56,14 @@ const groupsOf = (p: string) =>
     `SELECT row_group_id AS g, column_id AS c, row_group_num_rows AS n, total_compressed_size AS size, stats_min_value AS lo, stats_max_value AS hi FROM parquet_metadata('${p}') ORDER BY g, c`,
   );
 
-/** Writes the source rows as one Parquet file (`extra` adds COPY options) and its manifest entry. */
+/**
+ * Writes the source rows as one Parquet file as publishing does (with the table's field ids;
+ * `extra` adds COPY options) and its manifest entry.
+ */
 async function writeSource(name: string, extra = ''): Promise<{ src: string; file: ManifestFile }> {
   const src = join(dir, `${name}.parquet`);
   await duck.run(
-    `COPY (${SOURCE} ORDER BY n) TO '${src}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${GROUP}${extra})`,
+    `COPY (${SOURCE} ORDER BY n) TO '${src}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${GROUP}, ${parquetFieldIds(schema.columns)}${extra})`,
   );
   // The rebuild hashes what it reads against the entry's sha256 and bytes (checkedSources).
   const file: ManifestFile = {

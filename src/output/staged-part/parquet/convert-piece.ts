@@ -25,6 +25,7 @@ import {
   maxLineBytesFor,
   openDuck,
   parquetCodec,
+  parquetFieldIds,
   sqlString,
   type ConvertInput,
   type ConvertSource,
@@ -90,7 +91,7 @@ export function conversionSignature(
   const placeholder: ConvertSource = { file: '-', skip: 1, take: 1, total: 3, maxLineBytes: 4096 };
   const sql = convertSelect({ ...input, mode: 'strict' }, placeholder);
   return createHash('sha256')
-    .update(`${sql}\n${parquetCodec(compression)}\n${rowGroupRows}`)
+    .update(`${sql}\n${parquetCodec(compression)}\n${rowGroupRows}\n${parquetFieldIds(input.schema.columns)}`)
     .digest('hex');
 }
 
@@ -102,7 +103,7 @@ export function copyStatement(
   compression: ParquetCompression,
   rowGroupRows: number,
 ): string {
-  return `COPY (${convertSelect(input, source)}) TO ${sqlString(to)} (FORMAT parquet, ${parquetCodec(compression)}, ROW_GROUP_SIZE ${rowGroupRows})`;
+  return `COPY (${convertSelect(input, source)}) TO ${sqlString(to)} (FORMAT parquet, ${parquetCodec(compression)}, ROW_GROUP_SIZE ${rowGroupRows}, ${parquetFieldIds(input.schema.columns)})`;
 }
 
 /**
