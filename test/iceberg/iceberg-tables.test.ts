@@ -7,7 +7,7 @@
  */
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { avroMetadata, icebergRead } from 'icebird';
+import { avroMetadata } from 'icebird';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
 import type { Manifest, ManifestDataset } from '../../src/output/catalog/manifest.js';
@@ -21,11 +21,15 @@ import {
 import { incrementalPlanner } from '../../src/pipeline/queue/incremental.js';
 import { outputPorts } from '../../src/pipeline/output-adapter.js';
 import type { SnapshotSpec } from '../../src/pipeline/record/snapshot-states.js';
-import type { ColumnType } from '../../src/datasets/index.js';
 import type { DatasetName } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 import { runCli } from '../helpers/processes.js';
 import { localFileFetch } from './local-file-fetch.js';
+import {
+  icebergRows as rowsOfTable,
+  metadataOf as metadataAt,
+  publishedRows as rowsOfFiles,
+} from './table-rows.js';
 import { DDL_DIALECTS, type DdlDialect } from '../../src/output/readers/ddl-dialects.js';
 
 const TICKERS = ['AAPL', 'MSFT'];
@@ -39,7 +43,8 @@ const nights: Manifest[] = [];
 beforeAll(async () => {
   h = await startPipelineHarness({
     emulator: { asOf: '2025-10-30' },
-    config: { 'output.formats': ['parquet'] },
+    // The publisher commits nothing: `iceberg rebuild` writes the tables of a root that has none.
+    config: { 'output.formats': ['parquet'], 'output.iceberg': false },
     // Small files: several per dataset, so the second night reuses some and writes others.
     output: await outputPorts({ targetFileBytes: 256 * 1024, rowGroupRows: 4096 }),
   });
@@ -61,81 +66,15 @@ async function night(id: string, date: string): Promise<Manifest> {
   return JSON.parse(await readFile(join(h.outDir, '_snapshots', id, 'manifest.json'), 'utf8')) as Manifest;
 }
 
-/** Keys sorted at every level, so two readers' JSON compares as values. */
-function stable(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(stable);
-  if (v !== null && typeof v === 'object')
-    return Object.fromEntries(
-      Object.entries(v as Record<string, unknown>)
-        .sort(([a], [b]) => (a < b ? -1 : 1))
-        .map(([k, x]) => [k, stable(x)]),
-    );
-  return v;
-}
-
-/** One value as text, the same whichever reader gave it (dates and instants as epoch ms). */
-function canon(type: ColumnType, v: unknown): unknown {
-  if (v === null || v === undefined) return null;
-  switch (type) {
-    case 'JSON':
-      return JSON.stringify(stable(typeof v === 'string' ? JSON.parse(v) : v));
-    case 'VARCHAR[]':
-      return JSON.stringify(typeof v === 'string' ? JSON.parse(v) : v);
-    case 'DATE':
-    case 'TIMESTAMPTZ':
-      return String(v instanceof Date ? v.getTime() : v);
-    case 'DOUBLE':
-    case 'DECIMAL(38,0)':
-      return String(Number(v));
-    case 'VARCHAR':
-    case 'BOOLEAN':
-    case 'INTEGER':
-    case 'BIGINT':
-      return String(v);
-    default: {
-      const never: never = type;
-      throw new Error(`unknown type ${String(never)}`);
-    }
-  }
-}
-
-/** DuckDB's reading of a column, in a form canon() takes. */
-function duckColumn(name: string, type: ColumnType): string {
-  const c = `"${name}"`;
-  if (type === 'DATE') return `epoch_ms(${c}::TIMESTAMP)::VARCHAR AS ${c}`;
-  if (type === 'TIMESTAMPTZ') return `epoch_ms(${c})::VARCHAR AS ${c}`;
-  if (type === 'DECIMAL(38,0)') return `${c}::DOUBLE AS ${c}`;
-  if (type === 'VARCHAR[]') return `to_json(${c})::VARCHAR AS ${c}`;
-  return `${c}::VARCHAR AS ${c}`;
-}
-
-type Columns = ManifestDataset['columns'];
-
-const rowText = (columns: Columns, row: Record<string, unknown>): string =>
-  JSON.stringify(columns.map((c) => canon(c.type, row[c.name])));
-
-async function publishedRows(m: Manifest, dataset: DatasetName): Promise<string[]> {
-  const columns = m.datasets[dataset]!.columns;
-  const files = m.files.filter((f) => f.dataset === dataset && f.format === 'parquet');
-  const list = files.map((f) => `'${join(h.outDir, f.path)}'`).join(', ');
-  const rows = await duck.all(
-    `SELECT ${columns.map((c) => duckColumn(c.name, c.type)).join(', ')} FROM read_parquet([${list}])`,
-  );
-  return rows.map((r) => rowText(columns, r)).sort();
-}
-
-async function icebergRows(dataset: DatasetName, version: number, columns: Columns): Promise<string[]> {
-  const rows = await icebergRead({
-    tableUrl: join(h.outDir, dataset),
-    metadataFileName: `v${version}.metadata.json`,
-  });
-  return rows.map((r) => rowText(columns, r)).sort();
-}
-
-const metadataOf = async (dataset: DatasetName, version: number): Promise<TableMetadata> =>
-  JSON.parse(
-    await readFile(join(h.outDir, dataset, 'metadata', `v${version}.metadata.json`), 'utf8'),
-  ) as TableMetadata;
+const publishedRows = (m: Manifest, dataset: DatasetName): Promise<string[]> =>
+  rowsOfFiles(duck, h.outDir, m, dataset);
+const icebergRows = (
+  dataset: DatasetName,
+  version: number,
+  columns: ManifestDataset['columns'],
+): Promise<string[]> => rowsOfTable(h.outDir, dataset, version, columns);
+const metadataOf = (dataset: DatasetName, version: number): Promise<TableMetadata> =>
+  metadataAt(h.outDir, dataset, version);
 
 const avroHeader = async (path: string): Promise<Record<string, unknown>> => {
   const b = await readFile(path);

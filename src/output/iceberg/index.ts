@@ -3,6 +3,7 @@
  * dataset at `<root>/<dataset>/`, metadata in its `metadata/` folder, one Iceberg snapshot per
  * published snapshot. Writes metadata only, through the storage port; loads no DuckDB.
  */
+export { commitPublished, type SnapshotCommit } from './catch-up.js';
 export { commitSnapshot, snapshotOf, type TableCommit } from './commit.js';
 export { expireSnapshots, type TableExpiry } from './expire.js';
 export {

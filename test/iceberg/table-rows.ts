@@ -1,0 +1,104 @@
+/**
+ * The rows of a published snapshot two ways, in one comparable form: DuckDB over its Parquet files,
+ * and icebird (its own hyparquet and Avro decoder) over a table version. Shared by the Iceberg tests.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { icebergRead } from 'icebird';
+import type { DuckSession } from '../../src/output/convert/duckdb.js';
+import type { Manifest, ManifestDataset } from '../../src/output/catalog/manifest.js';
+import type { TableMetadata } from '../../src/output/iceberg/index.js';
+import type { ColumnType } from '../../src/datasets/index.js';
+import type { DatasetName } from '../../src/types.js';
+
+/** Keys sorted at every level, so two readers' JSON compares as values. */
+function stable(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(stable);
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(
+      Object.entries(v as Record<string, unknown>)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([k, x]) => [k, stable(x)]),
+    );
+  return v;
+}
+
+/** One value as text, the same whichever reader gave it (dates and instants as epoch ms). */
+function canon(type: ColumnType, v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  switch (type) {
+    case 'JSON':
+      return JSON.stringify(stable(typeof v === 'string' ? JSON.parse(v) : v));
+    case 'VARCHAR[]':
+      return JSON.stringify(typeof v === 'string' ? JSON.parse(v) : v);
+    case 'DATE':
+    case 'TIMESTAMPTZ':
+      return String(v instanceof Date ? v.getTime() : v);
+    case 'DOUBLE':
+    case 'DECIMAL(38,0)':
+      return String(Number(v));
+    case 'VARCHAR':
+    case 'BOOLEAN':
+    case 'INTEGER':
+    case 'BIGINT':
+      return String(v);
+    default: {
+      const never: never = type;
+      throw new Error(`unknown type ${String(never)}`);
+    }
+  }
+}
+
+/** DuckDB's reading of a column, in a form canon() takes. */
+function duckColumn(name: string, type: ColumnType): string {
+  const c = `"${name}"`;
+  if (type === 'DATE') return `epoch_ms(${c}::TIMESTAMP)::VARCHAR AS ${c}`;
+  if (type === 'TIMESTAMPTZ') return `epoch_ms(${c})::VARCHAR AS ${c}`;
+  if (type === 'DECIMAL(38,0)') return `${c}::DOUBLE AS ${c}`;
+  if (type === 'VARCHAR[]') return `to_json(${c})::VARCHAR AS ${c}`;
+  return `${c}::VARCHAR AS ${c}`;
+}
+
+type Columns = ManifestDataset['columns'];
+
+const rowText = (columns: Columns, row: Record<string, unknown>): string =>
+  JSON.stringify(columns.map((c) => canon(c.type, row[c.name])));
+
+/** DuckDB's reading of the snapshot's Parquet files of `dataset` under root `outDir`, sorted. */
+export async function publishedRows(
+  duck: DuckSession,
+  outDir: string,
+  m: Manifest,
+  dataset: DatasetName,
+): Promise<string[]> {
+  const columns = m.datasets[dataset]!.columns;
+  const files = m.files.filter((f) => f.dataset === dataset && f.format === 'parquet');
+  const list = files.map((f) => `'${join(outDir, f.path)}'`).join(', ');
+  const rows = await duck.all(
+    `SELECT ${columns.map((c) => duckColumn(c.name, c.type)).join(', ')} FROM read_parquet([${list}])`,
+  );
+  return rows.map((r) => rowText(columns, r)).sort();
+}
+
+/** icebird's reading of table version `version` of `dataset` under root `outDir`, sorted. */
+export async function icebergRows(
+  outDir: string,
+  dataset: DatasetName,
+  version: number,
+  columns: Columns,
+): Promise<string[]> {
+  const rows = await icebergRead({
+    tableUrl: join(outDir, dataset),
+    metadataFileName: `v${version}.metadata.json`,
+  });
+  return rows.map((r) => rowText(columns, r)).sort();
+}
+
+export const metadataOf = async (
+  outDir: string,
+  dataset: DatasetName,
+  version: number,
+): Promise<TableMetadata> =>
+  JSON.parse(
+    await readFile(join(outDir, dataset, 'metadata', `v${version}.metadata.json`), 'utf8'),
+  ) as TableMetadata;
