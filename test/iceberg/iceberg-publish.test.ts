@@ -8,13 +8,14 @@
  * over HTTP, a real worker process.
  */
 import { execFileSync } from 'node:child_process';
-import { access, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
 import { LocalStorage } from '../../src/output/storage/local-storage.js';
 import { readStoredManifest } from '../../src/output/catalog/index.js';
-import { readTable } from '../../src/output/iceberg/index.js';
+import { readTable, type TableMetadata } from '../../src/output/iceberg/index.js';
+import { verifySnapshot } from '../../src/output/readers/verify.js';
 import { formatStatus, statusReport } from '../../src/pipeline/status-view.js';
 import type { SnapshotRecord } from '../../src/pipeline/record/snapshot-states.js';
 import type { DatasetName } from '../../src/types.js';
@@ -125,6 +126,43 @@ describe('Iceberg commit at publish', () => {
     await expectTableRows(h, 2, 'pub-2');
     await expectTableRows(h, 3, 'pub-3');
   }, 300_000);
+
+  it('verify checks a snapshot’s commit against its manifest and names each mismatch', async () => {
+    const sound = await verifySnapshot(h.outDir, 'pub-3', { checkValues: false });
+    expect(sound.problems).toEqual([]);
+    expect(sound.ok).toBe(true);
+    // Tampered: pub-3's Iceberg snapshot points at pub-2's manifest list, so at pub-2's files.
+    const file = join(h.outDir, DATASET, 'metadata', 'v3.metadata.json');
+    const good = await readFile(file, 'utf8');
+    const meta = JSON.parse(good) as TableMetadata;
+    const [, second, third] = meta.snapshots;
+    third!['manifest-list'] = second!['manifest-list'];
+    await writeFile(file, JSON.stringify(meta));
+    const m = await readStoredManifest(new LocalStorage(h.outDir), 'pub-3');
+    const paths = m.files.filter((f) => f.dataset === DATASET).map((f) => f.path);
+    const tampered = await verifySnapshot(h.outDir, 'pub-3', { checkValues: false });
+    expect(tampered.ok).toBe(false);
+    expect(tampered.problems).toEqual(
+      expect.arrayContaining(
+        paths.map((p) => `${DATASET}: the Iceberg snapshot of pub-3 lacks ${p}, which the manifest lists`),
+      ),
+    );
+    expect(tampered.problems).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^${DATASET}: the Iceberg snapshot of pub-3 lists ${DATASET}/\\S+snapshot_id=pub-2/\\S+, which the manifest does not$`,
+        ),
+      ),
+    );
+    // Tampered: the table no longer names pub-3 at all.
+    third!.summary['filings_export.snapshot_id'] = 'someone-else';
+    await writeFile(file, JSON.stringify(meta));
+    expect((await verifySnapshot(h.outDir, 'pub-3', { checkValues: false })).problems).toEqual([
+      `${DATASET}: the Iceberg table (${join(h.outDir, DATASET)}, v3) has no snapshot of pub-3: its commit is pending (status says why) or was lost; \`filings-export iceberg rebuild\` writes it`,
+    ]);
+    await writeFile(file, good);
+    expect((await verifySnapshot(h.outDir, 'pub-3', { checkValues: false })).ok).toBe(true);
+  }, 120_000);
 });
 
 describe('a crash between _SUCCESS and the commit', () => {

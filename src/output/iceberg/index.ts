@@ -4,6 +4,7 @@
  * published snapshot. Writes metadata only, through the storage port; loads no DuckDB.
  */
 export { commitPublished, type SnapshotCommit } from './catch-up.js';
+export { commitProblems } from './check.js';
 export { commitSnapshot, snapshotOf, type TableCommit } from './commit.js';
 export { expireSnapshots, type TableExpiry } from './expire.js';
 export {
