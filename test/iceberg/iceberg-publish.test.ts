@@ -3,11 +3,10 @@
  * (`output.iceberg`, on by default): the snapshot's record says where it stands and `status` shows
  * it; a failed commit leaves the snapshot published and pending, and the next snapshot's commit
  * lands it first, in order; a kill -9 of the control worker between `_SUCCESS` and the commit
- * leaves the snapshot published, and the publish job's retry commits it. icebird reads every
- * table version back against DuckDB's reading of the published files. Real Redis, the emulator
- * over HTTP, a real worker process.
+ * (its first attempt failed, its retry waiting) leaves the snapshot published, and the retry
+ * commits it. icebird reads every table version back against DuckDB's reading of the published
+ * files. Real Redis, the emulator over HTTP, a real worker process.
  */
-import { execFileSync } from 'node:child_process';
 import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -177,9 +176,9 @@ describe('a crash between _SUCCESS and the commit', () => {
   });
 
   it('leaves the snapshot published, and the publish job’s retry commits the table', async () => {
-    // A short lock, so the killed worker's publish job is found stalled soon and run again.
+    // A short lock and a long backoff: the killed worker's failed attempt waits for its retry.
     const config = join(h.outDir, '..', `fx-crash-${process.pid}.yaml`);
-    await writeFile(config, 'worker: { lock_duration_ms: 5000 }\n');
+    await writeFile(config, 'worker: { lock_duration_ms: 5000 }\nretry: { base_delay_ms: 15000 }\n');
     const env = { ...h.env, FILINGS_EXPORT_CONFIG: config, LOG_LEVEL: 'info' };
     const start = async (): Promise<SpawnedWorker> => {
       const w = spawnWorker(CLI_BIN, ['worker'], { env });
@@ -187,30 +186,38 @@ describe('a crash between _SUCCESS and the commit', () => {
       await w.ready;
       return w;
     };
-    // The commit's first read, the version hint, is a FIFO no one writes: the commit hangs there,
-    // after _SUCCESS, until the worker is killed.
+    // The table's metadata folder is a file: the commit after _SUCCESS fails before it writes
+    // anything, and the publish job waits for its retry when the worker is killed.
     const metadata = join(h.outDir, DATASET, 'metadata');
-    await mkdir(metadata, { recursive: true });
-    execFileSync('mkfifo', [join(metadata, 'version-hint.text')]);
+    await mkdir(join(h.outDir, DATASET), { recursive: true });
+    await writeFile(metadata, 'in the way');
     const first = await start();
     await h.ctx.enqueue(h.spec(['AAPL'], [DATASET], 'crash-1'));
-    const cut = await recordWhen(h, 'crash-1', (r) => r.state === 'published' && r.iceberg !== null);
+    const cut = await recordWhen(
+      h,
+      'crash-1',
+      (r) =>
+        r.state === 'published' &&
+        /\(the snapshot stays published; will retry\)$/.test(r.iceberg?.message ?? ''),
+    );
     first.child.kill('SIGKILL');
     expect(await ended(first.child)).toBe('SIGKILL');
 
     await access(join(h.outDir, '_snapshots', 'crash-1', '_SUCCESS'));
-    expect(await readdir(metadata)).toEqual(['version-hint.text']);
     expect(cut.iceberg?.state).toBe('pending');
     expect(statusText(cut)).toMatch(
-      /^iceberg: PENDING since \S+Z: published, not yet in its tables: committing to the Iceberg tables after publish; if this stays, the publish job was cut short/m,
+      /^iceberg: PENDING since \S+Z: published, not yet in its tables: ICEBERG_COMMIT_FAILED: committing snapshot crash-1 /m,
     );
 
-    await rm(join(metadata, 'version-hint.text'));
+    await rm(metadata);
     await start();
     const after = await recordWhen(h, 'crash-1', (r) => r.iceberg?.state === 'committed', 2400);
     expect(after.state).toBe('published');
     expect(after.iceberg?.message).toBe(`${DATASET} v1`);
     expect(await tableOf(h)).toEqual({ version: 1, ids: ['crash-1'] });
+    expect((await readdir(metadata)).filter((n) => n.endsWith('.metadata.json'))).toEqual([
+      'v1.metadata.json',
+    ]);
     await expectTableRows(h, 1, 'crash-1');
     await rm(config, { force: true });
   }, 400_000);
