@@ -8,9 +8,10 @@
  * ends failed too: its empty tables would otherwise become `latest` and empty a warehouse.
  */
 import { UnrecoverableError, type Job } from 'bullmq';
-import { OutputError, coerceError, errorCode } from '../src/errors.js';
+import { OutputError, coerceError, errorCode, isRetryable } from '../src/errors.js';
 import {
   defineJob,
+  icebergAfterPublish,
   LOAD_SNAPSHOT,
   missingCompanies,
   noneFoundMessage,
@@ -74,8 +75,9 @@ async function publishSnapshot(
   const parts = await collectParts(record, job, payload);
   await refuseIncomplete(record, log, payload, rec, parts);
   await refuseNoneFound(record, log, payload, rec, parts);
+  let result: PublishSnapshotResult;
   try {
-    return await publishVerified(helpers, log, payload, rec, parts);
+    result = await publishVerified(helpers, log, payload, rec, parts);
   } catch (err: unknown) {
     const e = coerceError(err);
     const attempts = job.opts.attempts ?? 1;
@@ -88,7 +90,46 @@ async function publishSnapshot(
     log.warn({ reason: e.message }, 'publishing failed; will retry');
     throw e;
   }
+  await commitTables(helpers, log, payload, job);
+  return result;
 }
+
+/**
+ * After `_SUCCESS`: the snapshot's Iceberg commit (output.iceberg), older nights a failed or cut
+ * short commit left behind first. A failure never unpublishes the snapshot: its record says
+ * pending, and the job is retried while attempts remain (publishing again finds the snapshot
+ * published and only commits); after the last, the next snapshot's commit takes it first.
+ */
+async function commitTables(
+  helpers: JobHelpers,
+  log: Logger,
+  p: PublishSnapshotPayload,
+  job: Job,
+): Promise<void> {
+  // The tables reference Parquet files: a snapshot published as NDJSON alone has none to commit.
+  if (!helpers.config.output.iceberg || !p.formats.includes('parquet')) return;
+  const { record, clock } = helpers;
+  // Said before the commit starts: a crash in it leaves the snapshot pending, not silent.
+  await record.recordIceberg(p.snapshotId, { state: 'pending', atMs: clock.now(), message: COMMITTING });
+  try {
+    for (const o of await icebergAfterPublish(helpers.config)(p.outDir, p.snapshotId)) {
+      await record.recordIceberg(o.snapshotId, { state: o.state, atMs: clock.now(), message: o.message });
+      log.info({ snapshot: o.snapshotId, tables: o.message }, `iceberg: ${o.state}`);
+    }
+  } catch (err: unknown) {
+    const e = coerceError(err);
+    const last = !isRetryable(e) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    const next = last ? "the next snapshot's commit retries it first" : 'will retry';
+    const message = `${errorCode(e)}: ${e.message} (the snapshot stays published; ${next})`;
+    await record.recordIceberg(p.snapshotId, { state: 'pending', atMs: clock.now(), message });
+    log.error({ reason: e.message }, `iceberg commit failed: ${message}`);
+    if (!last) throw e;
+  }
+}
+
+/** What a snapshot's record says while its commit runs, and after a crash cut it short. */
+const COMMITTING =
+  'committing to the Iceberg tables after publish; if this stays, the publish job was cut short and its retry (or the next snapshot) commits it';
 
 type Store = JobHelpers['record'];
 type SnapshotRecord = NonNullable<Awaited<ReturnType<Store['get']>>>;

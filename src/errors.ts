@@ -46,6 +46,7 @@ export type ErrorCode =
   | 'STORAGE_UNAVAILABLE'
   | 'STORAGE_NOT_FOUND'
   | 'VERIFY_FAILED'
+  | 'ICEBERG_COMMIT_FAILED'
   // warehouse loads
   | 'WAREHOUSE_UNAVAILABLE'
   | 'WAREHOUSE_REFUSED'
@@ -257,15 +258,18 @@ export class BudgetError extends FilingsExportError {
 /**
  * Writing, publishing or verifying output failed. `REUSE_SOURCE_CHANGED` (a published file an
  * incremental snapshot reuses went missing or changed after its parts were decided) is retryable:
- * the retry decides those parts again, and fetches them.
+ * the retry decides those parts again, and fetches them. `ICEBERG_COMMIT_FAILED` (a published
+ * snapshot's Iceberg commit) is retryable as its cause is: the snapshot stays published either way.
  */
 export class OutputError extends FilingsExportError {
   constructor(
-    code: 'OUTPUT_FAILED' | 'VERIFY_FAILED' | 'REUSE_SOURCE_CHANGED',
+    code: 'OUTPUT_FAILED' | 'VERIFY_FAILED' | 'REUSE_SOURCE_CHANGED' | 'ICEBERG_COMMIT_FAILED',
     message: string,
     options?: ErrorOptions,
   ) {
-    super(code, message, code === 'REUSE_SOURCE_CHANGED', options);
+    const retryable =
+      code === 'REUSE_SOURCE_CHANGED' || (code === 'ICEBERG_COMMIT_FAILED' && isRetryable(options?.cause));
+    super(code, message, retryable, options);
   }
 }
 

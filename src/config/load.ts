@@ -46,6 +46,7 @@ export const ENV_SETTINGS: ReadonlyArray<{ name: string; path: string; kind: 'st
   { name: 'FILINGS_EXPORT_PUBLISH_CONVERSIONS', path: 'output.publish_conversions', kind: 'int' },
   { name: 'FILINGS_EXPORT_CONVERT_WHILE_STAGING', path: 'output.convert_while_staging', kind: 'bool' },
   { name: 'FILINGS_EXPORT_LOAD_INTO', path: 'output.load_into', kind: 'string' },
+  { name: 'FILINGS_EXPORT_ICEBERG', path: 'output.iceberg', kind: 'bool' },
   { name: 'LOG_LEVEL', path: 'log.level', kind: 'string' },
 ];
 

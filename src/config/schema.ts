@@ -141,6 +141,11 @@ export const configSchema = z.strictObject({
       .nullable(),
     /** With load_into: also keep `<dataset>_history` (point-in-time versions), as `load --history` does. */
     load_history: z.boolean({ error: 'must be true or false' }),
+    /**
+     * Commit each published snapshot to its datasets' Apache Iceberg tables (docs/iceberg.md), by
+     * the publisher, after `_SUCCESS`; a failed commit is retried and never unpublishes the snapshot.
+     */
+    iceberg: z.boolean({ error: 'must be true or false' }),
     /** Settings of an `s3://bucket/prefix` root; credentials come only from the AWS default chain. */
     s3: z.strictObject({
       /** Endpoint of a non-AWS server (MinIO, R2, GCS interoperability); null = AWS. */

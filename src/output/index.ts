@@ -75,12 +75,14 @@ export {
 } from './storage/index.js';
 export { CHANGE_SOURCES, publishToStorage } from './publish/index.js';
 export { openDuck, sqlIdent, sqlPathList, sqlString, type DuckSession } from './convert/index.js';
-export { icebergDdl, mergeChangesSql, type IcebergDdlOptions } from './readers/index.js';
+export { duckdbIcebergScan, icebergDdl, mergeChangesSql, type IcebergDdlOptions } from './readers/index.js';
 export {
+  commitPublished,
   commitSnapshot,
   expireSnapshots,
   rebuildTables,
   formatRebuild,
+  type SnapshotCommit,
   type TableCommit,
   type TableExpiry,
   type RebuildReport,

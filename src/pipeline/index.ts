@@ -38,6 +38,7 @@ export { describeKeyBudget, formatStatus, latestUnder, readStatus, statusReport 
 // the steps of a part.
 export { defineJob, type DefinedJob, type JobDefinition, type JobDefinitions } from './job-definitions.js';
 export type { JobHelpers } from './job-helpers.js';
+export { icebergAfterPublish, type IcebergOutcome } from './iceberg-after-publish.js';
 export { loadAfterPublish, type LoadedDataset } from './load-after-publish.js';
 export {
   CONVERT_PIECE,

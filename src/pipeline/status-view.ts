@@ -16,7 +16,7 @@ import { openStorage, s3Settings } from '../output/storage/index.js';
 import { noWorkerStatus, outageStatus } from './record/index.js';
 import type { PipelineRecords } from './record/index.js';
 import { missingDetailLines, totals, type MissingCompany } from './record/index.js';
-import type { DatasetProgress, QuotaWait, SnapshotView } from './record/index.js';
+import type { DatasetProgress, IcebergState, QuotaWait, SnapshotView } from './record/index.js';
 import { counted } from '../counted.js';
 
 /** `not reused` lines the text of `status` prints; `--json` lists them all. */
@@ -72,6 +72,8 @@ export interface StatusReport {
   requests: { sent: number; rate_limited_429: number; retried: number };
   /** The warehouse load after publish (output.load_into), when one ran. */
   load: { outcome: NonNullable<SnapshotView['load']>['outcome']; at: string; message: string } | null;
+  /** Its commit to the Iceberg tables after publish (output.iceberg), once one was tried. */
+  iceberg: { state: IcebergState; at: string; message: string } | null;
   /** Companies the API did not know, as typed, with its answer (the first 100; known at the end). */
   not_found: MissingCompany[];
   /** How many companies the API did not know. */
@@ -131,6 +133,13 @@ export function statusReport(
     load: rec.load
       ? { outcome: rec.load.outcome, at: new Date(rec.load.atMs).toISOString(), message: rec.load.message }
       : null,
+    iceberg: rec.iceberg
+      ? {
+          state: rec.iceberg.state,
+          at: new Date(rec.iceberg.atMs).toISOString(),
+          message: rec.iceberg.message,
+        }
+      : null,
     not_found: rec.missing,
     not_found_count: rec.missingCount,
     latest: seen.latest ?? null,
@@ -172,6 +181,7 @@ export function formatStatus(r: StatusReport, nowMs: number = Date.now()): strin
     );
   if (r.changes_missing) lines.push(`changes: not written: ${r.changes_missing}`);
   if (r.load) lines.push(`warehouse load: ${r.load.outcome} at ${r.load.at}: ${r.load.message}`);
+  if (r.iceberg) lines.push(icebergLine(r.iceberg));
   if (r.message) lines.push(`message: ${r.message}`);
   lines.push(...missingDetailLines(r.not_found, r.not_found_count));
   for (const w of r.waits)
@@ -279,5 +289,21 @@ export async function describeKeyBudget(
     return await budget.describe();
   } finally {
     await budget.close();
+  }
+}
+
+/** The snapshot's Iceberg commit in one line a person understands at a glance. */
+function icebergLine(i: NonNullable<StatusReport['iceberg']>): string {
+  switch (i.state) {
+    case 'committed':
+      return `iceberg: committed at ${i.at}: ${i.message}`;
+    case 'pending':
+      return `iceberg: PENDING since ${i.at}: published, not yet in its tables: ${i.message}`;
+    case 'superseded':
+      return `iceberg: not committed (${i.at}): ${i.message}`;
+    default: {
+      const unknown: never = i.state;
+      return `iceberg: ${String(unknown)}`;
+    }
   }
 }

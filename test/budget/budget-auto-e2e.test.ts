@@ -206,6 +206,7 @@ describe('a key whose responses carry no rate headers', () => {
         manifest: null,
         changesMissing: null,
         load: null,
+        iceberg: null,
         cancelled: null,
         message: null,
         retries: 0,

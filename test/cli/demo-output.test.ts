@@ -3,7 +3,7 @@
  * writes is a sentence, never pino's JSON, and its counts agree ("1 company"). The real CLI, with
  * its private redis-server and in-process emulator, exports one company.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,5 +53,11 @@ describe('`demo` with its output piped', () => {
     expect(r.stderr).toContain('plan: 3 requests (1 company x 3 datasets');
     expect(r.stdout).toMatch(/facts_full +[\d,]+ rows from 1 company\n/);
     expect(r.stdout).not.toMatch(/\b1 companies\b/);
+  });
+
+  it('prints the DuckDB statement that reads the Iceberg table, which the publisher committed', async () => {
+    const table = join(dir, 'out', 'facts_full');
+    expect(r.stdout).toContain(`INSTALL iceberg; LOAD iceberg; SELECT * FROM iceberg_scan('${table}');\n`);
+    expect((await readFile(join(table, 'metadata', 'version-hint.text'), 'utf8')).trim()).toBe('1');
   });
 });

@@ -12,6 +12,7 @@ import type { Manifest, ManifestDataset } from '../../src/output/catalog/manifes
 import { incrementalPlanner } from '../../src/pipeline/queue/incremental.js';
 import type { SnapshotSpec } from '../../src/pipeline/record/snapshot-states.js';
 import type { ColumnType } from '../../src/datasets/index.js';
+import type { TableMetadata } from '../../src/output/iceberg/index.js';
 import type { DatasetName } from '../../src/types.js';
 import type { PipelineHarness } from '../helpers/pipeline.js';
 
@@ -121,3 +122,13 @@ export async function icebergRows(tableUrl: string, columns: Columns, version?: 
   });
   return rows.map((r) => rowText(columns, r)).sort();
 }
+
+/** Table version `version` of `dataset` under root `outDir`, as written. */
+export const metadataOf = async (
+  outDir: string,
+  dataset: DatasetName,
+  version: number,
+): Promise<TableMetadata> =>
+  JSON.parse(
+    await readFile(join(outDir, dataset, 'metadata', `v${version}.metadata.json`), 'utf8'),
+  ) as TableMetadata;

@@ -179,21 +179,21 @@ describe('config errors name the field and the source', () => {
     ).toMatch(/config\.output\.publish_conversions: must be at most 64/);
   });
 
-  it('output.convert_while_staging: on by default, off from a file or FILINGS_EXPORT_CONVERT_WHILE_STAGING', async () => {
-    expect(loadConfig({ env: {}, cwd: dir }).output.convert_while_staging).toBe(true);
-    const p = await file('early.yaml', 'output: { convert_while_staging: false }\n');
-    expect(loadConfig({ env: { FILINGS_EXPORT_CONFIG: p } }).output.convert_while_staging).toBe(false);
-    expect(
-      loadConfig({ env: { FILINGS_EXPORT_CONFIG: p, FILINGS_EXPORT_CONVERT_WHILE_STAGING: 'true' } }).output
-        .convert_while_staging,
-    ).toBe(true);
-    const q = await file('early-bad.yaml', 'output: { convert_while_staging: sometimes }\n');
+  it.each([
+    ['convert_while_staging', 'FILINGS_EXPORT_CONVERT_WHILE_STAGING'],
+    ['iceberg', 'FILINGS_EXPORT_ICEBERG'],
+  ] as const)('output.%s: on by default, off from a file or %s', async (key, variable) => {
+    expect(loadConfig({ env: {}, cwd: dir }).output[key]).toBe(true);
+    const p = await file(`${key}.yaml`, `output: { ${key}: false }\n`);
+    expect(loadConfig({ env: { FILINGS_EXPORT_CONFIG: p } }).output[key]).toBe(false);
+    expect(loadConfig({ env: { FILINGS_EXPORT_CONFIG: p, [variable]: 'true' } }).output[key]).toBe(true);
+    const q = await file(`${key}-bad.yaml`, `output: { ${key}: sometimes }\n`);
     expect(configError(() => loadConfig({ env: { FILINGS_EXPORT_CONFIG: q } })).message).toMatch(
-      /config\.output\.convert_while_staging: must be true or false/,
+      new RegExp(`config\\.output\\.${key}: must be true or false`),
     );
-    expect(
-      configError(() => loadConfig({ env: { FILINGS_EXPORT_CONVERT_WHILE_STAGING: 'maybe' } })).message,
-    ).toMatch(/FILINGS_EXPORT_CONVERT_WHILE_STAGING/);
+    expect(configError(() => loadConfig({ env: { [variable]: 'maybe' } })).message).toMatch(
+      new RegExp(variable),
+    );
   });
 
   it('wrong type from the environment', () => {

@@ -91,6 +91,7 @@ export async function run(o: DemoCliOptions, app: CliApp): Promise<void> {
     if (!config.output.formats.includes('parquet')) return;
     const database = await loadIntoDuckDb(config, id, out);
     await printRevenueQuery(m, out, database, companies);
+    if (config.output.iceberg) await printIcebergScan(config, out);
   } finally {
     await exporter?.close();
     await started.emulator?.close();
@@ -259,6 +260,17 @@ async function loadIntoDuckDb(config: Config, id: string, { print }: DemoOutput)
     await storage.close();
   }
   return database;
+}
+
+/** The statement that reads facts_full's Iceberg table (every night, with time travel) from DuckDB. */
+async function printIcebergScan(config: Config, { print }: DemoOutput): Promise<void> {
+  const { duckdbIcebergScan } = await import('../../output/index.js');
+  const root = config.output.dir.replace(/\/+$/, '');
+  const table = /^s3:\/\//i.test(root) ? `${root}/facts_full` : shownPath(join(root, 'facts_full'));
+  print('');
+  print('the Iceberg table facts_full, every night with time travel, from DuckDB (its iceberg extension):');
+  print(`INSTALL iceberg; LOAD iceberg; ${duckdbIcebergScan(table)};`);
+  print('(filings-export ddl --iceberg --dialect spark|snowflake|bigquery: the other warehouses)');
 }
 
 /** Queries facts_full for the first exported ticker (AAPL first) that reports annual revenue, and prints rows and query. */

@@ -15,7 +15,7 @@ import {
   type ManifestEntry,
   type ManifestFileRecord,
 } from './avro.js';
-import { keyOfUrl, metadataKey, type TableMetadata } from './metadata.js';
+import { keyOfUrl, metadataKey, type IcebergSnapshot, type TableMetadata } from './metadata.js';
 import type { IcebergSchema } from './schema.js';
 
 /** A positive Iceberg snapshot id derived from ours: a re-run writes the same one, and JSON keeps it exact. */
@@ -30,9 +30,13 @@ export async function currentEntries(
   metadata: TableMetadata | undefined,
 ): Promise<ManifestEntry[]> {
   const current = metadata?.snapshots.find((s) => s['snapshot-id'] === metadata['current-snapshot-id']);
-  if (current === undefined) return [];
+  return current === undefined ? [] : snapshotEntries(storage, current);
+}
+
+/** The live (not DELETED) entries of one snapshot, read from its manifest list and manifests. */
+export async function snapshotEntries(storage: Storage, snapshot: IcebergSnapshot): Promise<ManifestEntry[]> {
   const list = await decodeAvro<ManifestFileRecord>(
-    await storage.getStream(keyOfUrl(storage, current['manifest-list'])),
+    await storage.getStream(keyOfUrl(storage, snapshot['manifest-list'])),
   );
   const entries: ManifestEntry[] = [];
   for (const m of list.records) {

@@ -3,6 +3,8 @@
  * dataset at `<root>/<dataset>/`, metadata in its `metadata/` folder, one Iceberg snapshot per
  * published snapshot. Writes metadata only, through the storage port; loads no DuckDB.
  */
+export { commitPublished, type SnapshotCommit } from './catch-up.js';
+export { commitProblems } from './check.js';
 export { commitSnapshot, snapshotOf, type TableCommit } from './commit.js';
 export { expireBeforePrune, expireSnapshots, type TableExpiry } from './expire.js';
 export {

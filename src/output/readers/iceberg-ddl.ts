@@ -27,9 +27,12 @@ interface Table {
   table: TableVersion;
 }
 
+/** How DuckDB (its `iceberg` extension) reads the table at `location`: `ddl --iceberg` and the demo print it. */
+export const duckdbIcebergScan = (location: string): string => `SELECT * FROM iceberg_scan('${location}')`;
+
 const STATEMENTS: Record<DdlDialect, (t: Table) => string[]> = {
   duckdb: (t) => [
-    `CREATE OR REPLACE VIEW ${t.name} AS SELECT * FROM iceberg_scan('${t.location}');`,
+    `CREATE OR REPLACE VIEW ${t.name} AS ${duckdbIcebergScan(t.location)};`,
     `-- time travel: SELECT * FROM iceberg_scan('${t.location}', snapshot_from_id => <iceberg snapshot id>);`,
   ],
   spark: (t) => [

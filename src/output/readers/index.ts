@@ -20,4 +20,4 @@ export {
   type VerifyReport,
   verifySnapshot,
 } from './verify.js';
-export { icebergDdl, type IcebergDdlOptions } from './iceberg-ddl.js';
+export { duckdbIcebergScan, icebergDdl, type IcebergDdlOptions } from './iceberg-ddl.js';

@@ -3,7 +3,8 @@
  * file exists, its size and sha256 match, it reads, its columns and types are the manifest's, its
  * row count matches, and on every row value_num = value_scaled_int × 10^scale (exact, in text).
  * Also flags files in the snapshot's partition folders that the manifest does not list, and checks
- * the `changes` files (bytes, sha256, rows per change kind).
+ * the `changes` files (bytes, sha256, rows per change kind), and the snapshot's Iceberg commit
+ * (its data files exactly the manifest's).
  */
 import { companyRowProblems, reusedFileProblems, type SourceManifests } from './verify-reused.js';
 import { readdir, stat } from 'node:fs/promises';
@@ -19,7 +20,8 @@ import {
   EXACT_DECIMAL_MACROS,
   valueMismatchCondition,
 } from '../convert/index.js';
-import { hashFile, isAbsent, retryRead, type ReadRetryOptions } from '../storage/index.js';
+import { hashFile, isAbsent, LocalStorage, retryRead, type ReadRetryOptions } from '../storage/index.js';
+import { commitProblems } from '../iceberg/index.js';
 import {
   CHANGE_KINDS,
   isPublished,
@@ -136,6 +138,7 @@ export async function verifySnapshot(
     }
     for (const c of manifest.changes?.files ?? []) report.files.push(await verifyChangesFile(duck, root, c));
     report.problems.push(...(await strayFiles(root, manifest, opts.readRetry)));
+    if (report.published) report.problems.push(...(await commitProblems(new LocalStorage(root), manifest)));
   } finally {
     duck.close();
   }

@@ -105,6 +105,11 @@ export const FAILURE_POLICY: Readonly<Record<ErrorCode, FailureRule>> = {
     why: 'a reused published file went missing or changed: run --retry decides its parts again',
   },
   VERIFY_FAILED: { action: 'fail', why: 'written files do not match' },
+  ICEBERG_COMMIT_FAILED: {
+    action: 'retry',
+    why: 'an Iceberg table commit failed (the snapshot stays published): retried when its cause is transient',
+    onlyIfTransient: true,
+  },
   WAREHOUSE_UNAVAILABLE: { action: 'retry', why: 'the warehouse is unreachable or another load holds it' },
   WAREHOUSE_REFUSED: { action: 'fail', why: 'the warehouse refused the login or a table no longer fits' },
   WAREHOUSE_SHRINK_REFUSED: {

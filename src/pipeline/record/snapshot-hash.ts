@@ -5,10 +5,12 @@
  */
 import type { MissingCompany } from './missing.js';
 import {
+  ICEBERG_STATES,
   LOAD_OUTCOMES,
   noProgress,
   RECORDED_PART_STATUSES,
   type DatasetProgress,
+  type IcebergState,
   type LoadOutcome,
   type SnapshotSpecHead,
   type SnapshotState,
@@ -64,6 +66,13 @@ local values = redis.call('HMGET', KEYS[1], unpack(want))
 local out = {}
 for i, f in ipairs(want) do out[#out + 1] = f; out[#out + 1] = values[i] end
 return out`;
+
+// Sets fields of a record that exists: a commit of an older night whose record expired leaves no
+// half record behind.
+export const SET_IF_EXISTS = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1`;
 
 // Moves the state only from the listed states; returns 1 when it moved.
 export const TRANSITION = `
@@ -128,6 +137,10 @@ export function recordView(
       h.load_outcome !== undefined && isLoadOutcome(h.load_outcome)
         ? { outcome: h.load_outcome, atMs: Number(h.load_at ?? 0), message: h.load_message ?? '' }
         : null,
+    iceberg:
+      h.iceberg_state !== undefined && isIcebergState(h.iceberg_state)
+        ? { state: h.iceberg_state, atMs: Number(h.iceberg_at ?? 0), message: h.iceberg_message ?? '' }
+        : null,
     missing: h.missing ? (JSON.parse(h.missing) as MissingCompany[]) : [],
     missingCount: Number(h.missing_count ?? 0),
     cancelled:
@@ -137,4 +150,8 @@ export function recordView(
 
 function isLoadOutcome(v: string): v is LoadOutcome {
   return (LOAD_OUTCOMES as readonly string[]).includes(v);
+}
+
+function isIcebergState(v: string): v is IcebergState {
+  return (ICEBERG_STATES as readonly string[]).includes(v);
 }

@@ -130,6 +130,8 @@ export interface SnapshotView {
   rateLimited429: number;
   /** The warehouse load after publish (output.load_into), when one ran. */
   load: SnapshotLoadRecord | null;
+  /** Its commit to the Iceberg tables after publish (output.iceberg), once one was tried. */
+  iceberg: SnapshotIcebergRecord | null;
   /** Companies the API did not know (every part 404), as typed; known once the parts have ended. */
   missing: MissingCompany[];
   /** How many companies are missing (`missing` keeps the first MISSING_KEPT). */
@@ -149,6 +151,22 @@ export interface SnapshotRecord extends SnapshotView {
  */
 export const LOAD_OUTCOMES = ['loaded', 'refused', 'failed'] as const;
 export type LoadOutcome = (typeof LOAD_OUTCOMES)[number];
+
+/**
+ * Where a published snapshot stands in its Iceberg tables: committed; pending (its commit failed
+ * or was cut short, and is retried: by the publish job, else before the next snapshot's commit);
+ * superseded (a table holds a newer night, so this one is not committed on top of it).
+ */
+export const ICEBERG_STATES = ['committed', 'pending', 'superseded'] as const;
+export type IcebergState = (typeof ICEBERG_STATES)[number];
+
+/** What the last Iceberg commit of the snapshot said. */
+export interface SnapshotIcebergRecord {
+  state: IcebergState;
+  atMs: number;
+  /** One line: the tables and their versions, or the error and what happens next. */
+  message: string;
+}
 
 /** What the last attempt of the `load-snapshot` job said. */
 export interface SnapshotLoadRecord {

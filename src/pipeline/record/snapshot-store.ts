@@ -7,7 +7,8 @@
  *   snapshot:<id>        hash: spec (without its companies), companies (JSON array), company_count, status,
  *                        timestamps, counters `n:<dataset>:<status>`, `rows:<dataset>`, `requests`,
  *                        `part_retries`, `rate_limited_429`, `missing` (JSON: the companies the API did
- *                        not know, at most MISSING_KEPT), `missing_count`, `cancelled_by`/`cancelled_at` while cancelled
+ *                        not know, at most MISSING_KEPT), `missing_count`, `cancelled_by`/`cancelled_at` while cancelled,
+ *                        `load_*` (the warehouse load), `iceberg_state`/`iceberg_at`/`iceberg_message` (the table commit)
  *   snapshot:<id>:parts  hash: `<dataset>/<company>` -> PartPointer JSON (the last result of each part)
  *   snapshot:<id>:not_reused hash: `<dataset>/<company>` -> `<ticker> <dataset>: <message>` for each part
  *                        an incremental snapshot fetched although it could have been carried over
@@ -22,13 +23,14 @@ import type { Redis } from 'ioredis';
 import { InfraError } from '../../errors.js';
 import type { DatasetName, PartPointer, PartStatus } from '../../types.js';
 import { MISSING_KEPT, type MissingCompany } from './missing.js';
-import { CANCEL, CREATE, RECORD_PART, recordView, TRANSITION, VIEW } from './snapshot-hash.js';
+import { CANCEL, CREATE, RECORD_PART, recordView, SET_IF_EXISTS, TRANSITION, VIEW } from './snapshot-hash.js';
 import {
   ACTIVE_STATES,
   RECORDED_PART_STATUSES,
   RETRYABLE_STATES,
   type QuotaWait,
   type RecordedPartStatus,
+  type SnapshotIcebergRecord,
   type SnapshotLoadRecord,
   type SnapshotRecord,
   type SnapshotSpec,
@@ -311,6 +313,22 @@ export class SnapshotStore {
       'load_message',
       load.message,
     );
+  }
+
+  /**
+   * Records where the snapshot stands in its Iceberg tables (the state stays `published`); false
+   * when it has no record (expired): none is created for it.
+   */
+  async recordIceberg(id: string, iceberg: SnapshotIcebergRecord): Promise<boolean> {
+    const fields = [
+      'iceberg_state',
+      iceberg.state,
+      'iceberg_at',
+      String(iceberg.atMs),
+      'iceberg_message',
+      iceberg.message,
+    ];
+    return (await this.redis.eval(SET_IF_EXISTS, 1, this.key(id), ...fields)) === 1;
   }
 
   /** Reopens a failed, stopped or cancelled snapshot for --retry; false in any other state. */
