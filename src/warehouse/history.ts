@@ -15,6 +15,7 @@ import {
   gapsDdl,
   historyTableDdl,
   nightsDdl,
+  openVersionsIndexDdl,
   restatementsViewSql,
   versionsFromChanges,
   versionsFromTable,
@@ -86,7 +87,7 @@ export async function applyHistory(tx: LoadTransaction, i: HistoryInput): Promis
       reason: `it already holds ${last.snapshotId}`,
     };
   const history = sql.table(historyTable(i.dataset));
-  const existed = await prepareTable(sql, historyTable(i.dataset), i.columns);
+  const existed = await prepareTable(sql, historyTable(i.dataset), i.columns, key);
   const v: VersionSql = {
     history,
     columns: i.columns,
@@ -99,7 +100,8 @@ export async function applyHistory(tx: LoadTransaction, i: HistoryInput): Promis
     fromChanges && i.changes !== undefined
       ? versionsFromChanges(v, tx.changesSource(i.dataset, i.changes.file), i.changes.companies)
       : versionsFromTable(v, sql.table(i.dataset));
-  const closed = await sql.exec(statements.close);
+  let closed = 0;
+  for (const close of statements.close) closed += await sql.exec(close);
   const opened = await sql.exec(statements.open);
   const gaps = last === undefined ? [] : historyGaps(last, m, i.order);
   const builtFrom = fromChanges ? 'changes' : 'compared';
@@ -119,16 +121,24 @@ async function lastNight(sql: SqlPort, dataset: DatasetName): Promise<Night | un
     : { snapshotId: String(r.snapshot_id), publishedMs: Date.parse(String(r.published_at)) };
 }
 
-/** Creates the history table, or adds the columns a schema change brought; whether it existed. */
-async function prepareTable(sql: SqlPort, name: string, columns: readonly TableColumn[]): Promise<boolean> {
+/**
+ * Creates the history table and its index of open versions, or adds the columns a schema change
+ * brought (and the index a history made before it lacks); whether the table existed.
+ */
+async function prepareTable(
+  sql: SqlPort,
+  name: string,
+  columns: readonly TableColumn[],
+  key: readonly string[],
+): Promise<boolean> {
   const have = await sql.columns(name);
-  if (have === undefined) {
-    await sql.exec(historyTableDdl(sql.engine, sql.table(name), columns));
-    return false;
-  }
-  for (const c of columns)
-    if (!have.has(c.name)) await sql.exec(addColumnSql(sql.engine, sql.table(name), c));
-  return true;
+  if (have === undefined) await sql.exec(historyTableDdl(sql.engine, sql.table(name), columns));
+  else
+    for (const c of columns)
+      if (!have.has(c.name)) await sql.exec(addColumnSql(sql.engine, sql.table(name), c));
+  const index = openVersionsIndexDdl(sql.engine, sql.table(name), name, key);
+  if (index !== undefined) await sql.exec(index);
+  return have !== undefined;
 }
 
 /**

@@ -3,14 +3,14 @@
  * clock (2025-10-30; 2025-11-05, Apple's 10-K; 2025-11-25, NVIDIA's 10-Q): loaded after night 1,
  * then nights 2 and 3 in one catch-up load. The history read as of each night's `published_at`
  * equals that night's facts_full row for row, the current table equals night 3, a repeated load
- * changes nothing, and a night pruned before it was loaded is named as a gap while the as-of reads
- * around it stay right.
+ * changes nothing, a loader SIGKILLed while it writes the history leaves nothing half-applied, and
+ * a night pruned before it was loaded is named as a gap while the as-of reads around it stay right.
  */
 import { spawnSync } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { Restatement } from '../../src/emulator/index.js';
 import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
 import type { Manifest } from '../../src/output/catalog/manifest.js';
@@ -19,6 +19,7 @@ import { incrementalPlanner } from '../../src/pipeline/queue/incremental.js';
 import type { DatasetName } from '../../src/types.js';
 import { loadSnapshots, openWarehouse, type LoadReport } from '../../src/warehouse/index.js';
 import { setEmulatorClock } from '../helpers/emulator.js';
+import { CLI_BIN, ended, runCli, startCli } from '../helpers/processes.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 
 const TICKERS = ['AAPL', 'GOOGL', 'NVDA', 'WMT'];
@@ -32,6 +33,10 @@ const RESTATED: Restatement = {
   filed: '2025-11-20',
   accession: '0000320193-25-999999',
 };
+/** The server process of a loader that has written history rows (it holds a *_history table) and waits on a lock. */
+const HISTORY_WRITER = `SELECT a.pid FROM pg_stat_activity AS a JOIN pg_locks AS l ON l.pid = a.pid AND l.granted
+  JOIN pg_class AS c ON c.oid = l.relation JOIN pg_namespace AS ns ON ns.oid = c.relnamespace
+  WHERE a.wait_event_type = 'Lock' AND ns.nspname = 'killed' AND c.relname LIKE '%\\_history' AND l.mode = 'RowExclusiveLock'`;
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'filings-export.mjs');
 /** What the history is compared on: the key, the value and where it was filed. */
 const FACT = `fact_key || '|' || _requested_ticker || '|' || CAST(value_num AS VARCHAR) || '|' || coalesce(source_accession, '')`;
@@ -77,10 +82,15 @@ async function night(id: string, date: string): Promise<Manifest> {
   return JSON.parse(await readFile(join(h.outDir, '_snapshots', id, 'manifest.json'), 'utf8')) as Manifest;
 }
 
-async function load(into: string, schema?: string): Promise<LoadReport> {
-  const warehouse = await openWarehouse(into, schema !== undefined ? { schema } : {});
+async function load(into: string, o: { schema?: string; snapshot?: string } = {}): Promise<LoadReport> {
+  const warehouse = await openWarehouse(into, o.schema !== undefined ? { schema: o.schema } : {});
   try {
-    return await loadSnapshots({ storage: openStorage(h.outDir), warehouse, history: true });
+    return await loadSnapshots({
+      storage: openStorage(h.outDir),
+      warehouse,
+      history: true,
+      ...(o.snapshot !== undefined ? { snapshot: o.snapshot } : {}),
+    });
   } finally {
     await warehouse.close();
   }
@@ -245,17 +255,71 @@ describe('point-in-time history in DuckDB and PostgreSQL', () => {
     ]);
   }, 300_000);
 
+  it('a loader SIGKILLed while it writes the history leaves nothing half-applied; the next load completes it', async () => {
+    await load(pgUrl, { schema: 'killed', snapshot: 'hs-1' });
+    const blocker = new pg.Client({ connectionString: pgUrl });
+    await blocker.connect();
+    let loader: number | undefined;
+    try {
+      // The kill point: this transaction holds the nights table against writes (reads go through),
+      // so the loader writes a night's history rows, then waits to record the night.
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE killed.filings_export_history_nights IN EXCLUSIVE MODE');
+      const cli = startCli(CLI_BIN, ['load', '--into', pgUrl, '--schema', 'killed', '--history'], h.env);
+      // Watched from another session: pg_stat_activity stays as first read within a transaction.
+      loader = await vi.waitUntil(
+        async () => {
+          if (cli.child.exitCode !== null)
+            throw new Error(`load ended before the kill point: ${cli.stderr()}`);
+          return (await pgRows(HISTORY_WRITER))[0]?.pid as number | undefined;
+        },
+        { timeout: 120_000, interval: 100 },
+      );
+      cli.child.kill('SIGKILL');
+      expect(await ended(cli.child)).toBe('SIGKILL');
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      await blocker.end();
+    }
+    // Its server process ends when it finds the client gone, rolling its transaction back.
+    const gone = `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${loader}`;
+    await vi.waitUntil(async () => (await pgRows(gone))[0]?.n === 0, { timeout: 60_000, interval: 50 });
+    for (const d of DATASETS)
+      expect(
+        await pgRows(
+          `SELECT count(*)::int AS n FROM ${d}_history WHERE _from_snapshot <> 'hs-1' OR _valid_to IS NOT NULL`,
+          'killed',
+        ),
+        d,
+      ).toEqual([{ n: 0 }]);
+    const ledger = `SELECT snapshot_id, dataset, count(*)::int AS n FROM filings_export_loads GROUP BY 1, 2 ORDER BY 1, 2`;
+    expect((await pgRows(ledger, 'killed')).map((r) => r.snapshot_id)).toEqual(DATASETS.map(() => 'hs-1'));
+
+    const again = await runCli(['load', '--into', pgUrl, '--schema', 'killed', '--history'], {
+      env: h.env,
+      timeoutMs: 300_000,
+    });
+    expect(again.code, again.stderr).toBe(0);
+    // Row for row what the load that was never killed (schema public) holds, versions and all.
+    const whole = (t: string, schema: string): Promise<Record<string, unknown>[]> =>
+      pgRows(`SELECT to_jsonb(t)::text AS r FROM ${schema}.${t} AS t ORDER BY r`);
+    for (const d of DATASETS)
+      for (const t of [d, `${d}_history`])
+        expect(await whole(t, 'killed'), t).toEqual(await whole(t, 'public'));
+    const ran = `SELECT dataset, snapshot_id, built_from, opened, closed FROM filings_export_history_nights ORDER BY 1, 2`;
+    expect(await pgRows(ran, 'killed')).toEqual(await pgRows(ran, 'public'));
+    // The ledger says each night of each dataset once.
+    const once = await pgRows(ledger, 'killed');
+    expect(once.map((r) => `${r.snapshot_id}/${r.dataset}/${r.n}`)).toEqual(
+      ['hs-1', 'hs-2', 'hs-3'].flatMap((n) => [...DATASETS].sort().map((d) => `${n}/${d}/1`)),
+    );
+  }, 600_000);
+
   it('a night pruned before it was loaded is a gap, named; the as-of reads around it stay right', async () => {
     const [n1, n2, n3] = nights as [Manifest, Manifest, Manifest];
     // Warehouses that loaded night 1 only, before night 2 was pruned.
-    for (const into of [`${pgUrl}`, `duckdb:${gapDuckPath}`]) {
-      const warehouse = await openWarehouse(into, into === pgUrl ? { schema: 'gap' } : {});
-      try {
-        await loadSnapshots({ storage: openStorage(h.outDir), warehouse, history: true, snapshot: 'hs-1' });
-      } finally {
-        await warehouse.close();
-      }
-    }
+    for (const into of [`${pgUrl}`, `duckdb:${gapDuckPath}`])
+      await load(into, { ...(into === pgUrl ? { schema: 'gap' } : {}), snapshot: 'hs-1' });
     await rm(join(h.outDir, '_snapshots', 'hs-2'), { recursive: true, force: true });
     for (const d of [...DATASETS, 'changes'])
       await rm(join(h.outDir, d, 'snapshot_date=2025-11-05'), { recursive: true, force: true });
@@ -267,7 +331,7 @@ describe('point-in-time history in DuckDB and PostgreSQL', () => {
     expect(cli.stdout).toMatch(
       /facts_full\s+full\s+.*; history: \d+ versions? opened, \d+ closed; history gap: hs-2 \(pruned before it was loaded\), versions joined here/,
     );
-    expect(historyOf(await load(pgUrl, 'gap'), 'facts_full')).toEqual(['hs-3:compared:hs-2']);
+    expect(historyOf(await load(pgUrl, { schema: 'gap' }), 'facts_full')).toEqual(['hs-3:compared:hs-2']);
     const gaps = `SELECT dataset, missing_snapshot_id, why, after_snapshot_id, joined_at_snapshot_id FROM filings_export_history_gaps ORDER BY dataset`;
     const want = DATASETS.map((d) => ({
       dataset: d,

@@ -105,18 +105,36 @@ export async function writeTable(
       { cause },
     );
   // The head refuses early on every store; the conditional write closes the race where the store has one.
-  if ((await storage.head(key)) !== null) throw taken();
-  await storage
-    .putBytes(key, `${JSON.stringify(metadata, null, 2)}\n`, { ifAbsent: true })
-    .catch(async (err: unknown) => {
-      // Refused because the version is there now: another writer's, since this write did not land.
-      throw (await storage.head(key)) !== null ? taken(err) : err;
-    });
+  const existing = (await storage.head(key)) === null ? null : await ownUnhinted(storage, key, metadata);
+  if (existing === undefined) throw taken();
+  if (existing === null)
+    await storage
+      .putBytes(key, `${JSON.stringify(metadata, null, 2)}\n`, { ifAbsent: true })
+      .catch(async (err: unknown) => {
+        // Refused because the version is there now: another writer's, since this write did not land.
+        throw (await storage.head(key)) !== null ? taken(err) : err;
+      });
+  else metadata = existing;
   await storage.putBytes(metadataKey(dataset, VERSION_HINT), `${version}\n`);
   const kept = new Set([key, ...metadata['metadata-log'].map((m) => keyOfUrl(storage, m['metadata-file']))]);
   const stale = Array.from({ length: version - 1 }, (_, i) => metadataKey(dataset, versionFile(i + 1)));
   await storage.delete(stale.filter((k) => !kept.has(k)));
   return { version, metadata };
+}
+
+/**
+ * The version at `key` when it is this very commit, written before a crash cut it short of moving
+ * the hint (its current snapshot is ours: snapshot ids derive from our snapshot's id); undefined
+ * when it is another writer's. Readers that look past the hint (Spark's HadoopCatalog) already see
+ * it, so the retry adopts it and moves the hint instead of failing for ever.
+ */
+async function ownUnhinted(
+  storage: Storage,
+  key: string,
+  metadata: TableMetadata,
+): Promise<TableMetadata | undefined> {
+  const there = JSON.parse(await readStoredText(storage, key)) as TableMetadata;
+  return there['current-snapshot-id'] === metadata['current-snapshot-id'] ? there : undefined;
 }
 
 /** The storage key of a URL this storage gave (`storage.url(key)`). */
