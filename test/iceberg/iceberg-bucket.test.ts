@@ -2,7 +2,8 @@
  * Iceberg tables on a bucket root: two snapshots published to s3rver, `iceberg rebuild` through the
  * CLI, then icebird reads the table at its `s3://` location (its requests served by s3rver over
  * HTTP) at each version, rows equal to DuckDB's reading of the published files. A version that
- * exists already is never written again, on a bucket or locally (the exclusive write).
+ * exists already is never written again, on a bucket or locally (the exclusive write); one this
+ * very commit wrote before a crash cut it short of moving the hint is taken over by the retry.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -126,7 +127,8 @@ describe('Iceberg tables on an s3:// root', () => {
     const v1 = (await readTable(storage, 'facts_core'))!.metadata;
     const previous = { version: 1, metadata: v1 };
     await expect(
-      writeTable(storage, 'facts_core', previous, { ...v1, 'last-updated-ms': 1 }),
+      // Another writer's v2: another snapshot is current there.
+      writeTable(storage, 'facts_core', previous, { ...v1, 'current-snapshot-id': 1, 'last-updated-ms': 1 }),
     ).rejects.toThrow(
       `${root}/facts_core/metadata/v2.metadata.json exists already: another writer committed to the facts_core table`,
     );
@@ -139,5 +141,19 @@ describe('Iceberg tables on an s3:// root', () => {
       `${join(tmp, 'x', 'v1.metadata.json')} exists already`,
     );
     expect(await readFile(join(tmp, 'x', 'v1.metadata.json'), 'utf8')).toBe('first\n');
+  });
+
+  it('a commit cut short before its hint moved is taken over by its retry, not refused for ever', async () => {
+    const v2 = (await readTable(storage, 'facts_core'))!;
+    expect(v2.version).toBe(2);
+    // The crash: v2.metadata.json written, the hint still naming v1.
+    await storage.putBytes('facts_core/metadata/version-hint.text', '1\n');
+    const v1 = (await readTable(storage, 'facts_core'))!;
+    expect(v1.version).toBe(1);
+    // The retry builds the same commit again (same snapshot, a later timestamp).
+    const retried = await writeTable(storage, 'facts_core', v1, { ...v2.metadata, 'last-updated-ms': 2 });
+    expect(retried.version).toBe(2);
+    expect(retried.metadata).toEqual(v2.metadata);
+    expect(await readTable(storage, 'facts_core')).toEqual(v2);
   });
 });
