@@ -4,6 +4,7 @@
  * snapshot already in the table is not committed twice) and in publish order (a snapshot older
  * than the table's newest is not committed on top of it).
  */
+import { OutputError } from '../../errors.js';
 import { randomUUID } from 'node:crypto';
 import type { DatasetName } from '../../types.js';
 import { publishedAfter, type Manifest, type ManifestDataset } from '../catalog/index.js';
@@ -22,7 +23,7 @@ import {
   type TableVersion,
   writeTable,
 } from './metadata.js';
-import { nameMapping, schemaFor, type IcebergSchema } from './schema.js';
+import { idsDisagreeing, nameMapping, schemaFor, type IcebergSchema } from './schema.js';
 
 /** What committing a snapshot did to one dataset's table. */
 export interface TableCommit {
@@ -73,6 +74,12 @@ async function commitDataset(
     prev?.schemas ?? [],
     prev?.['current-schema-id'] ?? -1,
   );
+  const disagreeing = idsDisagreeing(schema, ds.columns);
+  if (disagreeing.length > 0)
+    throw new OutputError(
+      'OUTPUT_FAILED',
+      `the ${dataset} table gives ${disagreeing.join(', ')} other field ids than ${manifest.snapshot_id}'s Parquet files carry (data columns changed other than at their end): not committed, so that no reader takes one column for another (docs/iceberg.md, "Field ids")`,
+    );
   const before = await currentEntries(storage, prev);
   const files = manifest.files.filter((f) => f.dataset === dataset && f.format === 'parquet');
   const entries = entriesFor(storage, files, before, id, sequence);

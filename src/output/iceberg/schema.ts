@@ -1,7 +1,13 @@
 /**
  * The Iceberg schema of a dataset, from the columns a snapshot's manifest lists. Field ids are the
  * table's, kept across nights: a column keeps the id it first got (a dropped one keeps it retired,
- * so it never means another column), a new one takes the next free id and makes a new schema version.
+ * so it never means another column), a new one makes a new schema version.
+ *
+ * A new column's id is known from the column list alone (`preferredIds`), so conversion writes it
+ * into the Parquet footers before any table exists: data columns number from 1 in order (they only
+ * grow at the end: the schema registry's rule for inferred datasets, CONTRIBUTING's for fixed ones),
+ * the trailer (`_extra`, lineage) from TRAILER_FIRST_ID whatever the data columns before it, and a
+ * list's element at ELEMENT_ID_OFFSET past its column's id.
  */
 import type { ColumnType } from '../../datasets/index.js';
 import type { ManifestDataset } from '../catalog/index.js';
@@ -36,6 +42,25 @@ const PRIMITIVE: Record<Exclude<ColumnType, 'VARCHAR[]'>, string> = {
   JSON: 'string',
 };
 
+/** The trailer's first id: past any dataset's data columns, so adding one never moves the trailer's ids. */
+export const TRAILER_FIRST_ID = 10_001;
+/** A list's element id is its column's id plus this. */
+export const ELEMENT_ID_OFFSET = 20_000;
+
+/** The id each column (and `<name>.element` of a list) takes when its name is new to the table. */
+export function preferredIds(columns: readonly ManifestDataset['columns'][number][]): Map<string, number> {
+  const ids = new Map<string, number>();
+  let data = 0;
+  let trailer = 0;
+  for (const c of columns) {
+    const trailing = c.role === 'extra' || c.role === 'lineage';
+    const id = trailing ? TRAILER_FIRST_ID + trailer++ : ++data;
+    ids.set(c.name, id);
+    if (c.type === 'VARCHAR[]') ids.set(`${c.name}.element`, id + ELEMENT_ID_OFFSET);
+  }
+  return ids;
+}
+
 /** Every name → id the table ever gave (element ids under `<name>.element`), and the highest id. */
 export function knownIds(schemas: readonly IcebergSchema[]): { ids: Map<string, number>; last: number } {
   const ids = new Map<string, number>();
@@ -64,8 +89,14 @@ export function schemaFor(
 ): { schema: IcebergSchema; lastColumnId: number; added: boolean } {
   const { last } = knownIds(schemas);
   const { ids } = knownIds(schemas.filter((s) => s['schema-id'] === currentSchemaId));
-  let next = last;
-  const idOf = (name: string): number => ids.get(name) ?? ++next;
+  const used = new Set(schemas.flatMap((s) => [...knownIds([s]).ids.values()]));
+  const preferred = preferredIds(columns);
+  let next = Math.max(last, ...preferred.values());
+  // A new name takes its preferred id unless the table ever gave that id (retired ids stay retired).
+  const idOf = (name: string): number => {
+    const id = ids.get(name) ?? preferred.get(name);
+    return id !== undefined && (ids.has(name) || !used.has(id)) ? id : ++next;
+  };
   const fields = columns.map((c): IcebergField => {
     const id = idOf(c.name);
     const type: IcebergType =
@@ -79,10 +110,35 @@ export function schemaFor(
         : PRIMITIVE[c.type];
     return { id, name: c.name, required: false, type };
   });
+  const lastColumnId = Math.max(last, ...fields.flatMap(fieldIds));
   const same = schemas.find((s) => JSON.stringify(s.fields) === JSON.stringify(fields));
-  if (same !== undefined) return { schema: same, lastColumnId: next, added: false };
+  if (same !== undefined) return { schema: same, lastColumnId, added: false };
   const schemaId = schemas.reduce((m, s) => Math.max(m, s['schema-id']), -1) + 1;
-  return { schema: { type: 'struct', 'schema-id': schemaId, fields }, lastColumnId: next, added: true };
+  return { schema: { type: 'struct', 'schema-id': schemaId, fields }, lastColumnId, added: true };
+}
+
+const fieldIds = (f: IcebergField): number[] =>
+  typeof f.type === 'string' ? [f.id] : [f.id, f.type['element-id']];
+
+/**
+ * The columns whose ids in `schema` are not the ids conversion writes into the files
+ * (`columnFieldIds`): empty unless a dataset's data columns changed other than at their end.
+ */
+export function idsDisagreeing(
+  schema: IcebergSchema,
+  columns: readonly ManifestDataset['columns'][number][],
+): string[] {
+  const files = new Map(columnFieldIds(columns).map((c) => [c.name, c]));
+  return schema.fields
+    .filter((f) => {
+      const c = files.get(f.name);
+      return (
+        c === undefined ||
+        c.id !== f.id ||
+        (typeof f.type !== 'string' && c.elementId !== f.type['element-id'])
+      );
+    })
+    .map((f) => f.name);
 }
 
 /** A column's field id in a Parquet file, with its list element's when it is a list. */
@@ -94,8 +150,8 @@ export interface ColumnFieldId {
 
 /**
  * The field ids conversion writes into the Parquet footers of `columns`: the ids a new table gives
- * them (in column order), which stay the table's while its columns only grow at the end. A table
- * whose history gave other ids reads files by these ids only where they agree (docs/iceberg.md).
+ * them (`preferredIds`), which stay the table's while its data columns only grow at the end; a
+ * commit refuses a table whose ids disagree with them (`idsDisagreeing`) rather than mislabel columns.
  */
 export function columnFieldIds(columns: readonly ManifestDataset['columns'][number][]): ColumnFieldId[] {
   return schemaFor(columns, [], -1).schema.fields.map((f) => ({
