@@ -21,7 +21,8 @@
  * gate and the load average after it are printed in the one-company figure's note, so the spread
  * shows and a wait tells itself from work.
  *
- * `npm run bench -- --advisory nights` (NIGHTS_BENCH_SYNTHETIC=100 for a quick check)
+ * `npm run bench -- --advisory nights` (NIGHTS_BENCH_SYNTHETIC=100 for a quick check; NIGHTS_BENCH_ICEBERG=0
+ * for the same nights without committing the Iceberg tables, to see what the commit adds)
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
@@ -128,6 +129,8 @@ export async function run(): Promise<BenchResult[]> {
     // The rounds take a snapshot date each: no full refresh may fall due among them.
     const config = benchConfig(emulator.url, redisUrl, outDir, `bench${randomBytes(4).toString('hex')}`, {
       'incremental.full_refresh_every_days': 366,
+      // NIGHTS_BENCH_ICEBERG=0: the same nights without the tables' commit, to measure what it adds.
+      ...(process.env.NIGHTS_BENCH_ICEBERG === '0' ? { 'output.iceberg': false } : {}),
     });
     exporter = await openExporter({
       config,
