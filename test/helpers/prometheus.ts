@@ -16,7 +16,10 @@ export const PROMTOOL = join(BIN_DIR, 'promtool');
 const PROMETHEUS = join(BIN_DIR, 'prometheus');
 export const DEPLOY_DIR = fileURLToPath(new URL('../../deploy/', import.meta.url));
 export const ALERTS_FILE = join(DEPLOY_DIR, 'prometheus', 'alerts.yml');
-export const ALERTS_TEST_FILE = join(DEPLOY_DIR, 'prometheus', 'alerts.test.yml');
+/** The rules' promtool unit tests: minutes apart (evaluated each minute), and days apart (each 15 minutes). */
+export const ALERTS_TEST_FILES = ['alerts.test.yml', 'alerts-days.test.yml'].map((f) =>
+  join(DEPLOY_DIR, 'prometheus', f),
+);
 export const GRAFANA_FILE = join(DEPLOY_DIR, 'grafana', 'filings-export.json');
 
 /** What a test reads when a binary is missing, instead of an assertion on its empty output. */
