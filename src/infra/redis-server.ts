@@ -10,6 +10,8 @@ export interface PrivateRedis {
   readonly port: number;
   /** The server's process id (tests freeze and kill it). */
   readonly pid: number | undefined;
+  /** The last of what the server printed (its log): a failover test shows it when none came. */
+  log(): string;
   close(): Promise<void>;
 }
 
@@ -75,8 +77,12 @@ export async function startPrivateRedis(opts: StartRedisOptions = {}): Promise<P
   // Decoded per stream, not per chunk: a chunk may end inside a multi-byte character.
   child.stdout?.setEncoding('utf8');
   child.stderr?.setEncoding('utf8');
-  child.stdout?.on('data', (s: string) => (output += s));
-  child.stderr?.on('data', (s: string) => (output += s));
+  // The log's last 64 KB: enough to say why a failover did not come, bounded for long runs.
+  const keep = (s: string): void => {
+    output = (output + s).slice(-65_536);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
 
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(
@@ -106,6 +112,7 @@ export async function startPrivateRedis(opts: StartRedisOptions = {}): Promise<P
     url: `redis://127.0.0.1:${port}`,
     port,
     pid: child.pid,
+    log: () => output,
     async close() {
       if (closed) return;
       closed = true;

@@ -23,6 +23,8 @@ import type { DatasetName } from '../../src/types.js';
 import { startPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';
 import { CLI_BIN, spawnWorker, startCli, terminateAll, type SpawnedWorker } from '../helpers/processes.js';
 
+/** How long one `run --wait` may take, failover included, before the test calls it hung. */
+const RUN_LIMIT_MS = 150_000;
 const TICKERS = ['WMT', 'AAPL', 'TSLA', 'NVDA', 'GOOGL', 'META'];
 const DATASETS: DatasetName[] = ['facts_full', 'series_catalog'];
 
@@ -49,6 +51,8 @@ interface Topology {
   nodes: readonly PrivateRedis[];
   /** The primary holding the queue's keys now. */
   primary(prefix: string): Promise<PrivateRedis>;
+  /** What every server (and Sentinel) printed: why a failover did not come. */
+  logs(): string;
   close(): Promise<void>;
 }
 
@@ -85,9 +89,19 @@ async function exportAll(h: PipelineHarness, id: string, midway?: () => Promise<
       });
       await midway();
     }
-    expect(await exited, `${run.stderr()}\n${run.stdout()}\n${workers.map((w) => w.log()).join('\n')}`).toBe(
-      0,
-    );
+    const story = (): string => `${run.stderr()}\n${run.stdout()}\n${workers.map((w) => w.log()).join('\n')}`;
+    // Bounded below the test's timeout, so a run that never ends fails with what it and the workers said.
+    const code = await Promise.race([
+      exited,
+      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), RUN_LIMIT_MS).unref()),
+    ]);
+    if (code === 'hung') {
+      run.child.kill('SIGKILL');
+      throw new Error(
+        `run --wait did not end within ${RUN_LIMIT_MS} ms:\n${await queueStory(h, id)}\n${story()}`,
+      );
+    }
+    expect(code, story()).toBe(0);
     // Every request the API received was reserved once against the quota, and only once.
     const sent = (await h.stats()).total.requests - sentBefore;
     expect((await h.budget.describe()).daily.used - usedBefore).toBe(sent);
@@ -99,6 +113,21 @@ async function exportAll(h: PipelineHarness, id: string, midway?: () => Promise<
   } finally {
     await terminateAll(workers.map((w) => w.child));
   }
+}
+
+/** Where the snapshot's jobs and record stand: what a run that never ended was waiting for. */
+async function queueStory(h: PipelineHarness, id: string): Promise<string> {
+  const lines: string[] = [];
+  for (const q of [h.ctx.partsQueue, h.ctx.snapshotsQueue]) {
+    const counts = await q.getJobCounts().catch((e: unknown) => String(e));
+    const paused = await q.isPaused().catch((e: unknown) => String(e));
+    lines.push(`queue ${q.name}: paused ${String(paused)}, ${JSON.stringify(counts)}`);
+    const jobs = await q.getJobs(['active', 'wait', 'delayed', 'waiting-children', 'prioritized']);
+    for (const j of jobs) lines.push(`  ${j.id ?? '?'} ${await j.getState()} attempts ${j.attemptsMade}`);
+  }
+  const v = await h.ctx.store.view(id).catch(() => undefined);
+  lines.push(`record: ${v ? `${v.state} ${JSON.stringify(totals(v))}` : 'none'}`);
+  return lines.join('\n');
 }
 
 /** The servers replicating `primary` now, from its INFO replication. */
@@ -154,6 +183,22 @@ async function loseWrites(topology: Topology, prefix: string): Promise<PrivateRe
   return victim;
 }
 
+/**
+ * Waits for a replica to take over from `victim`, so a failover that never comes fails here, with
+ * what the servers said, instead of as a run that waits out the test's timeout.
+ */
+async function promoted(topology: Topology, prefix: string, victim: PrivateRedis): Promise<void> {
+  try {
+    await until(
+      `a replica promoted in place of the primary on port ${victim.port}`,
+      async () => (await topology.primary(prefix)).port !== victim.port,
+      90_000,
+    );
+  } catch (err: unknown) {
+    throw new Error(`${(err as Error).message}\n${topology.logs()}`);
+  }
+}
+
 /** A topology and a harness on it for the enclosing describe, started before its tests. */
 function useTopology(start: () => Promise<Topology>): { topology: Topology; h: PipelineHarness } {
   const live = {} as { topology: Topology; h: PipelineHarness };
@@ -182,6 +227,7 @@ function topologySuite(name: string, slug: string, start: () => Promise<Topology
       await exportAll(h, `${slug}-failover`, async () => {
         victim = await topology.primary(h.config.redis.prefix);
         process.kill(victim.pid ?? 0, 'SIGKILL');
+        await promoted(topology, h.config.redis.prefix, victim);
       });
       // A replica took over: the run above rode through a real failover.
       expect((await topology.primary(h.config.redis.prefix)).port).not.toBe(victim?.port);
@@ -197,10 +243,16 @@ function topologySuite(name: string, slug: string, start: () => Promise<Topology
       let victim: PrivateRedis | undefined;
       await exportAll(h, `${slug}-lost-writes`, async () => {
         victim = await loseWrites(topology, h.config.redis.prefix);
+        await promoted(topology, h.config.redis.prefix, victim);
       });
       expect((await topology.primary(h.config.redis.prefix)).port).not.toBe(victim?.port);
     }, 300_000);
   });
+}
+
+/** Each server's log under its port, the last lines only (the failover's story). */
+function serverLogs(servers: readonly PrivateRedis[]): string {
+  return servers.map((s) => `--- port ${s.port}:\n${s.log().split('\n').slice(-40).join('\n')}`).join('\n');
 }
 
 topologySuite('a Redis Cluster', 'cluster', async () => {
@@ -209,11 +261,18 @@ topologySuite('a Redis Cluster', 'cluster', async () => {
     url: c.url,
     nodes: c.nodes,
     primary: (prefix) => c.primaryFor(`${prefix}:x`),
+    logs: () => serverLogs(c.nodes),
     close: () => c.close(),
   };
 });
 
 topologySuite('Sentinel', 'sentinel', async () => {
   const s: PrivateSentinelGroup = await startPrivateSentinelGroup();
-  return { url: s.url, nodes: s.servers, primary: () => s.primary(), close: () => s.close() };
+  return {
+    url: s.url,
+    nodes: s.servers,
+    primary: () => s.primary(),
+    logs: () => serverLogs([...s.sentinels, ...s.servers]),
+    close: () => s.close(),
+  };
 });
