@@ -279,15 +279,17 @@ async function runTrial(name: string, fault: Fault, w: World, started: number): 
   // Inject the fault once a fifth of the parts are done (parts in flight), or, for a fault of
   // publishing, once every part is.
   const at = fault.at === 'publish' ? total : Math.max(1, Math.floor(total / 5));
+  let done = 0;
   await waitFor(
     'parts in flight',
     async () => {
       const rec = await w.store.get(id);
-      const done = Object.values(rec?.progress ?? {}).reduce((n, p) => n + p.total - p.pending, 0);
+      done = Object.values(rec?.progress ?? {}).reduce((n, p) => n + p.total - p.pending, 0);
       return done >= at;
     },
     120_000,
   );
+  process.stderr.write(`  ${name}: injected with ${done} of ${total} parts done\n`);
   await fault(w);
   let state = '';
   await waitFor(
