@@ -62,3 +62,36 @@ export function managed(
 }
 
 export { waitFor };
+
+/**
+ * What a trial started, each with how to stop it, stopped in reverse order by `closeAll` whatever
+ * happened: a trial that failed, or a setup cut short half way, leaves no process or temp dir.
+ */
+export class Held {
+  private readonly items: { what: string; close: () => Promise<void> | void }[] = [];
+
+  private closing: Promise<void> | undefined;
+
+  add(what: string, close: () => Promise<void> | void): void {
+    this.items.push({ what, close });
+  }
+
+  /**
+   * Stops everything once (a signal and the trial's own end may both ask); a close that fails is
+   * named on stderr and the others still run.
+   */
+  closeAll(): Promise<void> {
+    this.closing ??= this.closeEach();
+    return this.closing;
+  }
+
+  private async closeEach(): Promise<void> {
+    for (let item = this.items.pop(); item !== undefined; item = this.items.pop()) {
+      try {
+        await item.close();
+      } catch (err: unknown) {
+        process.stderr.write(`soak: could not stop ${item.what}: ${String(err)}\n`);
+      }
+    }
+  }
+}
