@@ -1,7 +1,8 @@
 /**
- * The demo's proof that the snapshot is usable: a DuckDB query, Apple's annual revenue by fiscal
+ * The demo's proof that the snapshots are usable: DuckDB queries of Apple's annual revenue by fiscal
  * year (10-K, full-year duration, consolidated), over the `facts_full` table `load` keeps in a
- * DuckDB database file, or over the published Parquet files themselves.
+ * DuckDB database file or over the published Parquet files themselves, and of the facts a night
+ * restated, over the `facts_full_restatements` view `load --history` keeps beside it.
  */
 import { join } from 'node:path';
 
@@ -60,6 +61,62 @@ export async function queryAnnualRevenueTable(databasePath: string, ticker = 'AA
 }
 
 async function runRevenueQuery(database: string, sql: string): Promise<RevenueRow[]> {
+  return (await readRows(database, sql)).map((r) => ({
+    fiscal_year: Number(r.fiscal_year),
+    period: String(r.period),
+    revenue_usd: trimDecimal(String(r.revenue_usd)),
+    source_accession: String(r.source_accession),
+  }));
+}
+
+/**
+ * A company's rows of `facts_full_restatements` first seen in one night (`seenIn`, a snapshot id),
+ * with the date of that night from the history's own record of the nights it applied.
+ */
+export function restatementsSql(ticker: string, seenIn: string): string {
+  const q = (s: string): string => `'${s.replaceAll("'", "''")}'`;
+  return `SELECT r.metric_id, r.period_key, r.old_value_num, r.new_value_num,
+       r.old_accession, r.new_accession, n.snapshot_date AS seen_night
+FROM facts_full_restatements AS r
+JOIN filings_export_history_nights AS n
+  ON n.dataset = 'facts_full' AND n.snapshot_id = r.seen_in_snapshot
+WHERE r._requested_ticker = ${q(ticker)} AND r.seen_in_snapshot = ${q(seenIn)}
+ORDER BY r.metric_id, r.period_key`;
+}
+
+export interface RestatementRow {
+  metric_id: string;
+  period_key: string;
+  old_value: string;
+  new_value: string;
+  old_accession: string;
+  new_accession: string;
+  seen_night: string;
+}
+
+/** restatementsSql over a DuckDB database file `load --history` keeps (opened read-only). */
+export async function queryRestatements(
+  databasePath: string,
+  ticker: string,
+  seenIn: string,
+): Promise<RestatementRow[]> {
+  return (await readRows(databasePath, restatementsSql(ticker, seenIn))).map((r) => ({
+    metric_id: String(r.metric_id),
+    period_key: String(r.period_key),
+    old_value: shown(r.old_value_num),
+    new_value: shown(r.new_value_num),
+    old_accession: shown(r.old_accession),
+    new_accession: shown(r.new_accession),
+    seen_night: String(r.seen_night),
+  }));
+}
+
+/** A value as printed: NULL (a fact without a number, say) as `-`. */
+function shown(v: unknown): string {
+  return v === null || v === undefined ? '-' : trimDecimal(String(v));
+}
+
+async function readRows(database: string, sql: string): Promise<Record<string, unknown>[]> {
   // Loaded here, not at the top: DuckDB maps ~50 MB of native code, which only the demo needs.
   const { DuckDBInstance } = await import('@duckdb/node-api');
   const instance = await DuckDBInstance.create(
@@ -68,13 +125,7 @@ async function runRevenueQuery(database: string, sql: string): Promise<RevenueRo
   );
   const conn = await instance.connect();
   try {
-    const reader = await conn.runAndReadAll(sql);
-    return reader.getRowObjectsJson().map((r) => ({
-      fiscal_year: Number(r.fiscal_year),
-      period: String(r.period),
-      revenue_usd: trimDecimal(String(r.revenue_usd)),
-      source_accession: String(r.source_accession),
-    }));
+    return (await conn.runAndReadAll(sql)).getRowObjectsJson();
   } finally {
     conn.closeSync();
     instance.closeSync();

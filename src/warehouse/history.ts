@@ -19,6 +19,7 @@ import {
   restatementsViewSql,
   versionsFromChanges,
   versionsFromTable,
+  type LeftTheSet,
   type VersionSql,
 } from './history-sql.js';
 import { primaryKey, type TableColumn } from './table-columns.js';
@@ -98,7 +99,7 @@ export async function applyHistory(tx: LoadTransaction, i: HistoryInput): Promis
   const fromChanges = existed && i.changes !== undefined && last?.snapshotId === i.heldBefore;
   const statements =
     fromChanges && i.changes !== undefined
-      ? versionsFromChanges(v, tx.changesSource(i.dataset, i.changes.file), i.changes.companies)
+      ? versionsFromChanges(v, tx.changesSource(i.dataset, i.changes.file), leftTheSet(i, i.changes))
       : versionsFromTable(v, sql.table(i.dataset));
   let closed = 0;
   for (const close of statements.close) closed += await sql.exec(close);
@@ -108,6 +109,19 @@ export async function applyHistory(tx: LoadTransaction, i: HistoryInput): Promis
   await recordNight(sql, i.dataset, m, { builtFrom, opened, closed, gaps }, last);
   if (i.dataset === 'facts_full') await sql.exec(restatementsViewSql(sql.table(RESTATEMENTS_VIEW), history));
   return { builtFrom, opened, closed, gaps };
+}
+
+/**
+ * The companies of the snapshot the table held (where the history stands, on a night built from
+ * `changes`) that tonight's parts lack, from its manifest; when it was pruned since it was loaded,
+ * tonight's companies, and every other one is closed.
+ */
+function leftTheSet(i: HistoryInput, changes: { companies: readonly string[] }): LeftTheSet {
+  const held = i.order.find((s) => s.snapshotId === i.heldBefore)?.manifest;
+  if (held == null) return { companies: changes.companies };
+  const tonight = new Set(changes.companies);
+  const before = new Set(held.parts.filter((p) => p.dataset === i.dataset).map((p) => p.ticker));
+  return { departed: [...before].filter((t) => !tonight.has(t)).sort() };
 }
 
 /** The night the dataset's history holds now. */

@@ -4,7 +4,8 @@
  * then nights 2 and 3 in one catch-up load. The history read as of each night's `published_at`
  * equals that night's facts_full row for row, the current table equals night 3, a repeated load
  * changes nothing, a loader SIGKILLed while it writes the history leaves nothing half-applied, and
- * a night pruned before it was loaded is named as a gap while the as-of reads around it stay right.
+ * a night pruned before it was loaded is named as a gap while the as-of reads around it stay right,
+ * and a company that leaves the set on a night built from `changes` has its versions closed there.
  */
 import { spawnSync } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
@@ -74,9 +75,9 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function night(id: string, date: string): Promise<Manifest> {
+async function night(id: string, date: string, tickers = TICKERS): Promise<Manifest> {
   await setEmulatorClock(h.emulator.url, date);
-  const { spec } = await incrementalPlanner(h.config)({ ...h.spec(TICKERS, DATASETS, id), date }, {});
+  const { spec } = await incrementalPlanner(h.config)({ ...h.spec(tickers, DATASETS, id), date }, {});
   const rec = await h.runToEnd(spec);
   expect(rec.state, rec.message ?? '').toBe('published');
   return JSON.parse(await readFile(join(h.outDir, '_snapshots', id, 'manifest.json'), 'utf8')) as Manifest;
@@ -354,4 +355,27 @@ describe('point-in-time history in DuckDB and PostgreSQL', () => {
       expect(inDuck, `duckdb as of ${t}`).toEqual(await published(m));
     }
   }, 300_000);
+
+  it('a company that leaves the set on a night built from changes has its versions closed there, the others kept', async () => {
+    const n3 = nights[2]!;
+    // Night 4 without Walmart: its changes (against night 3) name no key of Walmart's.
+    const n4 = await night('hs-4', '2025-11-26', ['AAPL', 'GOOGL', 'NVDA']);
+    expect(n4.changes?.against).toBe('hs-3');
+    for (const into of [pgUrl, `duckdb:${duckPath}`])
+      expect(historyOf(await load(into), 'facts_full'), into).toEqual(['hs-4:changes:']);
+    const [inPg, inDuck] = await readBoth(n4.published_at);
+    const want = await published(n4);
+    expect(want.some((r) => r.includes('|WMT|'))).toBe(false);
+    expect(inPg).toEqual(want);
+    expect(inDuck).toEqual(want);
+    // As of night 3 Walmart's versions are still there, closed at night 4.
+    const [pg3, duck3] = await readBoth(n3.published_at);
+    expect(pg3).toEqual(await published(n3));
+    expect(duck3).toEqual(await published(n3));
+    const wmt = `SELECT count(*)::INTEGER AS n, count(*) FILTER (WHERE _to_snapshot = 'hs-4')::INTEGER AS closed FROM facts_full_history WHERE _requested_ticker = 'WMT' AND _from_snapshot <> 'hs-4' AND (_valid_to IS NULL OR _to_snapshot = 'hs-4')`;
+    const [pgWmt] = await pgRows(wmt);
+    expect(pgWmt?.n).toBeGreaterThan(0);
+    expect(pgWmt).toEqual({ n: pgWmt?.n, closed: pgWmt?.n });
+    expect(await duckRows(duckPath, wmt)).toEqual([pgWmt]);
+  }, 600_000);
 });
