@@ -156,7 +156,8 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
   }
 
   const merged = mergeSettings(settings);
-  const parsed = configSchema.safeParse(merged);
+  // Parsed once per process: zod's compiled fast path costs more to build than it saves here.
+  const parsed = configSchema.safeParse(merged, { jitless: true });
   if (!parsed.success) throw new ConfigError(formatIssues(parsed.error.issues, settings, merged));
 
   const key = resolveApiKey(env, parsed.data.api.key_file, cwd);
