@@ -67,6 +67,9 @@ export async function openRedis(opts: RedisConnectionOptions): Promise<Redis> {
   return client as Redis;
 }
 
+/** How often a cluster client re-reads the slots (one CLUSTER SLOTS): an idle one's failover delay. */
+export const SLOTS_REFRESH_MS = 5000;
+
 function createClient(target: RedisTarget, started: () => boolean): Redis | Cluster {
   // Before the first connection a failure ends the attempt (one clear line); after it, the client
   // reconnects for ever, as a failover needs.
@@ -86,6 +89,10 @@ function createClient(target: RedisTarget, started: () => boolean): Redis | Clus
         retryDelayOnClusterDown: 300,
         retryDelayOnFailover: 300,
         retryDelayOnTryAgain: 300,
+        // A client that sends nothing learns of a failover only from a refresh: ioredis's default
+        // (none) leaves an idle one pointed at a dead primary until a command fails. (An idle BullMQ
+        // worker can still wedge in that window: src/pipeline/fetch-watchdog.ts replaces it.)
+        slotsRefreshInterval: SLOTS_REFRESH_MS,
         redisOptions: { ...auth, maxRetriesPerRequest: null, ...(target.tls ? { tls: {} } : {}) },
         // Managed clusters with TLS (ElastiCache) announce IPs their certificates do not name:
         // connect by the announced name as ioredis's README advises.

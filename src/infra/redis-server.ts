@@ -84,28 +84,7 @@ export async function startPrivateRedis(opts: StartRedisOptions = {}): Promise<P
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
 
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () =>
-        reject(new Error(`redis-server did not start within ${opts.startTimeoutMs ?? 10000} ms:\n${output}`)),
-      opts.startTimeoutMs ?? 10000,
-    );
-    const onData = (): void => {
-      if (output.includes(opts.readyText ?? 'Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(new Error(`could not run redis-server (${err.message}); install it or set REDIS_URL`));
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server exited with code ${String(code)} before it was ready:\n${output}`));
-    });
-  });
+  await readyOrExit(child, () => output, opts);
 
   let closed = false;
   return {
@@ -127,4 +106,30 @@ export async function startPrivateRedis(opts: StartRedisOptions = {}): Promise<P
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Resolves once the server prints its ready line; rejects when it exits first or takes too long. */
+function readyOrExit(child: ChildProcess, log: () => string, opts: StartRedisOptions): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () =>
+        reject(new Error(`redis-server did not start within ${opts.startTimeoutMs ?? 10000} ms:\n${log()}`)),
+      opts.startTimeoutMs ?? 10000,
+    );
+    const onData = (): void => {
+      if (log().includes(opts.readyText ?? 'Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`could not run redis-server (${err.message}); install it or set REDIS_URL`));
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited with code ${String(code)} before it was ready:\n${log()}`));
+    });
+  });
 }

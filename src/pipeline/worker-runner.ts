@@ -14,6 +14,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { assertNever, type Clock } from '../types.js';
 import { budgetConfigFrom } from '../budget/index.js';
 import type { PipelineContext } from './context.js';
+import { watchFetching, type FetchWatchdog } from './fetch-watchdog.js';
 import type { DefinedJob, JobDefinitions, JobProcessor } from './job-definitions.js';
 import type { JobHelpers, OutputHelpers } from './job-helpers.js';
 import { backoffStrategy, concurrencyFor, limiterFor, partHurrier, type PartFetcher } from './part/index.js';
@@ -57,7 +58,11 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
   // Aborted when close() starts: parts still waiting for a rate-limit slot go back to the queue.
   const closing = new AbortController();
   const roles = { parts: deps.roles?.parts ?? true, control: deps.roles?.control ?? true };
-  const workers = QUEUE_ROLES.filter((role) => roles[WORKER_OF[role]]).map((role) => {
+  const active = QUEUE_ROLES.filter((role) => roles[WORKER_OF[role]]);
+  const workers: Worker[] = [];
+  const watchdogs: FetchWatchdog[] = [];
+  // A worker found stuck is replaced in its slot: `workers` always lists the live ones.
+  const start = (slot: number, role: QueueRole): Worker => {
     const helpers = jobHelpers(deps, role, closing.signal);
     const jobs = deps.definitions.filter((d) => d.type.queue === role);
     const worker = new Worker(
@@ -66,10 +71,39 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
       workerOptions(deps, role),
     );
     watchFailures(worker, jobs, deps.ctx, helpers);
+    watchdogs[slot] = watchFetching({
+      worker,
+      queue: role === 'parts' ? deps.ctx.partsQueue : deps.ctx.snapshotsQueue,
+      clock: deps.clock,
+      onStuck: (idleMs, reading) => {
+        if (closing.signal.aborted) return;
+        deps.ctx.logger.warn(
+          { worker: WORKER_OF[role], idleMs, waiting: reading.waiting },
+          'worker fetched nothing while jobs waited (its Redis connection is stuck after a failover?); starting a new one',
+        );
+        workers[slot] = start(slot, role);
+        void letGo(worker);
+      },
+    });
     return worker;
-  });
+  };
+  active.forEach((role, slot) => workers.push(start(slot, role)));
   await Promise.all(workers.map((w) => w.waitUntilReady()));
-  return { workers, close: (deadlineMs) => closeWorkers(deps, workers, closing, deadlineMs) };
+  return {
+    workers,
+    close: (deadlineMs) => {
+      for (const w of watchdogs) w.close();
+      return closeWorkers(deps, workers, closing, deadlineMs);
+    },
+  };
+}
+
+/** Closes a replaced worker without waiting on it: its fetch loop may never come back. */
+async function letGo(worker: Worker): Promise<void> {
+  await Promise.race([
+    worker.close(true).catch(() => undefined),
+    new Promise((r) => setTimeout(r, 10_000).unref()),
+  ]);
 }
 
 /**
