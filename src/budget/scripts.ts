@@ -29,7 +29,9 @@ import { AUTO_START_RPM } from './config.js';
  * The quiet time either side of the reset absorbs the 1 s resolution of X-RateLimit-Reset, so
  * a request counted in one of our windows always lands in the server's window of the same reset.
  * A key whose answers carry no rate headers has no reset to align to: its margin is 0
- * (`windowMarginMs`, budget.ts, says the same for `status`).
+ * (`windowMarginMs`, budget.ts, says the same for `status`), but even pacing ends its slots the
+ * margin and 1 s before the window's end, since a window opened by a 429's hold may trail the
+ * server's minute by that much.
  */
 export const ACQUIRE = `
 local now = tonumber(ARGV[1])
@@ -83,7 +85,14 @@ if holdUntil > now then return {'hold', holdUntil, g[2] or 'rate limited'} end
 -- 4. the shared window
 local serverLimit = tonumber(g[8])
 -- Answers without rate headers (serverLimit 0): no server window to align to, no quiet time.
-if serverLimit == 0 then margin = 0 end
+-- Even pacing still stops short of the window's end there: its start came from a 429's hold
+-- (Retry-After in whole seconds, plus the margin), so it may trail the server's minute by up to
+-- the margin and 1 s, and slots in that tail would count in the server's next minute.
+local paceTail = 0
+if serverLimit == 0 then
+  paceTail = margin + 1000
+  margin = 0
+end
 local wid = tonumber(g[3]) or 0
 local wend = tonumber(g[4]) or 0
 local used = tonumber(g[5]) or 0
@@ -149,8 +158,9 @@ if used >= cap then return {'window', wend + margin} end
 -- last grant. Nothing is reserved ahead: a caller told to wait for the next slot asks again then,
 -- so every grant sees the holds and Remaining reports that arrived meanwhile.
 if even and used > 0 and last > 0 then
-  local slot = math.floor(last + (wend - margin - last) / (cap - used + 1))
-  if slot >= wend - margin then return {'window', wend + margin} end
+  local paceEnd = wend - margin - paceTail
+  local slot = math.floor(last + (paceEnd - last) / (cap - used + 1))
+  if slot >= paceEnd then return {'window', wend + margin} end
   if slot > now then return {'pace', slot} end
 end
 redis.call('HSET', KEYS[1], 'used', used + 1, 'inflight', inflight + 1, 'last', now)

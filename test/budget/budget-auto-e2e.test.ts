@@ -120,14 +120,19 @@ describe('a key whose responses carry no rate headers', () => {
       const rateLimited: number[] = []; // gate window of each 429
       const WINDOWS = 5;
       let inFlight = 0;
+      // Senders between asking for a permit and counting its request in flight: a grant is
+      // unseen until its answer arrives, so the clock may not jump over it meanwhile.
+      let asking = 0;
       const sender = async (): Promise<void> => {
         for (;;) {
-          const o = await budget.acquire('issuer/reference');
+          asking += 1;
+          const o = await budget.acquire('issuer/reference').finally(() => (asking -= 1));
           if (o.kind === 'quota') throw new Error(o.message);
           if (o.kind !== 'granted') {
             // Jump the shared clock to the end of the wait (the emulator's minute moves with it),
-            // once no request is in flight: a real sender's request never lands a minute late.
-            if (inFlight > 0) await sleep(2);
+            // once no request is in flight or about to be: a real sender's request never lands a
+            // minute late.
+            if (inFlight > 0 || asking > 0) await sleep(2);
             else if (o.untilMs > clock.now()) clock.advance(o.untilMs - clock.now());
             continue;
           }
