@@ -7,7 +7,7 @@
  * may run these against the same Redis. `close(deadline)` lets running jobs finish, then aborts the rest.
  */
 import { hostname } from 'node:os';
-import { Job, Worker, type WorkerOptions } from 'bullmq';
+import { Job, Worker, type Queue, type WorkerOptions } from 'bullmq';
 import type { Budget } from '../budget/index.js';
 import { ConfigError, coerceError } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -50,6 +50,10 @@ export interface RunningWorkers {
   close(deadlineMs?: number): Promise<void>;
 }
 
+/** The BullMQ queue of a role. */
+const queueOf = (ctx: PipelineContext, role: QueueRole): Queue =>
+  role === 'parts' ? ctx.partsQueue : ctx.snapshotsQueue;
+
 /** The `worker` label of each queue's worker in logs (and the `roles` option that turns it on). */
 const WORKER_OF: Record<QueueRole, 'parts' | 'control'> = { parts: 'parts', snapshots: 'control' };
 
@@ -73,7 +77,7 @@ export async function startWorkers(deps: WorkerRunnerDeps): Promise<RunningWorke
     watchFailures(worker, jobs, deps.ctx, helpers);
     watchdogs[slot] = watchFetching({
       worker,
-      queue: role === 'parts' ? deps.ctx.partsQueue : deps.ctx.snapshotsQueue,
+      queue: queueOf(deps.ctx, role),
       clock: deps.clock,
       onStuck: (idleMs, reading) => {
         if (closing.signal.aborted) return;
@@ -126,7 +130,7 @@ export function checkJobDefinitions(defs: JobDefinitions): void {
 function jobHelpers(deps: WorkerRunnerDeps, role: QueueRole, closing: AbortSignal): JobHelpers {
   const { ctx, output } = deps;
   const add: JobHelpers['add'] = async (type, payload, opts) => {
-    const queue = type.queue === 'parts' ? ctx.partsQueue : ctx.snapshotsQueue;
+    const queue = queueOf(ctx, type.queue);
     await queue.add(type.name, payload, { ...type.options(ctx.flowSettings), ...opts });
   };
   const early = earlyConversionOf(ctx.config, (payload) => add(CONVERT_PIECE, payload));
