@@ -1,16 +1,23 @@
 /**
- * Every row of an output file as staged text, for a conversion that must read them all when some
- * were staged outside the gzip (part-writer.ts `piecesOutsideGzip`): a value that does not fit
- * its column (the tolerant conversion reads every row), a segment whose Parquet does not convert
- * or does not join. Each such part's segments are still in their plain files until the publish;
- * here they are gzipped in front of the part's own bytes, so the file reads like a part staged
- * whole. Rare and bounded: one output file's rows, once.
+ * Staged rows rewritten as one gzip member, for the conversions that cannot read the staged files
+ * as they are:
+ * - every row of an output file, when some were staged outside the gzip (part-writer.ts
+ *   `piecesOutsideGzip`) and must be read again: a value that does not fit its column (the
+ *   tolerant conversion reads every row), a segment whose Parquet does not convert or does not
+ *   join. Each such part's segments are still in their plain files until the publish; here they
+ *   go in front of the part's own rows, so the file reads like a part staged whole.
+ * - the staged files of an output file that DuckDB read short. Its gzip reader can end a file of
+ *   several gzip members early, without an error: when a read of its 32 KiB input buffer ends
+ *   exactly at the end of the file and a member ends inside that buffer, the members after it
+ *   are dropped (DuckDB 1.5.6; dataset-files.ts counts every converted file and comes here).
+ *   One member has no member end to stop at.
+ * Rare and bounded: one output file's rows, once, decompressed and compressed again at level 1.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
+import { createGunzip, createGzip } from 'node:zlib';
 
 /** A staged file of an output file and, for a part staged outside its gzip, the text of the rows it lacks. */
 export interface StagedText {
@@ -21,8 +28,9 @@ export interface StagedText {
 }
 
 /**
- * Writes `to`: a gzip of every row of `files` in order. Resolves false, writing nothing, when a
- * plain file is gone or not its recorded size (its rows are then nowhere whole).
+ * Writes `to`: one gzip member (level 1, as staging writes) of every row of `files` in order, each
+ * file's plain text before its gzip's rows. Resolves false, writing nothing, when a plain file is
+ * gone or not its recorded size (its rows are then nowhere whole).
  */
 export async function writeWholeText(files: readonly StagedText[], to: string): Promise<boolean> {
   for (const f of files) {
@@ -33,7 +41,7 @@ export async function writeWholeText(files: readonly StagedText[], to: string): 
   }
   await mkdir(dirname(to), { recursive: true });
   try {
-    await pipeline(pieces(files), createWriteStream(to));
+    await pipeline(texts(files), createGzip({ level: 1 }), createWriteStream(to));
   } catch (err: unknown) {
     await rm(to, { force: true });
     throw err;
@@ -41,27 +49,23 @@ export async function writeWholeText(files: readonly StagedText[], to: string): 
   return true;
 }
 
-/** The bytes of `to`, file by file: a part's plain text as one gzip member, then its own members. */
-async function* pieces(files: readonly StagedText[]): AsyncGenerator<Buffer> {
+/** The rows' text, file by file: a part's plain files, then its gzip decompressed (every member). */
+async function* texts(files: readonly StagedText[]): AsyncGenerator<Buffer> {
   for (const f of files) {
-    const plain = f.plain ?? [];
-    if (plain.length > 0) yield* gzipped(plain.map((p) => p.path));
-    yield* createReadStream(f.file) as AsyncIterable<Buffer>;
+    for (const p of f.plain ?? []) yield* createReadStream(p.path) as AsyncIterable<Buffer>;
+    yield* gunzipped(f.file);
   }
 }
 
-/** The files' bytes in order through one gzip (level 1, as staging writes). */
-async function* gzipped(paths: readonly string[]): AsyncGenerator<Buffer> {
-  const gzip = createGzip({ level: 1 });
-  const fed = pipeline(async function* () {
-    for (const p of paths) yield* createReadStream(p) as AsyncIterable<Buffer>;
-  }, gzip);
+async function* gunzipped(path: string): AsyncGenerator<Buffer> {
+  const gunzip = createGunzip();
+  const fed = pipeline(createReadStream(path), gunzip);
   // Settled whatever ends the loop (a consumer that stops early leaves it rejected, and unread).
   fed.catch(() => undefined);
   try {
-    for await (const chunk of gzip as AsyncIterable<Buffer>) yield chunk;
+    for await (const chunk of gunzip as AsyncIterable<Buffer>) yield chunk;
   } catch (err: unknown) {
-    // A read error destroys the gzip too: what `fed` rejects with names the file.
+    // A read error destroys the gunzip too: what `fed` rejects with names the file.
     await fed;
     throw err;
   }

@@ -159,8 +159,18 @@ async function writeSliceFiles(
   slice: FileSlice,
 ): Promise<SliceFiles> {
   const parquetPath = join(o.dir, dataFileName(index, 'parquet'));
-  const converted = await convertSlice(o, plan, index, slice, parquetPath);
-  const { n, dates } = await checkSliceRows(o, plan, index, slice, parquetPath);
+  let converted = await convertSlice(o, plan, index, slice, parquetPath, 'as-staged');
+  let counted = await countSliceRows(o, plan, parquetPath);
+  if (counted.n < slice.take) {
+    // DuckDB's gzip reader can stop at a member boundary without an error (all-rows-text.ts).
+    o.logger.warn(
+      { dataset: o.dataset, file: dataFileName(index, 'parquet'), rows: counted.n, expected: slice.take },
+      'DuckDB read fewer rows than the staged files hold (its gzip reader can stop at a gzip member); converting the file again from one gzip member',
+    );
+    converted = await convertSlice(o, plan, index, slice, parquetPath, 'one-member');
+    counted = await countSliceRows(o, plan, parquetPath);
+  }
+  const { n, dates } = checkSliceRows(o, plan, index, slice, counted);
   const files: BuiltFile[] = [];
   if (o.formats.includes('ndjson')) {
     const ndjsonPath = join(o.dir, dataFileName(index, 'ndjson'));
@@ -177,6 +187,13 @@ async function writeSliceFiles(
   return { files, rows: n, ...converted };
 }
 
+/**
+ * How the slice's staged gzip files reach DuckDB: `as-staged` (one file, or the files
+ * concatenated byte for byte: fast, gzip members intact), or `one-member` (decompressed and
+ * compressed again as one gzip member, for a file DuckDB read short).
+ */
+type SliceInput = 'as-staged' | 'one-member';
+
 /** Writes the slice's rows into `parquetPath`, reusing the segments converted while staging. */
 async function convertSlice(
   o: DatasetWriteOptions,
@@ -184,14 +201,9 @@ async function convertSlice(
   index: number,
   slice: FileSlice,
   parquetPath: string,
+  how: SliceInput,
 ): Promise<{ piecesUsed: number; tolerantReason?: string }> {
-  // DuckDB's CSV reader keeps every buffer of a compressed file when one scan reads several files
-  // (up to a whole part, uncompressed, in memory): several parts are read as one concatenated gzip.
-  const input = slice.files.length === 1 ? slice.files[0]! : join(o.scratchDir, `concat-${index}.ndjson.gz`);
-  if (input !== slice.files[0]) {
-    await mkdir(o.scratchDir, { recursive: true });
-    await concatFiles(slice.files, input);
-  }
+  const input = await sliceInput(o, index, slice, how);
   const source: ConvertSource = {
     file: input,
     skip: slice.skip,
@@ -207,7 +219,7 @@ async function convertSlice(
       input: plan.convertInput,
       source,
       ready,
-      members: joined.members,
+      members: how === 'as-staged' ? joined.members : [],
       holes: joined.holes,
       ...(joined.holes.length > 0
         ? {
@@ -244,6 +256,35 @@ async function convertSlice(
   }
 }
 
+/** The gzip file DuckDB reads the slice's staged rows from (removed by the caller when not a staged file). */
+async function sliceInput(
+  o: DatasetWriteOptions,
+  index: number,
+  slice: FileSlice,
+  how: SliceInput,
+): Promise<string> {
+  if (how === 'as-staged' && slice.files.length === 1) return slice.files[0]!;
+  await mkdir(o.scratchDir, { recursive: true });
+  const input = join(o.scratchDir, `${how}-${index}.ndjson.gz`);
+  switch (how) {
+    case 'as-staged':
+      // DuckDB's CSV reader keeps every buffer of a compressed file when one scan reads several
+      // files (up to a whole part, uncompressed, in memory): several parts are read as one gzip.
+      await concatFiles(slice.files, input);
+      return input;
+    case 'one-member':
+      await writeWholeText(
+        slice.files.map((file) => ({ file })),
+        input,
+      );
+      return input;
+    default: {
+      const never: never = how;
+      throw new Error(`unknown slice input ${String(never)}`);
+    }
+  }
+}
+
 /** The slice's segments converted while staging that its conversion can use, in input rows. */
 function readyPieceFiles(plan: DatasetPlan, slice: FileSlice, firstRows: readonly number[]): PieceFile[] {
   if (plan.signature === undefined) return [];
@@ -257,20 +298,32 @@ function readyPieceFiles(plan: DatasetPlan, slice: FileSlice, firstRows: readonl
   );
 }
 
-/** Counts the converted file's rows against the slice (a short staged file fails here) and reads its dates. */
-async function checkSliceRows(
+/** The converted file's row count, and its period_end range when the dataset has one. */
+async function countSliceRows(
   o: DatasetWriteOptions,
   plan: DatasetPlan,
-  index: number,
-  slice: FileSlice,
   parquetPath: string,
-): Promise<{ n: number; dates: Pick<BuiltFile, 'min_period_end' | 'max_period_end' | 'companies'> }> {
+): Promise<{ n: number; lo: string | null; hi: string | null }> {
   const stats = await o.duck.all(
     plan.withDates
       ? `SELECT count(*)::BIGINT AS n, CAST(min(period_end) AS VARCHAR) AS lo, CAST(max(period_end) AS VARCHAR) AS hi FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`
       : `SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(parquetPath)}, hive_partitioning = false)`,
   );
-  const n = Number(stats[0]?.n ?? -1);
+  return {
+    n: Number(stats[0]?.n ?? -1),
+    lo: (stats[0]?.lo as string | null | undefined) ?? null,
+    hi: (stats[0]?.hi as string | null | undefined) ?? null,
+  };
+}
+
+/** Checks the converted file's rows against the slice (a short staged file fails here); its dates. */
+function checkSliceRows(
+  o: DatasetWriteOptions,
+  plan: DatasetPlan,
+  index: number,
+  slice: FileSlice,
+  { n, lo, hi }: { n: number; lo: string | null; hi: string | null },
+): { n: number; dates: Pick<BuiltFile, 'min_period_end' | 'max_period_end' | 'companies'> } {
   if (n !== slice.take) {
     throw new OutputError(
       'OUTPUT_FAILED',
@@ -279,12 +332,7 @@ async function checkSliceRows(
   }
   const companies = sliceCompanies(o.parts, slice);
   const dates = {
-    ...(plan.withDates
-      ? {
-          min_period_end: (stats[0]?.lo as string | null) ?? null,
-          max_period_end: (stats[0]?.hi as string | null) ?? null,
-        }
-      : {}),
+    ...(plan.withDates ? { min_period_end: lo, max_period_end: hi } : {}),
     ...(companies.length > 0 ? { companies } : {}),
   };
   return { n, dates };
