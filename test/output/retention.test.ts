@@ -251,6 +251,16 @@ describe('publish order decides "newest", never the label date', () => {
       await put('n-0', '2026-11-19', '2026-11-24T02:00:00.000+00:00', true);
       expect((await newestPublishedOtherThan(storage, 'n-5'))?.snapshot_id).toBe('n-0');
       expect(await latestStoredSnapshot(storage)).toBe('n-0');
+      // Without a pointer, latest lists `_snapshots/` alone: a first run's staged files stay unread.
+      const listed: string[] = [];
+      const recording = Object.assign(Object.create(storage) as typeof storage, {
+        list: (prefix: string) => {
+          listed.push(prefix);
+          return storage.list(prefix);
+        },
+      });
+      expect(await latestStoredSnapshot(recording)).toBe('n-0');
+      expect(listed).toEqual(['_snapshots/']);
       // A pointer written by an earlier version (moved by label date, no `order`) is not trusted.
       await writeFile(
         join(root, 'latest'),

@@ -73,6 +73,35 @@ describe('LocalStorage', () => {
       'd/old',
     ]);
   });
+  it('lists a prefix from the folder its path names, as a filter of the whole listing would', async () => {
+    const st = new LocalStorage(join(tmp, 'prefixes'));
+    for (const key of [
+      '_snapshots/a/manifest.json',
+      '_snapshots/a/_SUCCESS',
+      '_snapshots/ab/x',
+      '_staging/a/T.ndjson.gz',
+      'facts/snapshot_id=a/part-0.parquet',
+      'latest',
+    ])
+      await st.putBytes(key, key);
+    const all = await st.list('');
+    for (const prefix of [
+      '_snapshots/',
+      '_snapshots/a',
+      '_snapshots/a/',
+      '_snap',
+      'facts/snapshot_id=a/',
+      'latest',
+      'nope/',
+      'latest/x',
+    ])
+      expect(await st.list(prefix), prefix).toEqual(all.filter((o) => o.key.startsWith(prefix)));
+    expect((await st.list('_snapshots/')).map((o) => o.key)).toEqual([
+      '_snapshots/a/_SUCCESS',
+      '_snapshots/a/manifest.json',
+      '_snapshots/ab/x',
+    ]);
+  });
 });
 
 describe('output.s3 settings', () => {

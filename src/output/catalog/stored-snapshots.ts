@@ -84,6 +84,15 @@ export async function listStoredSnapshots(
   storage: Storage,
   retry?: ReadRetryOptions,
 ): Promise<StoredSnapshot[]> {
+  return snapshotsUnder(storage, '', retry);
+}
+
+/** listStoredSnapshots of the objects under `prefix` only (`_snapshots/`: what publish order needs). */
+async function snapshotsUnder(
+  storage: Storage,
+  prefix: string,
+  retry?: ReadRetryOptions,
+): Promise<StoredSnapshot[]> {
   const byId = new Map<string, StoredSnapshot>();
   const entry = (id: string): StoredSnapshot => {
     let s = byId.get(id);
@@ -93,7 +102,7 @@ export async function listStoredSnapshots(
     }
     return s;
   };
-  for (const o of await retryRead(`the listing of ${storage.root}`, () => storage.list(''), retry)) {
+  for (const o of await retryRead(`the listing of ${storage.root}`, () => storage.list(prefix), retry)) {
     const [top, id] = o.key.split('/');
     if (top === SNAPSHOTS_DIR && id !== undefined) entry(id).meta.push(o);
     else if (top === STAGING_DIR && id !== undefined) entry(id).staging.push(o);
@@ -140,7 +149,8 @@ export function newestInListing(
 
 /**
  * The newest published snapshot: the `latest` pointer when it names one whose `_SUCCESS` exists
- * (one small read), else the one published last (publish-order.ts).
+ * (one small read), else the one published last (publish-order.ts), from `_snapshots/` alone: a
+ * first run's tens of thousands of staged files are never listed for it.
  */
 export async function latestStoredSnapshot(
   storage: Storage,
@@ -152,7 +162,7 @@ export async function latestStoredSnapshot(
     (await storage.head(joinKey(SNAPSHOTS_DIR, pointer.snapshot_id, SUCCESS_FILE))) !== null
   )
     return pointer.snapshot_id;
-  return newestInListing(await listStoredSnapshots(storage, retry), undefined)?.snapshotId;
+  return newestInListing(await snapshotsUnder(storage, `${SNAPSHOTS_DIR}/`, retry), undefined)?.snapshotId;
 }
 
 /** latestStoredSnapshot of a local root given by its path. */

@@ -122,18 +122,22 @@ export class LocalStorage implements Storage {
   }
 
   async list(prefix: string): Promise<StoredObject[]> {
+    // Only the folder the prefix's path names is walked: `status` asks for `_snapshots/` while a
+    // run has tens of thousands of staged files beside it.
+    const folder = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/') + 1) : '';
     let entries: string[];
     try {
-      entries = (await readdir(this.root, { recursive: true })).map(String);
+      entries = (await readdir(join(this.root, ...folder.split('/')), { recursive: true })).map(String);
     } catch (err: unknown) {
-      if ((err as { code?: string }).code === 'ENOENT') return [];
+      const code = (err as { code?: string }).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return [];
       throw err;
     }
     const out: StoredObject[] = [];
     for (const rel of entries) {
-      const key = rel.split(sep).join('/');
+      const key = folder + rel.split(sep).join('/');
       if (!key.startsWith(prefix) || /\.tmp-\d+-[a-z0-9]+$/.test(key)) continue;
-      const s = await stat(join(this.root, rel)).catch(() => null);
+      const s = await stat(join(this.root, ...key.split('/'))).catch(() => null);
       if (s?.isFile()) out.push({ key, bytes: s.size, modifiedMs: s.mtimeMs });
     }
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
