@@ -76,8 +76,6 @@ export async function startPrivateCluster(): Promise<PrivateCluster> {
   // A replica that was frozen a while (the lost-writes test) may still take over: which writes it
   // lacks is what that test is about.
   nodeArgs.push('--cluster-replica-validity-factor', '0');
-  // A replica frozen a while (the lost-writes test) may still be promoted: the tests decide which writes it lacks.
-  nodeArgs.push('--cluster-replica-validity-factor', '0');
   const nodes = await Promise.all(
     Array.from({ length: 6 }, () => startPrivateRedis({ extraArgs: nodeArgs })),
   );

@@ -450,8 +450,14 @@ describe("createPartWriter: segments' uncompressed files", () => {
       if (i % 40 === 39) await new Promise((r) => setTimeout(r, 1));
       await takeReady();
     }
-    await new Promise((r) => setTimeout(r, 20));
-    await takeReady();
+    // Until the writes in flight land: a segment's file is whole once its chunk is written, and
+    // only the last chunk (~20 lines, under 4 segments) waits for finish. Polled, never a fixed sleep.
+    for (let quiet = 0, seen = taken.size; quiet < 5;) {
+      await new Promise((r) => setTimeout(r, 10));
+      await takeReady();
+      quiet = taken.size === seen ? quiet + 1 : 0;
+      seen = taken.size;
+    }
     const staged = await w.finish();
     const lines = gunzipSync(await readFile(join(root, staged.file)))
       .toString('latin1')

@@ -28,7 +28,7 @@ import {
   type DuckSession,
   type ParquetCompression,
 } from '../convert/index.js';
-import { concatFiles } from '../storage/index.js';
+import { gzipAsOneMember } from '../storage/index.js';
 import {
   checkedSources,
   sourceChanged,
@@ -37,6 +37,9 @@ import {
   type ReuseSource,
   type WholeFile,
 } from './reuse-plan.js';
+
+/** The gzip level of a packed NDJSON file: miniz's default, which DuckDB's COPY writes the others with. */
+const NDJSON_GZIP_LEVEL = 6;
 
 /** The source snapshot under the same local root: files are hard-linked where they lie. */
 export function localReuseSource(root: string, manifest: Manifest): ReuseSource {
@@ -132,8 +135,9 @@ export async function packedUnits(
 
 /**
  * Packs small source files reused whole into one new file per format, copying their bytes: the
- * Parquet files' row groups whole with parquet-concat (no re-encoding), the NDJSON.gz files end to
- * end (a gzip file may hold several members, and each of ours ends its last line). Rows, dates and
+ * Parquet files' row groups whole with parquet-concat (no re-encoding), the NDJSON.gz files' text
+ * as one gzip member (fs-util.ts `gzipAsOneMember`: DuckDB can drop a later member; each of ours
+ * ends its last line). Rows, dates and
  * companies come from the source's manifest entries. Undefined when the Parquet footers differ
  * (another writer, other metadata): nothing is written then, and the caller links them whole.
  */
@@ -184,7 +188,7 @@ async function packPaths(
       const done = await concatParquet(inputs, out);
       if (done.rows !== rows)
         throw new OutputError('OUTPUT_FAILED', `${name} holds ${done.rows} rows, its sources ${rows}`);
-    } else await concatFiles(inputs, out);
+    } else await gzipAsOneMember(inputs, out, NDJSON_GZIP_LEVEL);
     files.push(await finishFile(out, name, format, rows, dates));
   }
   return { order: { ticker: companies[0]!.ticker, row: group[0]!.companies[0]!.first_row }, files };

@@ -1,7 +1,10 @@
 /** Durable file operations: a published file must survive a crash right after publishing. */
 import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rename, rm, writeFile, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip, createGzip } from 'node:zlib';
 import { coerceError } from '../../errors.js';
 
 /** fsync a file (by path). */
@@ -151,5 +154,38 @@ export async function removeTempDir(dir: string, o: RemoveTempDirOptions = {}): 
       { dir, reason: coerceError(err).message },
       'a temp folder could not be removed; it is left behind',
     );
+  }
+}
+
+/**
+ * Writes `out` (created or truncated): the text of the gzip files `inputs`, in order, as one gzip
+ * member at `level`. DuckDB 1.5.6's gzip reader can silently drop the later members of a file
+ * of several (docs/decisions.md, "a file DuckDB reads short"), so a file readers get, or a
+ * conversion's second try, is one member.
+ */
+export async function gzipAsOneMember(inputs: readonly string[], out: string, level: number): Promise<void> {
+  try {
+    await pipeline(gunzippedText(inputs), createGzip({ level }), createWriteStream(out));
+  } catch (err: unknown) {
+    await rm(out, { force: true });
+    throw err;
+  }
+}
+
+/** The decompressed bytes of gzip files in order (every member of each). */
+export async function* gunzippedText(paths: readonly string[]): AsyncGenerator<Buffer> {
+  for (const path of paths) {
+    const gunzip = createGunzip();
+    const fed = pipeline(createReadStream(path), gunzip);
+    // Settled whatever ends the loop (a consumer that stops early leaves it rejected, and unread).
+    fed.catch(() => undefined);
+    try {
+      for await (const chunk of gunzip as AsyncIterable<Buffer>) yield chunk;
+    } catch (err: unknown) {
+      // A read error destroys the gunzip too: what `fed` rejects with names the file.
+      await fed;
+      throw err;
+    }
+    await fed;
   }
 }

@@ -9,6 +9,8 @@ export {
   copyRanges,
   fsyncDir,
   fsyncFile,
+  gunzippedText,
+  gzipAsOneMember,
   hashFile,
   removeTempDir,
   type RemoveTempDirOptions,

@@ -9,6 +9,7 @@
  */
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { inflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuckSession } from '../../../src/output/convert/duckdb.js';
 import type { Manifest, ManifestFile } from '../../../src/output/catalog/manifest.js';
@@ -103,6 +104,19 @@ async function rowsOf(dir: string, id: string, format: 'parquet' | 'ndjson'): Pr
 }
 
 const parquetOf = (m: Manifest): ManifestFile[] => m.files.filter((f) => f.format === 'parquet');
+
+/** Gzip members in a file: DuckDB can drop a later one, so a packed NDJSON file must hold one. */
+function gzipMembers(buf: Buffer): number {
+  let members = 0;
+  for (let at = 0; at < buf.length; members++) {
+    // Our writers (zlib, DuckDB) write the 10-byte header without optional fields.
+    const { engine } = inflateRawSync(buf.subarray(at + 10), { info: true }) as unknown as {
+      engine: { bytesWritten: number };
+    };
+    at += 10 + engine.bytesWritten + 8;
+  }
+  return members;
+}
 const tickers = (f: ManifestFile): string[] => f.companies!.map((c) => c.ticker);
 const small = (f: ManifestFile): boolean => f.bytes < SMALL_FILE_SHARE * TARGET;
 
@@ -229,6 +243,14 @@ describe('packing small reused files, local root', () => {
     expect(want.length).toBe([...latest.values()].reduce((s, c) => s + c.rows, 0));
     expect(await rowsOf(root, lastId, 'parquet')).toEqual(want);
     expect(await rowsOf(root, lastId, 'ndjson')).toEqual(want);
+    let packedNdjson = 0;
+    for (const [n, m] of manifests.entries())
+      for (const f of n === 0 ? [] : parquetOf(m))
+        if (packedSources(manifests[n - 1]!, f) !== undefined) {
+          packedNdjson++;
+          expect(gzipMembers(await readFile(join(root, f.path.replace(/\.parquet$/, '.ndjson.gz'))))).toBe(1);
+        }
+    expect(packedNdjson).toBeGreaterThan(0);
     // Beyond a double: the identity value_num = value_scaled_int x 10^scale is checked by verify.
     expect(want.some((k) => /\|\d{17,}e/.test(k))).toBe(true);
     const report = await verifySnapshot(root, lastId);

@@ -17,7 +17,8 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip, createGzip } from 'node:zlib';
+import { createGzip } from 'node:zlib';
+import { gunzippedText } from '../../storage/index.js';
 
 /** A staged file of an output file and, for a part staged outside its gzip, the text of the rows it lacks. */
 export interface StagedText {
@@ -53,21 +54,6 @@ export async function writeWholeText(files: readonly StagedText[], to: string): 
 async function* texts(files: readonly StagedText[]): AsyncGenerator<Buffer> {
   for (const f of files) {
     for (const p of f.plain ?? []) yield* createReadStream(p.path) as AsyncIterable<Buffer>;
-    yield* gunzipped(f.file);
+    yield* gunzippedText([f.file]);
   }
-}
-
-async function* gunzipped(path: string): AsyncGenerator<Buffer> {
-  const gunzip = createGunzip();
-  const fed = pipeline(createReadStream(path), gunzip);
-  // Settled whatever ends the loop (a consumer that stops early leaves it rejected, and unread).
-  fed.catch(() => undefined);
-  try {
-    for await (const chunk of gunzip as AsyncIterable<Buffer>) yield chunk;
-  } catch (err: unknown) {
-    // A read error destroys the gunzip too: what `fed` rejects with names the file.
-    await fed;
-    throw err;
-  }
-  await fed;
 }
