@@ -288,8 +288,22 @@ async function applyStep(
   switch (step.kind) {
     case 'skip':
       return 0;
-    case 'full':
-      return tx.replaceTable(step.dataset, step.columns, rowSource(localRoot, m, step.dataset, step.columns));
+    case 'full': {
+      const rows = await tx.replaceTable(
+        step.dataset,
+        step.columns,
+        rowSource(localRoot, m, step.dataset, step.columns),
+      );
+      // The files' rows counted as loaded: a reader that stops early (DuckDB 1.5.6 can, on a gzip
+      // of several members) must fail the load, whose transaction then keeps the old table.
+      const published = m.datasets[step.dataset]?.rows;
+      if (published !== undefined && rows !== published)
+        throw new WarehouseError(
+          'WAREHOUSE_REFUSED',
+          `${step.dataset}: ${rows} rows were read from ${m.snapshot_id}'s files, its manifest says ${published}; nothing was loaded`,
+        );
+      return rows;
+    }
     case 'merge':
       return tx.mergeChanges(
         step.dataset,

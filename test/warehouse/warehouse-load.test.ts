@@ -6,7 +6,7 @@
  * reload that says why; two loaders at once load once; a loader killed mid-COPY leaves nothing.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -237,6 +237,30 @@ describe('load into DuckDB and PostgreSQL', () => {
     expect(cliAgain.stdout).toMatch(/up to date, nothing to load/);
     expect(await pgQuery('SELECT count(*)::int AS n FROM filings_export_loads')).toEqual([{ n: 3 }]);
   }, 300_000);
+
+  it('refuses a night whose files hold fewer rows than its manifest says; nothing is loaded', async () => {
+    // A reader that stops early (DuckDB 1.5.6 can, on a gzip of several members) reads short files.
+    const path = join(h.outDir, '_snapshots', 'ld-1', 'manifest.json');
+    const text = await readFile(path, 'utf8');
+    const m = JSON.parse(text) as Manifest;
+    m.datasets.facts_full!.rows += 1;
+    const fresh = join(h.outDir, '..', `fx-short-${process.pid}.duckdb`);
+    try {
+      await writeFile(path, JSON.stringify(m));
+      await expect(load(`duckdb:${fresh}`, { snapshot: 'ld-1' })).rejects.toThrow(
+        `facts_full: ${first.datasets.facts_full!.rows} rows were read from ld-1's files, its manifest says ${m.datasets.facts_full!.rows}; nothing was loaded`,
+      );
+      const warehouse = await openWarehouse(`duckdb:${fresh}`);
+      try {
+        expect(await warehouse.tableColumns('facts_full')).toBeUndefined();
+      } finally {
+        await warehouse.close();
+      }
+    } finally {
+      await writeFile(path, text);
+      await rm(fresh, { force: true });
+    }
+  });
 
   it('applies the night Apple filed from `changes`, touching only Apple’s rows', async () => {
     await setClock('2025-11-05');
