@@ -23,7 +23,7 @@ import {
 import { convertFile } from './convert-file.js';
 import { writeWholeText } from './all-rows-text.js';
 import { nextSlice, sliceCompanies, type Cursor, type FileSlice, type PlannedPart } from './file-plan.js';
-import { concatFiles } from '../../storage/index.js';
+import { concatFiles, gzipAsOneMember } from '../../storage/index.js';
 import { dataFileName } from '../../catalog/index.js';
 import { conversionSignature } from './convert-piece.js';
 import { joinedMembers, usablePieces, type PieceFile } from '../row-cuts.js';
@@ -273,10 +273,8 @@ async function sliceInput(
       await concatFiles(slice.files, input);
       return input;
     case 'one-member':
-      await writeWholeText(
-        slice.files.map((file) => ({ file })),
-        input,
-      );
+      // Level 1, as staging writes: this input lives only until DuckDB has read it.
+      await gzipAsOneMember(slice.files, input, 1);
       return input;
     default: {
       const never: never = how;
