@@ -14,7 +14,8 @@
  * published bytes (<= 10 %), the bytes stored for it under the root against its published bytes
  * (<= 1.1x), and the extra wall time of a night where one company changed against that company's own
  * download with curl (<= 2x): the median over the rounds of each one-company night minus the mean
- * of the quiet nights either side of it, against the median of one curl download per round. Each
+ * of the quiet nights either side of it, against the median of one curl download per round; and
+ * (issue 38) a quiet night's Iceberg commit against the rest of its publish (<= 2 %). Each
  * one-company night must make exactly n + 2 requests and each quiet night of a round n, or the bench
  * fails (a round where Apple did not change would give a wrong figure). Every night's time, split
  * into its parts and its publish, the CPU of both processes, the parts that waited for the budget
@@ -74,6 +75,11 @@ interface Night {
   cpu: { exporter: number; exporterParts: number; emulator: number };
   /** Parts that waited for the budget gate over the night, by reason (pace, window, hold, quota). */
   waits: Record<string, number>;
+  /**
+   * Its Iceberg commit, from `published` to the record's `committed` (part of `ms`: local workers
+   * close after their publish job, commit included); undefined with NIGHTS_BENCH_ICEBERG=0.
+   */
+  icebergMs: number | undefined;
 }
 type RunNight = (
   id: string,
@@ -191,6 +197,23 @@ async function measure(
   ];
 }
 
+/** Issue 38: what the Iceberg commit adds to a quiet night's publish (none when it is off). */
+function icebergFigure(quiet: Night): BenchResult[] {
+  if (quiet.icebergMs === undefined) return [];
+  const publishMs = quiet.ms - quiet.partsMs - quiet.icebergMs;
+  return [
+    {
+      group: 'nights',
+      name: 'quiet night: its Iceberg commit / the rest of its publish',
+      value: quiet.icebergMs / publishMs,
+      unit: 'ratio',
+      target: '<= 0.02',
+      ok: quiet.icebergMs / publishMs <= 0.02,
+      note: `${quiet.icebergMs.toFixed(0)} ms for every table vs ${seconds(publishMs)} s (the record's committed time after its published)`,
+    },
+  ];
+}
+
 /** Runs one snapshot of every company as a night; its requests are the emulator's count over it. */
 function nightRunner(
   exporter: Exporter,
@@ -241,8 +264,26 @@ function nightRunner(
     const waits = Object.fromEntries(
       Object.entries(await budgetWaits(metrics)).map(([reason, n]) => [reason, n - (waits0[reason] ?? 0)]),
     );
-    return { id, requests, ms, partsMs: partsEnd?.ms ?? ms, reused, load: loadavg()[0] ?? NaN, cpu, waits };
+    const icebergMs = await commitMs(exporter, id);
+    return {
+      id,
+      requests,
+      ms,
+      partsMs: partsEnd?.ms ?? ms,
+      reused,
+      load: loadavg()[0] ?? NaN,
+      cpu,
+      waits,
+      icebergMs,
+    };
   };
+}
+
+/** A published snapshot's Iceberg commit time: its record's `committed` after its `published`. */
+async function commitMs(exporter: Exporter, id: string): Promise<number | undefined> {
+  const rec = await exporter.ctx.store.view(id);
+  if (rec?.iceberg?.state !== 'committed' || rec.finishedAtMs === null) return undefined;
+  return rec.iceberg.atMs - rec.finishedAtMs;
 }
 
 /** The budget waits counted so far, by reason. */
@@ -394,6 +435,7 @@ function nightFigures(o: {
       ok: quiet.ms / catalogOnly.ms <= 1.5,
       note: `${seconds(quiet.ms)} s vs ${seconds(catalogOnly.ms)} s`,
     },
+    ...icebergFigure(quiet),
     {
       group: 'nights',
       name: 'quiet night: bytes written anew / its published bytes',
