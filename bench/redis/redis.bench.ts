@@ -4,7 +4,9 @@
  *   (median of RESERVATIONS each, alternated);
  * - parts per second, 1,000 companies x 2 small datasets with 2 `worker` processes, on the 3+3
  *   cluster against a single Redis in the same run (target >= 0.8x); REDIS_BENCH_COMPANIES=10000
- *   runs the issue's size (about 15 minutes per topology on a quiet 2-core machine);
+ *   runs the issue's size (about 8 minutes per topology on a quiet 2-core machine), with the CPU
+ *   the Redis holding the queue's slot spent per part: one queue lives on one shard, so that
+ *   process's one core is how far a deployment can go;
  * - the time from the SIGKILL of the slot's primary (at a third of the parts) to the first part
  *   recorded after it, on a run of at most 1,000 companies (the failover does not scale with it).
  *
@@ -22,12 +24,13 @@ import { loadStore } from '../../src/emulator/data/index.js';
 import { DEMO_API_KEY } from '../../src/emulator/demo-key.js';
 import { startEmulator } from '../../src/emulator/index.js';
 import { openRedis } from '../../src/infra/redis-connection.js';
-import { startPrivateRedis } from '../../src/infra/redis-server.js';
+import { startPrivateRedis, type PrivateRedis } from '../../src/infra/redis-server.js';
 import { startPrivateCluster, type PrivateCluster } from '../../src/infra/redis-topologies.js';
 import { replicaAck } from '../../src/infra/replica-ack.js';
 import { silentLogger } from '../../src/log.js';
 import { openPipeline } from '../../src/pipeline/context.js';
 import { parseCompany, totals } from '../../src/pipeline/record/index.js';
+import { cpuSeconds } from '../support/process-stats.js';
 import { median } from '../support/stats.js';
 import type { BenchResult } from '../support/types.js';
 // @ts-expect-error: a plain ES module of bin/ (no types).
@@ -51,9 +54,9 @@ export async function run(): Promise<BenchResult[]> {
   try {
     cluster = await startPrivateCluster();
     const wait = await waitCost(cluster.url);
-    const one = await partsPerSecond(single.url, COMPANIES);
-    const clustered = await partsPerSecond(cluster.url, COMPANIES);
-    const failover = await partsPerSecond(cluster.url, FAILOVER_COMPANIES, cluster);
+    const one = await partsPerSecond(single, COMPANIES);
+    const clustered = await partsPerSecond(cluster, COMPANIES);
+    const failover = await partsPerSecond(cluster, FAILOVER_COMPANIES, { kill: true });
     const ratio = clustered.perSecond / one.perSecond;
     return [
       ...wait,
@@ -65,6 +68,14 @@ export async function run(): Promise<BenchResult[]> {
         target: '>= 0.8',
         ok: ratio >= 0.8,
         note: `${clustered.perSecond.toFixed(1)} vs ${one.perSecond.toFixed(1)} parts/s`,
+      },
+      {
+        group: 'redis',
+        name: 'CPU of the Redis holding the queue’s slot per part recorded (cluster; one Redis)',
+        value: clustered.redisCpuMsPerPart,
+        unit: 'ms',
+        // One queue lives on one shard: its primary's core is the ceiling of one deployment.
+        note: `one Redis ${one.redisCpuMsPerPart.toFixed(2)} ms; one core there carries about ${Math.round(1000 / clustered.redisCpuMsPerPart)} parts/s on the cluster, ${Math.round(1000 / one.redisCpuMsPerPart)} on one Redis`,
       },
       {
         group: 'redis',
@@ -120,12 +131,19 @@ async function waitCost(url: string): Promise<BenchResult[]> {
 
 interface PartsRun {
   perSecond: number;
+  /** CPU ms of the Redis process holding the queue's slot, per part, until every part was recorded. */
+  redisCpuMsPerPart: number;
   killToPartMs: number | undefined;
   state: string;
 }
 
-/** One snapshot of `count` companies on `redisUrl` with 2 workers; with `kill`, its slot's primary dies at a third. */
-async function partsPerSecond(redisUrl: string, count: number, kill?: PrivateCluster): Promise<PartsRun> {
+/** One snapshot of `count` companies on `server` with 2 workers; with `kill`, its slot's primary dies at a third. */
+async function partsPerSecond(
+  server: PrivateRedis | PrivateCluster,
+  count: number,
+  { kill = false } = {},
+): Promise<PartsRun> {
+  const redisUrl = server.url;
   const outDir = await mkdtemp(join(tmpdir(), 'fx-bench-redis-'));
   const store = await loadStore({ validate: false });
   const bundled = store.companies().length;
@@ -148,6 +166,8 @@ async function partsPerSecond(redisUrl: string, count: number, kill?: PrivateClu
   };
   const config = loadConfig({ env, configPath: configFile });
   const ctx = await openPipeline(config, silentLogger());
+  const slotKey = `${config.redis.prefix}:x`;
+  const holder = 'primaryFor' in server ? await server.primaryFor(slotKey) : server;
   const workers: ChildProcess[] = [];
   try {
     for (let i = 0; i < 2; i++) workers.push(await startWorker(env));
@@ -156,6 +176,8 @@ async function partsPerSecond(redisUrl: string, count: number, kill?: PrivateClu
     const parts = companies.length * DATASETS.length;
     const spec = { id, date: '2026-11-28', trigger: 'manual' as const, companies };
     const t0 = performance.now();
+    const cpu0 = await cpuSeconds(holder.pid ?? 0);
+    let cpuMs = NaN;
     await ctx.enqueue({ ...spec, datasets: [...DATASETS], formats: ['parquet'], outDir: config.output.dir });
     let fetchedAt: number | undefined;
     let killedAt: number | undefined;
@@ -168,17 +190,21 @@ async function partsPerSecond(redisUrl: string, count: number, kill?: PrivateClu
       state = rec?.state ?? 'missing';
       const done = rec ? parts - totals(rec).pending : 0;
       if (kill && killedAt === undefined && done >= parts / 3) {
-        const victim = await kill.primaryFor(`${config.redis.prefix}:x`);
+        const victim = 'primaryFor' in server ? await server.primaryFor(slotKey) : server;
         process.kill(victim.pid ?? 0, 'SIGKILL');
         killedAt = performance.now();
         doneAtKill = done;
       }
       if (killedAt !== undefined && killToPartMs === undefined && done > doneAtKill)
         killToPartMs = performance.now() - killedAt;
-      if (rec && fetchedAt === undefined && totals(rec).pending === 0) fetchedAt = performance.now();
+      if (rec && fetchedAt === undefined && totals(rec).pending === 0) {
+        fetchedAt = performance.now();
+        if (killedAt === undefined) cpuMs = ((await cpuSeconds(holder.pid ?? 0)) - cpu0) * 1000;
+      }
       if (state === 'published' || state === 'failed' || state === 'stopped' || state === 'missing') break;
     }
-    return { perSecond: parts / (((fetchedAt ?? performance.now()) - t0) / 1000), killToPartMs, state };
+    const perSecond = parts / (((fetchedAt ?? performance.now()) - t0) / 1000);
+    return { perSecond, redisCpuMsPerPart: cpuMs / parts, killToPartMs, state };
   } finally {
     await Promise.all(workers.map(stopWorker));
     await ctx.close();
