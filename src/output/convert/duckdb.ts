@@ -3,7 +3,9 @@
  * files for verify, and checks DDL. In-process, threads and memory capped, spills to a temp dir.
  */
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { mkdir } from 'node:fs/promises';
 import { cpus } from 'node:os';
+import { dirname } from 'node:path';
 import type { ColumnDef } from '../../datasets/index.js';
 import { columnFieldIds } from '../iceberg/index.js';
 
@@ -84,7 +86,12 @@ export async function openDuck(opts: DuckDbOptions = {}): Promise<DuckSession> {
     // Output files are written by COPY only; autoload/autoinstall of extensions is not needed.
     autoinstall_known_extensions: 'false',
   };
-  if (opts.tempDirectory !== undefined) config.temp_directory = opts.tempDirectory;
+  if (opts.tempDirectory !== undefined) {
+    config.temp_directory = opts.tempDirectory;
+    // DuckDB creates the folder only when it first spills, and not its parents: a session whose
+    // folder sits inside another's (publish's lanes and `changes`) failed its first spill.
+    await mkdir(dirname(opts.tempDirectory), { recursive: true });
+  }
   if (opts.releaseFreedMemory === true)
     config.allocator_bulk_deallocation_flush_threshold = RELEASE_FREED_THRESHOLD;
   const instance = await DuckDBInstance.create(':memory:', config);
