@@ -13,6 +13,7 @@ import { openDuck, type DuckSession } from '../../src/output/convert/duckdb.js';
 import type { Manifest, ManifestDataset } from '../../src/output/catalog/manifest.js';
 import { LocalStorage } from '../../src/output/storage/local-storage.js';
 import {
+  commitPublished,
   commitSnapshot,
   expireSnapshots,
   readTable,
@@ -200,6 +201,25 @@ describe('Iceberg tables', () => {
       );
     }
   }, 120_000);
+
+  it('a commit’s catch-up lists `_snapshots/` alone, never the data and staged files', async () => {
+    const storage = new LocalStorage(h.outDir);
+    const listed: string[] = [];
+    const recording = Object.assign(Object.create(storage) as LocalStorage, {
+      list: (prefix: string) => {
+        listed.push(prefix);
+        return storage.list(prefix);
+      },
+    });
+    // ice-1 is out of the tables (expired above), so the commit looks for older nights to land
+    // first; the tables hold a newer night, so ice-1 itself is not put on top of it.
+    const commits = await commitPublished(recording, 'ice-1');
+    expect(commits.map((c) => [c.snapshotId, c.tables.map((t) => t.outcome)])).toEqual([
+      ['ice-1', ['older', 'older']],
+    ]);
+    expect(listed).toContain('_snapshots/');
+    expect(listed.filter((p) => !p.startsWith('_snapshots/') && !/^[a-z_]+\/metadata\//.test(p))).toEqual([]);
+  }, 60_000);
 
   it('ddl --iceberg prints each warehouse’s statement over the current metadata', async () => {
     const expected: Record<DdlDialect, string> = {

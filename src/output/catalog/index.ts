@@ -45,6 +45,7 @@ export { comparePublishOrder, inPublishOrder, type PublishStamp, publishedAfter 
 export {
   latestPublishedSnapshot,
   latestStoredSnapshot,
+  listPublishedSnapshots,
   listStoredSnapshots,
   newestInListing,
   newestPublishedOtherThan,

@@ -87,6 +87,18 @@ export async function listStoredSnapshots(
   return snapshotsUnder(storage, '', retry);
 }
 
+/**
+ * The published snapshots (manifest read, `_SUCCESS` present), oldest first in publish order, from
+ * `_snapshots/` alone: what a commit's catch-up needs, without listing every data and staged file.
+ */
+export async function listPublishedSnapshots(
+  storage: Storage,
+  retry?: ReadRetryOptions,
+): Promise<Manifest[]> {
+  const listing = await snapshotsUnder(storage, `${SNAPSHOTS_DIR}/`, retry);
+  return listing.flatMap((s) => (s.published && s.manifest !== null ? [s.manifest] : []));
+}
+
 /** listStoredSnapshots of the objects under `prefix` only (`_snapshots/`: what publish order needs). */
 async function snapshotsUnder(
   storage: Storage,

@@ -4,7 +4,12 @@
  * commit failed or was cut short (a crash) lands before the next one, never after it.
  */
 import type { DatasetName } from '../../types.js';
-import { listStoredSnapshots, publishedAfter, readStoredManifest, type Manifest } from '../catalog/index.js';
+import {
+  listPublishedSnapshots,
+  publishedAfter,
+  readStoredManifest,
+  type Manifest,
+} from '../catalog/index.js';
 import type { Storage } from '../storage/index.js';
 import { commitSnapshot, snapshotOf, type TableCommit } from './commit.js';
 import { readTable, type TableMetadata } from './metadata.js';
@@ -53,10 +58,10 @@ async function missingFrom(
   return false;
 }
 
-/** The published snapshots of the root before `manifest`'s own, oldest first. */
+/**
+ * The published snapshots of the root before `manifest`'s own, oldest first. From `_snapshots/`
+ * alone: a night's commit must not cost a listing of every data and staged file of the root.
+ */
 async function olderPublished(storage: Storage, manifest: Manifest): Promise<Manifest[]> {
-  const listing = await listStoredSnapshots(storage);
-  return listing.flatMap((s) =>
-    s.published && s.manifest !== null && publishedAfter(manifest, s.manifest) ? [s.manifest] : [],
-  );
+  return (await listPublishedSnapshots(storage)).filter((older) => publishedAfter(manifest, older));
 }
