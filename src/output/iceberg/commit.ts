@@ -4,7 +4,7 @@
  * snapshot already in the table is not committed twice) and in publish order (a snapshot older
  * than the table's newest is not committed on top of it).
  */
-import { OutputError } from '../../errors.js';
+import { coerceError, OutputError } from '../../errors.js';
 import { randomUUID } from 'node:crypto';
 import type { DatasetName } from '../../types.js';
 import { publishedAfter, type Manifest, type ManifestDataset } from '../catalog/index.js';
@@ -45,11 +45,17 @@ export function snapshotOf(metadata: TableMetadata, id: string): IcebergSnapshot
  * `_SUCCESS`, and `iceberg rebuild` for every retained snapshot, oldest first.
  */
 export async function commitSnapshot(storage: Storage, manifest: Manifest): Promise<TableCommit[]> {
-  const out: TableCommit[] = [];
   const datasets = Object.entries(manifest.datasets) as [DatasetName, ManifestDataset][];
-  for (const [dataset, ds] of datasets.sort(([a], [b]) => (a < b ? -1 : 1)))
-    out.push(await commitDataset(storage, manifest, dataset, ds));
-  return out;
+  // Tables share no file, so they commit at once: a commit is mostly waiting on small durable
+  // writes. Every table settles before a failure is thrown, so no write outlives the call.
+  const settled = await Promise.allSettled(
+    datasets
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([dataset, ds]) => commitDataset(storage, manifest, dataset, ds)),
+  );
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed !== undefined) throw coerceError(failed.reason);
+  return settled.map((r) => (r as PromiseFulfilledResult<TableCommit>).value);
 }
 
 async function commitDataset(
