@@ -190,8 +190,8 @@ async function partsPerSecond(
       state = rec?.state ?? 'missing';
       const done = rec ? parts - totals(rec).pending : 0;
       if (kill && killedAt === undefined && done >= parts / 3) {
-        const victim = 'primaryFor' in server ? await server.primaryFor(slotKey) : server;
-        process.kill(victim.pid ?? 0, 'SIGKILL');
+        // No failover has happened yet: the slot's holder found at the start is still its primary.
+        process.kill(holder.pid ?? 0, 'SIGKILL');
         killedAt = performance.now();
         doneAtKill = done;
       }
