@@ -77,6 +77,8 @@ export interface Permit {
   readonly operation: string;
   /** Gate window the slot belongs to (internal; stale permits are recognised by it). */
   readonly windowId: number;
+  /** Names the reservation in Redis (internal): a refund or a replayed acquire counts it once. */
+  readonly token: string;
   /** Clock time of the reservation (epoch ms). */
   readonly reservedAtMs: number;
 

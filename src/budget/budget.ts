@@ -1,4 +1,5 @@
 import { Redis as IORedis, type Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
 import { ConfigError, type QuotaExceededError, type RateLimitedError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { systemClock, type Clock, type QuotaKind, type QuotaScope, type RateLimitState } from '../types.js';
@@ -87,6 +88,11 @@ export interface Budget {
 /** Operations outside the monthly quota (interface section 8). */
 const MONTHLY_EXEMPT = new Set(['telemetry/proof-open']);
 const DAY_TTL_S = 3 * 86_400;
+/**
+ * How long a reservation's token is kept when its request never settles (a worker killed): a
+ * refund or a replayed acquire later than this counts as a new request. Both come within seconds.
+ */
+const RESERVATION_HORIZON_MS = 3_600_000;
 const MONTH_TTL_S = 40 * 86_400;
 
 export function createBudget(opts: BudgetOptions): Budget {
@@ -136,6 +142,10 @@ class RedisBudget implements Budget {
     const a = this.config.accountId;
     return a ? `${this.prefix}:acct:${a}:quota` : this.keyQuotaHash();
   }
+  /** Tokens of the reservations made and not yet settled: what a refund may take back. */
+  private reservationsKey(): string {
+    return `${this.prefix}:key:${this.keyFingerprint}:reservations`;
+  }
   private counters(day: string, month: string): [string, string, string, string] {
     const k = `${this.prefix}:key:${this.keyFingerprint}`;
     const a = this.config.accountId ? `${this.prefix}:acct:${this.config.accountId}` : k;
@@ -145,16 +155,25 @@ class RedisBudget implements Budget {
     return Math.floor(this.clock.now());
   }
 
-  async acquire(operation: string): Promise<AcquireOutcome> {
-    const now = this.now();
-    const day = utcDay(now);
-    const month = utcMonth(now);
-    const countsMonthly = !MONTHLY_EXEMPT.has(operation);
+  /** Runs ACQUIRE for one reservation named `token`: its raw answer, read by `acquire`. */
+  private async runAcquire(
+    now: number,
+    period: { day: string; month: string },
+    countsMonthly: boolean,
+    token: string,
+  ): Promise<(string | number)[]> {
+    const { day, month } = period;
     const c = this.config;
-    const res = (await runScript(
+    return (await runScript(
       this.redis,
       ACQUIRE,
-      [this.gateKey, ...this.counters(day, month), this.keyQuotaHash(), this.acctQuotaHash()],
+      [
+        this.gateKey,
+        ...this.counters(day, month),
+        this.keyQuotaHash(),
+        this.acctQuotaHash(),
+        this.reservationsKey(),
+      ],
       [
         now,
         day,
@@ -172,14 +191,26 @@ class RedisBudget implements Budget {
         c.pacing,
         c.autoCeiling,
         c.autoRampFactor,
+        token,
+        RESERVATION_HORIZON_MS,
       ],
     )) as (string | number)[];
+  }
+
+  async acquire(operation: string): Promise<AcquireOutcome> {
+    const now = this.now();
+    const day = utcDay(now);
+    const month = utcMonth(now);
+    const countsMonthly = !MONTHLY_EXEMPT.has(operation);
+    const token = randomUUID();
+    const res = await this.runAcquire(now, { day, month }, countsMonthly, token);
     const kind = String(res[0]);
     switch (kind) {
       case 'ok':
         return this.grant({
           operation,
           windowId: Number(res[1]),
+          token,
           reservedAtMs: now,
           countsMonthly,
           day,
@@ -244,7 +275,7 @@ class RedisBudget implements Budget {
     await runScript(
       this.redis,
       OBSERVE,
-      [this.gateKey],
+      [this.gateKey, this.reservationsKey()],
       [
         this.now(),
         permit.windowId,
@@ -255,6 +286,7 @@ class RedisBudget implements Budget {
         settle ? 1 : 0,
         opts.succeeded === true ? 1 : 0,
         this.now() - permit.reservedAtMs,
+        permit.token,
       ],
     );
   }
@@ -266,8 +298,8 @@ class RedisBudget implements Budget {
       await runScript(
         this.redis,
         REFUND,
-        [this.gateKey, ...this.counters(permit.day, permit.month)],
-        [permit.windowId, permit.countsMonthly ? 1 : 0, this.config.accountId ? 1 : 0],
+        [this.gateKey, ...this.counters(permit.day, permit.month), this.reservationsKey()],
+        [permit.windowId, permit.countsMonthly ? 1 : 0, this.config.accountId ? 1 : 0, permit.token],
       );
       return;
     }
@@ -291,7 +323,7 @@ class RedisBudget implements Budget {
       await runScript(
         this.redis,
         RATE_LIMITED,
-        [this.gateKey],
+        [this.gateKey, this.reservationsKey()],
         [
           now,
           permit?.windowId ?? -1,
@@ -302,6 +334,7 @@ class RedisBudget implements Budget {
           reason,
           err.rateLimit.limit !== undefined ? 1 : 0,
           this.config.autoCeiling,
+          permit?.token ?? '',
         ],
       ),
     );

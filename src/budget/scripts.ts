@@ -43,6 +43,14 @@ local hasAccount = ARGV[11] == '1'
 local dayTtl, monthTtl = tonumber(ARGV[12]), tonumber(ARGV[13])
 local even = ARGV[14] == 'even'
 local autoCeiling, rampFactor = tonumber(ARGV[15]), tonumber(ARGV[16])
+local token, tokenHorizon = ARGV[17], tonumber(ARGV[18])
+
+-- 0. a replay of a reservation already made (ioredis resends a command whose answer a dropped
+-- connection lost, perhaps to a promoted replica that has it): granted again, counted once
+if redis.call('ZSCORE', KEYS[8], token) then
+  local w = redis.call('HMGET', KEYS[1], 'wid', 'end')
+  return {'ok', tonumber(w[1]) or 0, tonumber(w[2]) or 0}
+end
 
 -- 1. quotas the server said are spent (429 quota body), per scope
 local function spent(h, kind, period)
@@ -175,6 +183,10 @@ if hasAccount then
   spend(KEYS[4], dayTtl)
   if countsMonthly then spend(KEYS[5], monthTtl) end
 end
+-- 6. the reservation, by token, until its request is settled or refunded (or the horizon passes)
+redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. (now - tokenHorizon))
+redis.call('ZADD', KEYS[8], now, token)
+redis.call('PEXPIRE', KEYS[8], tokenHorizon)
 return {'ok', wid, wend}
 `;
 
@@ -182,7 +194,8 @@ return {'ok', wid, wend}
  * Feeds one response's X-RateLimit-* to the gate. ARGV: now, wid, limit, remaining, resetAtMs,
  * margin, settle (1 = this permit's request stops counting as in flight), unlimited (1 = a
  * successful answer without X-RateLimit-Limit: the key has no per-minute limit), latency (ms from
- * the grant to the headers: `auto`'s latency signal for such answers). -1 = header absent.
+ * the grant to the headers: `auto`'s latency signal for such answers), the permit's token (its
+ * reservation, KEYS[2], ends when it settles). -1 = header absent.
  * Remaining is applied as: what we may still send = remaining - our other requests in flight
  * (they may not have reached the server yet), so Remaining 0 closes the window until its reset.
  */
@@ -190,6 +203,7 @@ export const OBSERVE = `
 local now, pwid = tonumber(ARGV[1]), tonumber(ARGV[2])
 local L, rem, R, margin = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local settle = ARGV[7] == '1'
+if settle then redis.call('ZREM', KEYS[2], ARGV[10]) end
 if L > 0 then redis.call('HSET', KEYS[1], 'serverLimit', L)
 elseif ARGV[8] == '1' then
   redis.call('HSET', KEYS[1], 'serverLimit', 0)
@@ -223,12 +237,14 @@ return 1
  * A per-minute 429: the server's window is full until now + Retry-After. Closes the current
  * window (cap = used) until then and records the hold. ARGV: now, wid, waitMs, margin, limit
  * (X-RateLimit-Limit, else the 429 body's), settle, reason, header (1 = limit came from the
- * header), autoCeiling. On a key without rate headers (serverLimit 0) the limit is not taken as
- * the key's: `auto` backs off instead, once per window (auto-rate.ts, backedOff).
+ * header), autoCeiling, the permit's token ('' = none; settling ends its reservation, KEYS[2]).
+ * On a key without rate headers (serverLimit 0) the limit is not taken as the key's: `auto` backs
+ * off instead, once per window (auto-rate.ts, backedOff).
  */
 export const RATE_LIMITED = `
 local now, pwid, waitMs, margin, L = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local g = redis.call('HMGET', KEYS[1], 'wid', 'used', 'inflight', 'holdUntil', 'serverLimit', 'autoRate', 'autoCeil', 'autoBackoffWid')
+if ARGV[6] == '1' then redis.call('ZREM', KEYS[2], ARGV[10]) end
 if tonumber(g[5]) == 0 and ARGV[8] ~= '1' then
   local wid = tonumber(g[1]) or 0
   if tonumber(g[8]) ~= wid then
@@ -269,8 +285,14 @@ end
 return 1
 `;
 
-/** Gives back a reservation whose request was never sent. ARGV: wid, countsMonthly, hasAccount. */
+/**
+ * Gives back a reservation whose request was never sent, once, and only where it is held: after a
+ * failover the new primary may lack it, and taking back what it never counted would undercount
+ * the quota. KEYS: gate, the four counters, the reservations. ARGV: wid, countsMonthly,
+ * hasAccount, token.
+ */
 export const REFUND = `
+if redis.call('ZREM', KEYS[6], ARGV[4]) == 0 then return 0 end
 local g = redis.call('HMGET', KEYS[1], 'wid', 'used', 'inflight')
 if tonumber(g[1]) == tonumber(ARGV[1]) then
   redis.call('HSET', KEYS[1], 'used', math.max(0, (tonumber(g[2]) or 0) - 1), 'inflight', math.max(0, (tonumber(g[3]) or 0) - 1))

@@ -10,13 +10,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { errorFromResponse, FilingsClient, parseRateLimit } from '../../src/api/index.js';
 import {
   AUTO_CEILING_EXPIRY_MS,
   AUTO_START_RPM,
-  createBudget,
   resolveBudgetConfig,
   type AcquireOutcome,
   type Budget,
@@ -26,32 +24,18 @@ import {
 import { RateLimitedError } from '../../src/errors.js';
 import type { Clock } from '../../src/types.js';
 import { TestClock } from '../helpers/clock.js';
+import { redisScope } from './redis-scope.js';
 import { postOperation, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 const run = promisify(execFile);
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const prefix = `test:budget-gate:${process.pid}`;
-const connections: Redis[] = [];
-const budgets: Budget[] = [];
+const scope = redisScope(prefix);
 let tmp: string;
 let childScript: string;
 
-function connect(): Redis {
-  const r = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
-  connections.push(r);
-  return r;
-}
-
 function budgetFor(apiKey: string, input: BudgetConfigInput, clock: Clock, sub: string): Budget {
-  const b = createBudget({
-    redis: connect(),
-    apiKey,
-    config: resolveBudgetConfig(input),
-    clock,
-    prefix: `${prefix}:${sub}`,
-  });
-  budgets.push(b);
-  return b;
+  return scope.budget({ apiKey, config: resolveBudgetConfig(input), clock, prefix: `${prefix}:${sub}` });
 }
 
 /**
@@ -107,11 +91,7 @@ process.stdout.write(JSON.stringify(outcomes));
 });
 
 afterAll(async () => {
-  const r = connect();
-  const keys = await r.keys(`${prefix}:*`);
-  if (keys.length) await r.del(...keys);
-  await Promise.all(budgets.map((b) => b.close()));
-  await Promise.all(connections.map((c) => c.quit()));
+  await scope.close();
   await rm(tmp, { recursive: true, force: true });
 });
 

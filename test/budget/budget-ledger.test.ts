@@ -4,11 +4,9 @@
  * resets at the UTC day and month boundaries of the injected clock, refunds, and the server's
  * quota 429 (real emulator over HTTP) recorded so nothing more is sent until the reset.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FilingsClient } from '../../src/api/index.js';
 import {
-  createBudget,
   keyFingerprint,
   resolveBudgetConfig,
   type AcquireOutcome,
@@ -18,17 +16,12 @@ import {
 import { QuotaExceededError } from '../../src/errors.js';
 import type { Clock } from '../../src/types.js';
 import { TestClock } from '../helpers/clock.js';
+import { redisScope } from './redis-scope.js';
 import { startTestEmulator, TEST_QUOTAS, type TestEmulator } from '../helpers/emulator.js';
 
 const prefix = `test:budget-ledger:${process.pid}`;
-const connections: Redis[] = [];
-const budgets: Budget[] = [];
-
-function connect(): Redis {
-  const r = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
-  connections.push(r);
-  return r;
-}
+const scope = redisScope(prefix);
+const connect = scope.connect;
 
 // The ledger is what is tested here: `burst` pacing lets every reservation reach it at once.
 function budgetFor(
@@ -39,20 +32,12 @@ function budgetFor(
   redis = connect(),
 ): Budget {
   const config = resolveBudgetConfig({ pacing: 'burst', ...input });
-  const b = createBudget({ redis, apiKey, config, clock, prefix: `${prefix}:${sub}` });
-  budgets.push(b);
-  return b;
+  return scope.budget({ redis, apiKey, config, clock, prefix: `${prefix}:${sub}` });
 }
 
 const granted = (outcomes: AcquireOutcome[]): number => outcomes.filter((o) => o.kind === 'granted').length;
 
-afterAll(async () => {
-  const r = connect();
-  const keys = await r.keys(`${prefix}:*`);
-  if (keys.length) await r.del(...keys);
-  await Promise.all(budgets.map((b) => b.close()));
-  await Promise.all(connections.map((c) => c.quit()));
-});
+afterAll(() => scope.close());
 
 describe('configured quotas under concurrency', () => {
   it('grants exactly the daily quota to 200 concurrent reservations over 4 connections', async () => {
