@@ -82,7 +82,7 @@ export async function run(): Promise<BenchResult[]> {
         name: 'SIGKILL of the slot’s primary to the first part recorded after it (3+3 cluster)',
         value: failover.killToPartMs ?? NaN,
         unit: 'ms',
-        note: `node timeout 2 s; ${FAILOVER_COMPANIES.toLocaleString('en-US')} companies; the run published: ${failover.state}`,
+        note: `node timeout 2 s; ${FAILOVER_COMPANIES.toLocaleString('en-US')} companies; the snapshot ended ${failover.state}`,
       },
     ];
   } finally {
