@@ -89,10 +89,11 @@ export interface Budget {
 const MONTHLY_EXEMPT = new Set(['telemetry/proof-open']);
 const DAY_TTL_S = 3 * 86_400;
 /**
- * How long a reservation's token is kept when its request never settles (a worker killed): a
- * refund or a replayed acquire later than this counts as a new request. Both come within seconds.
+ * Windows (a minute or more each) a reservation's token is kept when its request never settles (a
+ * worker killed): a refund or a replayed acquire later than that counts as a new request. Both come
+ * within seconds.
  */
-const RESERVATION_HORIZON_MS = 3_600_000;
+const RESERVATION_KEPT_WINDOWS = 60;
 const MONTH_TTL_S = 40 * 86_400;
 
 export function createBudget(opts: BudgetOptions): Budget {
@@ -192,7 +193,7 @@ class RedisBudget implements Budget {
         c.autoCeiling,
         c.autoRampFactor,
         token,
-        RESERVATION_HORIZON_MS,
+        RESERVATION_KEPT_WINDOWS,
       ],
     )) as (string | number)[];
   }

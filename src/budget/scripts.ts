@@ -43,14 +43,13 @@ local hasAccount = ARGV[11] == '1'
 local dayTtl, monthTtl = tonumber(ARGV[12]), tonumber(ARGV[13])
 local even = ARGV[14] == 'even'
 local autoCeiling, rampFactor = tonumber(ARGV[15]), tonumber(ARGV[16])
-local token, tokenHorizon = ARGV[17], tonumber(ARGV[18])
+local token, keptWindows = ARGV[17], tonumber(ARGV[18])
 
 -- 0. a replay of a reservation already made (ioredis resends a command whose answer a dropped
--- connection lost, perhaps to a promoted replica that has it): granted again, counted once
-if redis.call('ZSCORE', KEYS[8], token) then
-  local w = redis.call('HMGET', KEYS[1], 'wid', 'end')
-  return {'ok', tonumber(w[1]) or 0, tonumber(w[2]) or 0}
-end
+-- connection lost, perhaps to a promoted replica that has it): granted again in its own window,
+-- counted once
+local madeIn = redis.call('ZSCORE', KEYS[8], token)
+if madeIn then return {'ok', tonumber(madeIn), 0} end
 
 -- 1. quotas the server said are spent (429 quota body), per scope
 local function spent(h, kind, period)
@@ -183,10 +182,11 @@ if hasAccount then
   spend(KEYS[4], dayTtl)
   if countsMonthly then spend(KEYS[5], monthTtl) end
 end
--- 6. the reservation, by token, until its request is settled or refunded (or the horizon passes)
-redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. (now - tokenHorizon))
-redis.call('ZADD', KEYS[8], now, token)
-redis.call('PEXPIRE', KEYS[8], tokenHorizon)
+-- 6. the reservation, by token, scored by its window, until its request is settled or refunded
+-- (or keptWindows windows have opened since)
+redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. (wid - keptWindows))
+redis.call('ZADD', KEYS[8], wid, token)
+redis.call('PEXPIRE', KEYS[8], keptWindows * windowMs)
 return {'ok', wid, wend}
 `;
 

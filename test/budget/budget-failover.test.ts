@@ -31,12 +31,17 @@ async function keysNow(redis: Redis, sub: string): Promise<() => Promise<void>> 
   };
 }
 
-function budgetOn(redis: Redis, sub: string, confirmWrite?: (key: string) => Promise<boolean>): Budget {
+function budgetOn(
+  redis: Redis,
+  sub: string,
+  confirmWrite?: (key: string) => Promise<boolean>,
+  clock = new TestClock(Date.UTC(2026, 10, 21, 12, 0, 0)).freeze(),
+): Budget {
   return scope.budget({
     redis,
     apiKey: `ffx_live_b2b_${sub}`,
     config: resolveBudgetConfig({ pacing: 'burst', requestsPerMinute: 1000, dailyQuota: 100 }),
-    clock: new TestClock(Date.UTC(2026, 10, 21, 12, 0, 0)).freeze(),
+    clock,
     prefix: `${prefix}:${sub}`,
     ...(confirmWrite ? { confirmWrite } : {}),
   });
@@ -69,23 +74,38 @@ describe('a failover that loses the last writes', () => {
     expect((await budget.describe()).daily.used).toBe(3);
   });
 
-  it('counts an acquire delivered twice once, and gives it back once', async () => {
-    const redis = connect();
-    // The same EVALSHA reaches Redis twice: sent, its answer lost with the connection, resent.
-    const replaying = new Proxy(redis, {
+  it('counts an acquire delivered twice once, in the window it was made in, and gives it back once', async () => {
+    const clock = new TestClock(Date.UTC(2026, 10, 21, 12, 0, 0)).freeze();
+    // Another worker on the same key, which opens the next window between the two deliveries.
+    const other = budgetOn(connect(), 'replay', undefined, clock);
+    const between = { once: async (): Promise<void> => undefined };
+    // Every EVALSHA reaches Redis twice: sent, its answer lost with the connection, resent.
+    const replaying = new Proxy(connect(), {
       get(target, prop, receiver) {
         if (prop !== 'evalsha') return Reflect.get(target, prop, receiver) as unknown;
         return async (...args: Parameters<Redis['evalsha']>) => {
           await target.evalsha(...args);
+          const run = between.once;
+          between.once = async () => undefined;
+          await run();
           return target.evalsha(...args);
         };
       },
     });
-    const budget = budgetOn(replaying, 'replay');
+    const budget = budgetOn(replaying, 'replay', undefined, clock);
+    between.once = async () => {
+      clock.advance(61_000);
+      await grant(other);
+    };
     const permit = await grant(budget);
-    expect((await budget.describe()).daily.used).toBe(1);
+    let d = await budget.describe();
+    expect(d.daily.used).toBe(2);
+    expect(d.window?.sent).toBe(1);
+    // The refund, delivered twice as well, gives back the first window's reservation only.
     await budget.release(permit, { sent: false });
-    expect((await budget.describe()).daily.used).toBe(0);
+    d = await budget.describe();
+    expect(d.daily.used).toBe(1);
+    expect(d.window?.sent).toBe(1);
   });
 
   it('keeps a reservation only until its request settles', async () => {
