@@ -88,13 +88,13 @@ export interface Budget {
 /** Operations outside the monthly quota (interface section 8). */
 const MONTHLY_EXEMPT = new Set(['telemetry/proof-open']);
 const DAY_TTL_S = 3 * 86_400;
+const MONTH_TTL_S = 40 * 86_400;
 /**
  * Windows (a minute or more each) a reservation's token is kept when its request never settles (a
  * worker killed): a refund or a replayed acquire later than that counts as a new request. Both come
  * within seconds.
  */
 const RESERVATION_KEPT_WINDOWS = 60;
-const MONTH_TTL_S = 40 * 86_400;
 
 export function createBudget(opts: BudgetOptions): Budget {
   return new RedisBudget(opts);
