@@ -4,9 +4,10 @@
  * that keeps failing publishes the snapshot without changes and its manifest says why; a previous
  * snapshot that is gone says so too, and `status` of a pipeline run shows it.
  */
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishToStorage } from '../../src/output/publish/remote-root.js';
 import type { Storage } from '../../src/output/storage/storage.js';
@@ -106,6 +107,37 @@ describe('changes against the previous snapshot on a bucket', () => {
         /^previous snapshot c-gone: .* has no manifest at .*: it is not published$/,
       ),
     });
+  });
+});
+
+describe('a previous snapshot partly downloaded', () => {
+  it('waits for every download to end before it drops what came, and publishes without changes', async () => {
+    const dataKey = (k: string): boolean => k.startsWith('facts_core/') && k.includes('/snapshot_id=c-1/');
+    const flaky = flakyReads(storage, dataKey);
+    let dataFailed!: () => void;
+    const failedOnce = new Promise<void>((resolve) => (dataFailed = resolve));
+    const manifestDownload: string[] = [];
+    // The previous manifest's download is still running when a data file's read has failed for good.
+    const slow: Storage = {
+      ...flaky,
+      download: async (key, path) => {
+        if (dataKey(key))
+          return flaky.download(key, path).catch((err: unknown) => {
+            dataFailed();
+            throw err;
+          });
+        if (key !== '_snapshots/c-1/manifest.json') return flaky.download(key, path);
+        await failedOnce;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        manifestDownload.push(existsSync(dirname(path)) ? 'into its folder' : 'after its folder was removed');
+        return flaky.download(key, path);
+      },
+    };
+    const m = await publishWith(slow, 'c-6', '2026-11-25', 'c-1');
+    // Its folder is removed only once it ended, not from under it (nor is a file landed after).
+    expect(manifestDownload).toEqual(['into its folder']);
+    expect(m.changes).toBeUndefined();
+    expect(m.changes_missing?.reason).toMatch(/^previous snapshot c-1: could not read .*ECONNRESET/);
   });
 });
 

@@ -55,6 +55,16 @@ export interface RemotePublishOptions extends Omit<
 }
 
 /**
+ * Promise.all that rejects (with the first failure) only once every download has ended: one still
+ * writing into the temp root while the caller removes a folder of it would fail that removal
+ * (ENOTEMPTY) or land a file after it.
+ */
+async function allEnded(downloads: readonly Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(downloads)).find((r) => r.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+}
+
+/**
  * Publishes a snapshot whose parts are staged on `storage`. Already published (its `_SUCCESS`
  * exists): returns the stored manifest. On failure the staging stays for --retry.
  */
@@ -70,7 +80,7 @@ export async function publishToStorage(storage: Storage, o: RemotePublishOptions
     );
     const datasets = [...new Set(o.parts.map((p) => p.dataset))];
     const schemaKeys = datasets.map((d: DatasetName) => joinKey(SCHEMAS_DIR, `${d}.json`));
-    await Promise.all(
+    await allEnded(
       [...keys, ...schemaKeys].map((key) =>
         limit(async () => {
           // A part's missing field kinds or a missing schema is fine (scanned / created); a missing part fails in the check.
@@ -164,7 +174,7 @@ async function fetchForChanges(
       .map((f) => f.path),
   ];
   try {
-    await Promise.all(
+    await allEnded(
       keys.map((key) =>
         limit(async () => {
           const dst = join(local, ...key.split('/'));
