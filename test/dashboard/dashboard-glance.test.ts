@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { counted } from '../../src/counted.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { dashboardState } from '../../src/dashboard/state.js';
 import { systemClock } from '../../src/types.js';
@@ -83,7 +84,7 @@ describe('the nights at a glance', () => {
       .poll(() => page.locator('#burndown figcaption').textContent())
       .toContain(
         `${num(burnDown.used)} requests used of 5,000 (${num(5000 - burnDown.used)} left), ` +
-          `${burnDown.daysLeft} days left; at this pace ${num(burnDown.projected)} by the month's end`,
+          `${counted(burnDown.daysLeft, 'day')} left; at this pace ${num(burnDown.projected)} by the month's end`,
       );
     await expect.poll(() => page.locator('#timeline').textContent()).toContain('no nightly schedule set up');
 
